@@ -1,0 +1,47 @@
+# sluice — see README.md. `make run` runs the demo, `make test` the whole suite.
+GO       ?= go
+BIN      := bin/host
+GOWASM   := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w'
+# Every Go plugin is a folder under plugins/ holding a main.go.
+GO_PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
+FUZZTIME ?= 10s
+
+.PHONY: all build plugins run test fuzz bench check clean tools
+
+all: build plugins
+
+build:
+	$(GO) build -o $(BIN) ./cmd/host
+
+plugins: $(foreach p,$(GO_PLUGINS),plugins/$(p)/$(p).wasm)
+
+plugins/%.wasm: FORCE
+	$(GOWASM) -o $@ ./$(dir $@)
+
+FORCE:
+
+# The demo: the example plugins over sample records (until the engine runs
+# whole pipelines, this is what `make run` shows).
+run: build plugins
+	./scripts/demo.sh
+
+# The whole suite: unit, golden, end-to-end and plugin tests, then a short
+# fuzz of every decoder.
+test: build plugins
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+	$(MAKE) fuzz
+
+fuzz:
+	$(GO) test -run='^$$' -fuzz='^FuzzReader$$' -fuzztime=$(FUZZTIME) ./abi
+
+bench: build plugins
+	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./...
+
+check:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) mod tidy -diff
+
+clean:
+	rm -rf bin $(foreach p,$(GO_PLUGINS),plugins/$(p)/$(p).wasm)

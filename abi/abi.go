@@ -1,0 +1,201 @@
+package abi
+
+// Version is the ABI version this package describes.
+const Version = 1
+
+// ImportModule is the wasm import module that holds every host function of
+// ABI v1. A guest importing from another module name (for example
+// "sluice_v2") fails to link with a message naming the module.
+const ImportModule = "sluice_v1"
+
+// MarkerExport is the function every v1 plugin exports. Signature () -> ();
+// the host checks that it exists and never calls it.
+const MarkerExport = "sluice_abi_v1"
+
+// MarkerPrefix is the prefix shared by every version's marker; a module that
+// exports another version's marker is told which version it was built for.
+const MarkerPrefix = "sluice_abi_v"
+
+// Guest exports. Every export except the marker and buffer returns an i32
+// status (see Status).
+const (
+	// ExportBuffer: buffer(size i32) -> ptr i32.
+	// Returns a pointer to at least size writable bytes in guest memory, or 0
+	// when the guest cannot allocate them. The host writes the next call's
+	// input there. Valid until the next call to buffer. Required.
+	ExportBuffer = "sluice_buffer"
+
+	// ExportOpen: open(ptr i32, len i32, subtask i32, parallelism i32,
+	// max_parallelism i32) -> status i32.
+	// ptr/len hold the operator's configuration from the pipeline as a
+	// msgpack map (an empty map when there is none), written by the host
+	// into a buffer obtained from ExportBuffer. Called once per instance
+	// before any other call except describe. Required.
+	ExportOpen = "sluice_open"
+
+	// ExportProcess: process(port i32, ptr i32, len i32, count i32) -> status i32.
+	// ptr/len hold count records (a batch) arriving on input port (0, or 1
+	// for the second input of a co-operator). The guest emits its results
+	// with ImportEmit before it returns. Required for every kind but a
+	// partitioner.
+	ExportProcess = "sluice_process"
+
+	// ExportClose: close() -> status i32. Called once at the end of the
+	// input. A keyed reduce or process may emit final results here.
+	// Optional.
+	ExportClose = "sluice_close"
+
+	// ExportPartition: partition(ptr i32, len i32, count i32, n i32) -> status i32.
+	// ptr/len hold count records whose envelope key is the partitioning key;
+	// the guest emits on port 0 exactly count little-endian i32 channel
+	// indices, each in [0, n). Required for a partitioner.
+	ExportPartition = "sluice_partition"
+
+	// ExportDescribe: describe() -> status i32. Optional. The guest emits on
+	// port 0 a single msgpack map (count 1) describing itself, see Describe.
+	ExportDescribe = "sluice_describe"
+
+	// ExportInitialize is the WASI reactor initialiser. When a module exports
+	// it the host calls it once, before anything else.
+	ExportInitialize = "_initialize"
+
+	// ExportStart is the WASI command entry point. A module exporting it is
+	// a command, not a reactor, and is refused.
+	ExportStart = "_start"
+)
+
+// Host imports, all in module ImportModule.
+const (
+	// ImportEmit: emit(port i32, ptr i32, len i32, count i32) -> status i32.
+	// Hands count records (ptr/len in guest memory) to the host on an
+	// output port: 0 is the main output, other ports come from ImportPort.
+	// The host copies the bytes before it returns. It returns StatusOK,
+	// StatusLimit when the call's output would pass the configured
+	// per-call limit (nothing is copied), or fails the call with
+	// StatusHost for an out-of-bounds range or unknown port.
+	ImportEmit = "emit"
+
+	// ImportPort: port(ptr i32, len i32) -> port i32.
+	// Returns the output port for the side-output tag held in ptr/len
+	// (UTF-8). The empty tag is the main output, 0. The same tag always
+	// gets the same port within an instance. Negative on a bad range.
+	ImportPort = "port"
+
+	// ImportError: error(ptr i32, len i32).
+	// Sets the text of the error for the current call; the host reports it
+	// when the call returns a non-zero status. Text past MaxErrorText bytes
+	// is cut.
+	ImportError = "error"
+
+	// ImportStateGet: state_get(slot i32, key_ptr i32, key_len i32,
+	// buf_ptr i32, buf_cap i32) -> len i32.
+	// Reads the keyed state value under (slot, key), where key is the
+	// msgpack-encoded record key. Returns the value's length and copies it
+	// into buf when it fits; when len > buf_cap nothing is written and the
+	// guest calls again with a larger buffer. Returns -1 when there is no
+	// value. Only keyed operators may call it.
+	ImportStateGet = "state_get"
+
+	// ImportStatePut: state_put(slot i32, key_ptr i32, key_len i32,
+	// val_ptr i32, val_len i32) -> status i32. Stores a copy of the value.
+	ImportStatePut = "state_put"
+
+	// ImportStateDel: state_del(slot i32, key_ptr i32, key_len i32) -> status i32.
+	ImportStateDel = "state_del"
+)
+
+// Status is the i32 every export (and some imports) return.
+type Status int32
+
+// Status codes. Zero is success; every failure is negative.
+const (
+	StatusOK          Status = 0
+	StatusMalformed   Status = -1 // the input could not be decoded
+	StatusOutOfMemory Status = -2 // the guest could not allocate
+	StatusUser        Status = -3 // the user's function returned an error
+	StatusUnsupported Status = -4 // the plugin does not implement this call
+	StatusState       Status = -5 // keyed state misuse (e.g. state on an unkeyed operator)
+	StatusConfig      Status = -6 // the operator configuration is invalid
+	StatusHost        Status = -7 // the host refused a host call (bad range, unknown port)
+	StatusLimit       Status = -8 // a limit was reached (output bytes per call)
+)
+
+// String names the status as the host reports it.
+func (s Status) String() string {
+	switch s {
+	case StatusOK:
+		return "ok"
+	case StatusMalformed:
+		return "malformed input"
+	case StatusOutOfMemory:
+		return "out of memory"
+	case StatusUser:
+		return "user error"
+	case StatusUnsupported:
+		return "unsupported"
+	case StatusState:
+		return "state error"
+	case StatusConfig:
+		return "config error"
+	case StatusHost:
+		return "host refused a call"
+	case StatusLimit:
+		return "limit reached"
+	}
+	return "unknown status " + itoa(int64(s))
+}
+
+// Limits shared by both sides of the wire.
+const (
+	// MaxDepth is the deepest nesting of arrays and maps the scanner
+	// accepts in a record.
+	MaxDepth = 64
+	// MaxErrorText is how much of an error text the host keeps.
+	MaxErrorText = 4096
+	// MaxTagLen is the longest side-output tag.
+	MaxTagLen = 256
+)
+
+// Kind is what an operator plugin does; reported by describe.
+type Kind string
+
+// Plugin kinds.
+const (
+	KindMap         Kind = "map"
+	KindFilter      Kind = "filter"
+	KindFlatMap     Kind = "flat-map"
+	KindProcess     Kind = "process"
+	KindReduce      Kind = "reduce"
+	KindCoMap       Kind = "co-map"
+	KindCoProcess   Kind = "co-process"
+	KindPartitioner Kind = "partitioner"
+	KindKeySelector Kind = "key-selector"
+)
+
+// Describe lists the keys of the msgpack map a guest emits from
+// ExportDescribe: "kind" (a Kind), "sdk" (e.g. "go"), "name", and
+// "outputs" (an array of side-output tags). Unknown keys are ignored.
+var Describe = [...]string{"kind", "sdk", "name", "outputs"}
+
+func itoa(v int64) string {
+	var b [20]byte
+	i := len(b)
+	neg := v < 0
+	u := uint64(v)
+	if neg {
+		u = uint64(-v)
+	}
+	for {
+		i--
+		b[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			break
+		}
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,63 @@
+package abi
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+// Vectors computed with Java's String/Integer/Long/Double/Boolean.hashCode
+// and Tuple2.hashCode (flink-semantics.md §1).
+func TestKeyHashJavaVectors(t *testing.T) {
+	str := func(s string) []byte { return AppendStr(nil, s) }
+	i := func(v int64) []byte { return AppendInt(nil, v) }
+	tests := []struct {
+		name string
+		key  []byte
+		want int32
+	}{
+		{"hello", str("hello"), 99162322},
+		{"empty string", str(""), 0},
+		{"a", str("a"), 97},
+		{"non-ascii BMP é", str("é"), 233},
+		{"surrogate pair 😀", str("😀"), 31*0xD83D + 0xDE00},
+		{"int 0", i(0), 0},
+		{"int 42", i(42), 42},
+		{"int -1 (Integer)", i(-1), -1},
+		{"int32 max", i(math.MaxInt32), math.MaxInt32},
+		{"int32 min", i(math.MinInt32), math.MinInt32},
+		{"long 2^32", i(1 << 32), 1},
+		{"long -2^32-1", i(-(1 << 32) - 1), 1},
+		{"long min", i(math.MinInt64), math.MinInt32},
+		{"double 1.0", AppendFloat(nil, 1.0), 1072693248},
+		{"double -0.0", AppendFloat(nil, math.Copysign(0, -1)), math.MinInt32},
+		{"double NaN", AppendFloat(nil, math.NaN()), 2146959360},
+		{"true", AppendBool(nil, true), 1231},
+		{"false", AppendBool(nil, false), 1237},
+		{"tuple (a, 1)", append(AppendArrayHeader(nil, 2), append(str("a"), i(1)...)...), 31*97 + 1},
+		{"tuple (hello, hello)", append(AppendArrayHeader(nil, 2), append(str("hello"), str("hello")...)...), -1121772992}, // 32*99162322 wrapped to int32,
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := KeyHash(tc.key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Fatalf("KeyHash = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestKeyHashRefusesNilAndMaps(t *testing.T) {
+	if _, err := KeyHash(AppendNil(nil)); !errors.Is(err, ErrNilKey) {
+		t.Fatalf("nil key: %v, want ErrNilKey", err)
+	}
+	if _, err := KeyHash(nil); !errors.Is(err, ErrNilKey) {
+		t.Fatalf("empty key: %v, want ErrNilKey", err)
+	}
+	if _, err := KeyHash(AppendMapHeader(nil, 0)); !errors.Is(err, ErrType) {
+		t.Fatalf("map key: %v, want ErrType", err)
+	}
+}

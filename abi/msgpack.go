@@ -1,0 +1,403 @@
+package abi
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// This file is a minimal, allocation-free msgpack scanner: enough to skip
+// any value, read scalars and find a top-level map field. Full decoding
+// (config, plans, tests) uses a general library; the per-record path uses
+// only this.
+
+// Type is the msgpack family of a value.
+type Type uint8
+
+// Value types as seen by the scanner.
+const (
+	TypeInvalid Type = iota
+	TypeNil
+	TypeBool
+	TypeInt   // positive or negative integer, any width
+	TypeFloat // float32 or float64
+	TypeStr
+	TypeBin
+	TypeArray
+	TypeMap
+	TypeExt
+)
+
+var typeNames = [...]string{"invalid", "nil", "bool", "int", "float", "str", "bin", "array", "map", "ext"}
+
+func (t Type) String() string { return typeNames[t] }
+
+// TypeOf returns the type of the value starting at b[0].
+func TypeOf(b []byte) Type {
+	if len(b) == 0 {
+		return TypeInvalid
+	}
+	c := b[0]
+	switch {
+	case c <= 0x7f || c >= 0xe0:
+		return TypeInt
+	case c <= 0x8f:
+		return TypeMap
+	case c <= 0x9f:
+		return TypeArray
+	case c <= 0xbf:
+		return TypeStr
+	}
+	switch c {
+	case 0xc0:
+		return TypeNil
+	case 0xc2, 0xc3:
+		return TypeBool
+	case 0xc4, 0xc5, 0xc6:
+		return TypeBin
+	case 0xc7, 0xc8, 0xc9, 0xd4, 0xd5, 0xd6, 0xd7, 0xd8:
+		return TypeExt
+	case 0xca, 0xcb:
+		return TypeFloat
+	case 0xcc, 0xcd, 0xce, 0xcf, 0xd0, 0xd1, 0xd2, 0xd3:
+		return TypeInt
+	case 0xd9, 0xda, 0xdb:
+		return TypeStr
+	case 0xdc, 0xdd:
+		return TypeArray
+	case 0xde, 0xdf:
+		return TypeMap
+	}
+	return TypeInvalid // 0xc1 is never used
+}
+
+// Skip returns the offset just past the value that starts at b[off]. It
+// never allocates, recurses at most MaxDepth levels and checks every length
+// against the bytes that remain before it trusts it, so a header claiming
+// 2^32 elements costs nothing.
+func Skip(b []byte, off int) (int, error) {
+	return skip(b, off, 0)
+}
+
+func skip(b []byte, off, depth int) (int, error) {
+	if off >= len(b) {
+		return 0, errAt(ErrTruncated, off)
+	}
+	c := b[off]
+	var n, hdr int
+	switch {
+	case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
+		return off + 1, nil
+	case c <= 0x8f:
+		return skipN(b, off+1, 2*int(c&0x0f), depth, off)
+	case c <= 0x9f:
+		return skipN(b, off+1, int(c&0x0f), depth, off)
+	case c <= 0xbf:
+		return bytesEnd(b, off, 1, int(c&0x1f))
+	}
+	switch c {
+	case 0xcc, 0xd0:
+		return fixed(b, off, 2)
+	case 0xcd, 0xd1:
+		return fixed(b, off, 3)
+	case 0xce, 0xd2, 0xca:
+		return fixed(b, off, 5)
+	case 0xcf, 0xd3, 0xcb:
+		return fixed(b, off, 9)
+	case 0xd4:
+		return fixed(b, off, 3)
+	case 0xd5:
+		return fixed(b, off, 4)
+	case 0xd6:
+		return fixed(b, off, 6)
+	case 0xd7:
+		return fixed(b, off, 10)
+	case 0xd8:
+		return fixed(b, off, 18)
+	case 0xc4, 0xd9:
+		hdr = 2
+	case 0xc5, 0xda:
+		hdr = 3
+	case 0xc6, 0xdb:
+		hdr = 5
+	case 0xc7:
+		hdr = 3 // len8 + type
+	case 0xc8:
+		hdr = 4
+	case 0xc9:
+		hdr = 6
+	case 0xdc, 0xde:
+		if off+3 > len(b) {
+			return 0, errAt(ErrTruncated, off)
+		}
+		n = int(binary.BigEndian.Uint16(b[off+1:]))
+		if c == 0xde {
+			n *= 2
+		}
+		return skipN(b, off+3, n, depth, off)
+	case 0xdd, 0xdf:
+		if off+5 > len(b) {
+			return 0, errAt(ErrTruncated, off)
+		}
+		n = int(binary.BigEndian.Uint32(b[off+1:]))
+		if c == 0xdf {
+			n *= 2
+		}
+		return skipN(b, off+5, n, depth, off)
+	default:
+		return 0, errAt(ErrInvalid, off)
+	}
+	// bin, str8/16/32 and ext8/16/32: a length then payload.
+	if off+hdr > len(b) {
+		return 0, errAt(ErrTruncated, off)
+	}
+	var l int
+	switch c {
+	case 0xc4, 0xd9, 0xc7:
+		l = int(b[off+1])
+	case 0xc5, 0xda, 0xc8:
+		l = int(binary.BigEndian.Uint16(b[off+1:]))
+	default:
+		l = int(binary.BigEndian.Uint32(b[off+1:]))
+	}
+	return bytesEnd(b, off, hdr, l)
+}
+
+func fixed(b []byte, off, size int) (int, error) {
+	if off+size > len(b) {
+		return 0, errAt(ErrTruncated, off)
+	}
+	return off + size, nil
+}
+
+func bytesEnd(b []byte, off, hdr, l int) (int, error) {
+	end := off + hdr + l
+	if l < 0 || end > len(b) || end < off {
+		return 0, errAt(ErrTruncated, off)
+	}
+	return end, nil
+}
+
+func skipN(b []byte, off, n, depth, start int) (int, error) {
+	if depth+1 > MaxDepth {
+		return 0, errAt(ErrTooDeep, start)
+	}
+	if n > len(b)-off { // every element takes at least one byte
+		return 0, errAt(ErrTruncated, start)
+	}
+	var err error
+	for i := 0; i < n; i++ {
+		if off, err = skip(b, off, depth+1); err != nil {
+			return 0, err
+		}
+	}
+	return off, nil
+}
+
+// Len returns the element count of an array (or the pair count of a map)
+// that starts at b[0], and the offset of its first element.
+func Len(b []byte) (n, body int, err error) {
+	if len(b) == 0 {
+		return 0, 0, errAt(ErrTruncated, 0)
+	}
+	c := b[0]
+	switch {
+	case c >= 0x80 && c <= 0x8f:
+		return int(c & 0x0f), 1, nil
+	case c >= 0x90 && c <= 0x9f:
+		return int(c & 0x0f), 1, nil
+	case c == 0xdc || c == 0xde:
+		if len(b) < 3 {
+			return 0, 0, errAt(ErrTruncated, 0)
+		}
+		return int(binary.BigEndian.Uint16(b[1:])), 3, nil
+	case c == 0xdd || c == 0xdf:
+		if len(b) < 5 {
+			return 0, 0, errAt(ErrTruncated, 0)
+		}
+		return int(binary.BigEndian.Uint32(b[1:])), 5, nil
+	}
+	return 0, 0, errAt(ErrType, 0)
+}
+
+// MapField finds the value of the top-level key name in the msgpack map m
+// and returns its raw bytes (a sub-slice of m, no copy). ok is false when
+// the map has no such key. Keys that are not strings are skipped.
+func MapField(m []byte, name string) (raw []byte, ok bool, err error) {
+	if TypeOf(m) != TypeMap {
+		return nil, false, errAt(ErrType, 0)
+	}
+	n, off, err := Len(m)
+	if err != nil {
+		return nil, false, err
+	}
+	if n > len(m)-off {
+		return nil, false, errAt(ErrTruncated, 0)
+	}
+	for i := 0; i < n; i++ {
+		k, kEnd, isStr := strAt(m, off)
+		if kEnd < 0 {
+			return nil, false, errAt(ErrTruncated, off)
+		}
+		if !isStr {
+			if kEnd, err = Skip(m, off); err != nil {
+				return nil, false, err
+			}
+		}
+		vEnd, err := Skip(m, kEnd)
+		if err != nil {
+			return nil, false, err
+		}
+		if isStr && string(k) == name {
+			return m[kEnd:vEnd], true, nil
+		}
+		off = vEnd
+	}
+	return nil, false, nil
+}
+
+// strAt reads a string at b[off]; isStr is false (and end is off) for any
+// other type; end is -1 when the string is truncated.
+func strAt(b []byte, off int) (s []byte, end int, isStr bool) {
+	if off >= len(b) {
+		return nil, -1, false
+	}
+	c := b[off]
+	var l, hdr int
+	switch {
+	case c >= 0xa0 && c <= 0xbf:
+		l, hdr = int(c&0x1f), 1
+	case c == 0xd9:
+		if off+2 > len(b) {
+			return nil, -1, false
+		}
+		l, hdr = int(b[off+1]), 2
+	case c == 0xda:
+		if off+3 > len(b) {
+			return nil, -1, false
+		}
+		l, hdr = int(binary.BigEndian.Uint16(b[off+1:])), 3
+	case c == 0xdb:
+		if off+5 > len(b) {
+			return nil, -1, false
+		}
+		l, hdr = int(binary.BigEndian.Uint32(b[off+1:])), 5
+	default:
+		return nil, off, false
+	}
+	end = off + hdr + l
+	if end > len(b) || end < off {
+		return nil, -1, false
+	}
+	return b[off+hdr : end], end, true
+}
+
+// ReadStr returns the bytes of the string at b[0] (no copy).
+func ReadStr(b []byte) ([]byte, error) {
+	s, end, ok := strAt(b, 0)
+	if end < 0 {
+		return nil, errAt(ErrTruncated, 0)
+	}
+	if !ok {
+		return nil, typeErr(b, TypeStr)
+	}
+	return s, nil
+}
+
+// ReadInt reads an integer of any msgpack width. A uint64 above MaxInt64 is
+// an error.
+func ReadInt(b []byte) (int64, error) {
+	if len(b) == 0 {
+		return 0, errAt(ErrTruncated, 0)
+	}
+	c := b[0]
+	if c <= 0x7f {
+		return int64(c), nil
+	}
+	if c >= 0xe0 {
+		return int64(int8(c)), nil
+	}
+	need := map1(c)
+	if need == 0 {
+		return 0, typeErr(b, TypeInt)
+	}
+	if len(b) < need {
+		return 0, errAt(ErrTruncated, 0)
+	}
+	switch c {
+	case 0xcc:
+		return int64(b[1]), nil
+	case 0xcd:
+		return int64(binary.BigEndian.Uint16(b[1:])), nil
+	case 0xce:
+		return int64(binary.BigEndian.Uint32(b[1:])), nil
+	case 0xcf:
+		u := binary.BigEndian.Uint64(b[1:])
+		if u > math.MaxInt64 {
+			return 0, errAt(ErrRange, 0)
+		}
+		return int64(u), nil
+	case 0xd0:
+		return int64(int8(b[1])), nil
+	case 0xd1:
+		return int64(int16(binary.BigEndian.Uint16(b[1:]))), nil
+	case 0xd2:
+		return int64(int32(binary.BigEndian.Uint32(b[1:]))), nil
+	default: // 0xd3
+		return int64(binary.BigEndian.Uint64(b[1:])), nil
+	}
+}
+
+func map1(c byte) int {
+	switch c {
+	case 0xcc, 0xd0:
+		return 2
+	case 0xcd, 0xd1:
+		return 3
+	case 0xce, 0xd2:
+		return 5
+	case 0xcf, 0xd3:
+		return 9
+	}
+	return 0
+}
+
+// ReadFloat reads a float32 or float64; an integer is converted.
+func ReadFloat(b []byte) (float64, error) {
+	if len(b) == 0 {
+		return 0, errAt(ErrTruncated, 0)
+	}
+	switch b[0] {
+	case 0xca:
+		if len(b) < 5 {
+			return 0, errAt(ErrTruncated, 0)
+		}
+		return float64(math.Float32frombits(binary.BigEndian.Uint32(b[1:]))), nil
+	case 0xcb:
+		if len(b) < 9 {
+			return 0, errAt(ErrTruncated, 0)
+		}
+		return math.Float64frombits(binary.BigEndian.Uint64(b[1:])), nil
+	}
+	if TypeOf(b) == TypeInt {
+		i, err := ReadInt(b)
+		return float64(i), err
+	}
+	return 0, typeErr(b, TypeFloat)
+}
+
+// ReadBool reads a boolean.
+func ReadBool(b []byte) (bool, error) {
+	if len(b) == 0 {
+		return false, errAt(ErrTruncated, 0)
+	}
+	switch b[0] {
+	case 0xc2:
+		return false, nil
+	case 0xc3:
+		return true, nil
+	}
+	return false, typeErr(b, TypeBool)
+}
+
+// IsNil reports whether the value at b[0] is nil.
+func IsNil(b []byte) bool { return len(b) > 0 && b[0] == 0xc0 }

@@ -1,0 +1,128 @@
+// Package pipeline turns a pipeline YAML file into typed structs that keep
+// the line and column of everything a user wrote, and lints it, reporting
+// every problem at once as file:line:col: message.
+package pipeline
+
+// Pos is a position in a pipeline file (1-based; zero when unknown).
+type Pos struct {
+	Line, Col int
+}
+
+// Pipeline is a parsed pipeline file. Defaults are applied by the parser:
+// Mode "streaming", Parallelism 1, Chaining true.
+type Pipeline struct {
+	File           string // the path it was read from ("" for bytes)
+	Version        int
+	Name           string
+	Mode           Mode
+	Parallelism    int
+	MaxParallelism int // 0: computed per operator, as Flink does
+	Chaining       bool
+	Slots          int // 0: the host's setting decides
+	Plugins        map[string]*Plugin
+	Operators      []*Operator // in file order
+	Pos            Pos
+}
+
+// Mode is the execution mode as written.
+type Mode string
+
+// Execution modes.
+const (
+	Streaming Mode = "streaming"
+	Batch     Mode = "batch"
+	Automatic Mode = "automatic"
+)
+
+// Plugin is one entry of the plugins: section.
+type Plugin struct {
+	Name   string
+	Path   string // as written, relative to the pipeline file's folder
+	Config map[string]any
+	Pos    Pos
+}
+
+// Kind is an operator's kind: exactly one kind key per operator.
+type Kind string
+
+// Operator kinds, named as in the YAML.
+const (
+	KindSource    Kind = "source"
+	KindMap       Kind = "map"
+	KindFilter    Kind = "filter"
+	KindFlatMap   Kind = "flat-map"
+	KindProcess   Kind = "process"
+	KindReduce    Kind = "reduce"
+	KindSum       Kind = "sum"
+	KindMin       Kind = "min"
+	KindMax       Kind = "max"
+	KindMinBy     Kind = "min-by"
+	KindMaxBy     Kind = "max-by"
+	KindCount     Kind = "count"
+	KindCoMap     Kind = "co-map"
+	KindCoProcess Kind = "co-process"
+	KindSink      Kind = "sink"
+)
+
+// Operator is one entry of the operators: list.
+type Operator struct {
+	ID   string
+	Kind Kind
+	Pos  Pos
+
+	Plugin string     // map, filter, flat-map, process, reduce, co-map, co-process
+	Field  string     // sum, min, max, min-by, max-by
+	Source *Connector // source
+	Sink   *Connector // sink
+
+	// Inputs in order. For a co-map or co-process these are the two
+	// connected inputs (connect: [a, b]); otherwise one input, or several
+	// for a union. Resolved by the parser: an operator with no input: (and
+	// not a source) reads the previous operator in the file.
+	Inputs []Input
+
+	KeyBy     *KeySpec       // key-by: the input edge is HASH
+	Partition *PartitionSpec // partition: the input edge's strategy
+
+	Parallelism      int // 0: the job's default
+	MaxParallelism   int // 0: the job's, else computed
+	DisableChaining  bool
+	StartNewChain    bool
+	SlotSharingGroup string // "" : inherited, as Flink does
+	Config           map[string]any
+	OnError          string // "" (fail), "fail", "skip", "dead-letter"
+}
+
+// Input names an upstream operator, or one side output of a process
+// operator (input: proc.tag).
+type Input struct {
+	Operator   string
+	SideOutput string // "" for the main output
+	Pos        Pos
+}
+
+// KeySpec is a key-by: one field, several fields (a composite key, hashed
+// as a Flink tuple) or a key-selector plugin.
+type KeySpec struct {
+	Fields []string
+	Plugin string
+	Pos    Pos
+}
+
+// PartitionSpec is an explicit partition: forward, rebalance, rescale,
+// shuffle, global, broadcast, or custom with a partitioner plugin and the
+// field whose value is the partitioning key.
+type PartitionSpec struct {
+	Strategy string // "forward", "rebalance", ..., "custom"
+	Plugin   string // custom only
+	Key      string // custom only
+	Pos      Pos
+}
+
+// Connector is a source or sink: its type and the rest of its options as
+// written (validated by lint against the connector's spec).
+type Connector struct {
+	Type    string
+	Options map[string]any // every key but type, values as YAML scalars, lists and maps
+	Pos     Pos
+}

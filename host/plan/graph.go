@@ -1,0 +1,75 @@
+// Package plan is the pure planner: a function from a parsed pipeline to a
+// job graph, exactly as Apache Flink's StreamingJobGraphGenerator would
+// plan the same DataStream program. No goroutines, no I/O, no clock.
+package plan
+
+import "github.com/sluicehq/sluice/host/pipeline"
+
+// Ship strategies, named as Flink prints them.
+const (
+	Forward   = "FORWARD"
+	Hash      = "HASH"
+	Rebalance = "REBALANCE"
+	Rescale   = "RESCALE"
+	Shuffle   = "SHUFFLE"
+	Global    = "GLOBAL"
+	Broadcast = "BROADCAST"
+	Custom    = "CUSTOM"
+)
+
+// JobGraph is a planned job.
+type JobGraph struct {
+	Name          string
+	Mode          pipeline.Mode // resolved: Streaming or Batch, never Automatic
+	RequiredSlots int
+	Operators     []*Operator // topological order (sources first, file order among equals)
+	Tasks         []*Task     // topological order
+	Edges         []*Edge     // every operator-to-operator edge, chained or not
+	Pipeline      *pipeline.Pipeline
+}
+
+// Operator is one planned operator.
+type Operator struct {
+	ID               string
+	Kind             pipeline.Kind
+	Parallelism      int
+	MaxParallelism   int
+	SlotSharingGroup string
+	Task             int  // index in JobGraph.Tasks
+	Keyed            bool // its (every) input edge is HASH
+	// KeyGroups[i] is the inclusive key-group range of subtask i; set for
+	// keyed operators.
+	KeyGroups []KeyGroupRange
+	Inputs    []*Edge // in input order; Edge.InputIndex tells co-operator sides apart
+	Outputs   []*Edge
+	Spec      *pipeline.Operator // what the user wrote
+}
+
+// KeyGroupRange is an inclusive range of key groups.
+type KeyGroupRange struct{ Start, End int }
+
+// Task is a chain of operators run by one goroutine per subtask.
+type Task struct {
+	Index            int
+	Name             string   // "Source: a -> b -> c"
+	Operators        []string // operator ids, head first
+	Parallelism      int
+	SlotSharingGroup string
+	// Slots[i] is the slot subtask i occupies (as Flink's scheduler places
+	// subtasks of a slot sharing group into shared slots).
+	Slots []int
+}
+
+// Edge connects two operators.
+type Edge struct {
+	From, To     string
+	SideOutput   string // "" for the main output
+	InputIndex   int    // 0, or 1 for the second input of a co-operator
+	ShipStrategy string // one of the constants above
+	KeyFields    []string
+	KeyPlugin    string // HASH through a key-selector plugin
+	CustomPlugin string // CUSTOM: the partitioner plugin
+	CustomKey    string // CUSTOM: the key field
+	Chained      bool
+	Reason       string // why it did not chain; "" when chained
+}

@@ -13,35 +13,62 @@ type Record struct {
 // just past it. Offsets in errors are relative to b.
 func ParseRecord(b []byte, off int) (Record, int, error) {
 	var r Record
-	end, err := Skip(b, off)
-	if err != nil {
-		return r, 0, err
+	end, err := parseRecord(&r, b, off)
+	return r, end, err
+}
+
+func parseRecord(r *Record, b []byte, off int) (int, error) {
+	if off >= len(b) {
+		return 0, errAt(ErrTruncated, off)
 	}
-	raw := b[off:end]
-	n, p, err := Len(raw)
-	if err != nil || n != 3 || TypeOf(raw) != TypeArray {
-		return r, 0, errAt(ErrEnvelope, off)
-	}
-	// element 0: event time
-	tEnd, _ := Skip(raw, p) // cannot fail: the whole envelope was skipped
-	switch TypeOf(raw[p:]) {
-	case TypeNil:
-	case TypeInt:
-		t, err := ReadInt(raw[p:tEnd])
-		if err != nil {
-			return r, 0, shift(err, off+p)
+	if b[off] != 0x93 { // fixarray of 3, the only envelope header writers produce
+		if n, _, err := Len(b[off:]); err != nil || n != 3 || TypeOf(b[off:]) != TypeArray {
+			return 0, errAt(ErrEnvelope, off)
 		}
-		r.Time, r.HasTime = t, true
+		return 0, &DecodeError{Err: ErrEnvelope, Offset: off, Detail: "envelope header must be a fixarray"}
+	}
+	p := off + 1
+	// element 0: event time, nil or int
+	if p >= len(b) {
+		return 0, errAt(ErrTruncated, p)
+	}
+	switch c := b[p]; {
+	case c == 0xc0:
+		r.Time, r.HasTime = 0, false
+		p++
+	case c <= 0x7f:
+		r.Time, r.HasTime = int64(c), true
+		p++
+	case TypeOf(b[p:]) == TypeInt:
+		end, err := skip(b, p, 1)
+		if err != nil {
+			return 0, err
+		}
+		t, err := ReadInt(b[p:end])
+		if err != nil {
+			return 0, shift(err, p)
+		}
+		r.Time, r.HasTime, p = t, true, end
 	default:
-		return r, 0, &DecodeError{Err: ErrEnvelope, Offset: off + p, Detail: "event time is " + TypeOf(raw[p:]).String()}
+		return 0, &DecodeError{Err: ErrEnvelope, Offset: p, Detail: "event time is " + TypeOf(b[p:]).String()}
 	}
-	kEnd, _ := Skip(raw, tEnd)
-	if !IsNil(raw[tEnd:]) {
-		r.Key = raw[tEnd:kEnd]
+	// element 1: key
+	kEnd, err := skip(b, p, 1)
+	if err != nil {
+		return 0, err
 	}
-	r.Value = raw[kEnd:]
-	r.Raw = raw
-	return r, end, nil
+	r.Key = nil
+	if b[p] != 0xc0 {
+		r.Key = b[p:kEnd:kEnd]
+	}
+	// element 2: value
+	end, err := skip(b, kEnd, 1)
+	if err != nil {
+		return 0, err
+	}
+	r.Value = b[kEnd:end:end]
+	r.Raw = b[off:end:end]
+	return end, nil
 }
 
 // Reader splits a batch into records without allocating.
@@ -81,7 +108,7 @@ func (r *Reader) Next() bool {
 		r.err = errAt(ErrCount, r.off)
 		return false
 	}
-	rec, end, err := ParseRecord(r.buf, r.off)
+	end, err := parseRecord(&r.rec, r.buf, r.off)
 	if err != nil {
 		r.err = err
 		return false
@@ -90,13 +117,17 @@ func (r *Reader) Next() bool {
 		r.err = &DecodeError{Err: ErrTooLarge, Offset: r.off, Detail: itoa(int64(end-r.off)) + " bytes, limit " + itoa(int64(r.MaxRecord))}
 		return false
 	}
-	r.rec, r.off = rec, end
+	r.off = end
 	r.left--
 	return true
 }
 
 // Record returns the current record. Its slices alias the batch.
 func (r *Reader) Record() Record { return r.rec }
+
+// Current returns a pointer to the current record, valid until the next
+// call to Next; it saves copying the Record on hot paths.
+func (r *Reader) Current() *Record { return &r.rec }
 
 // Offset is the byte offset of the next record.
 func (r *Reader) Offset() int { return r.off }

@@ -36,7 +36,33 @@ func TypeOf(b []byte) Type {
 	if len(b) == 0 {
 		return TypeInvalid
 	}
-	c := b[0]
+	return typeTable[b[0]]
+}
+
+// typeTable maps a msgpack header byte to its type; fixedSize to the total
+// size of a fixed-width value with that header (0 when the size depends on
+// what follows).
+var typeTable, fixedSize = func() (t [256]Type, f [256]uint8) {
+	for c := 0; c < 256; c++ {
+		t[c] = typeOfByte(byte(c))
+	}
+	for c := 0x00; c <= 0x7f; c++ {
+		f[c] = 1
+	}
+	for c := 0xe0; c <= 0xff; c++ {
+		f[c] = 1
+	}
+	for c, n := range map[byte]uint8{
+		0xc0: 1, 0xc2: 1, 0xc3: 1,
+		0xcc: 2, 0xd0: 2, 0xcd: 3, 0xd1: 3, 0xce: 5, 0xd2: 5, 0xca: 5, 0xcf: 9, 0xd3: 9, 0xcb: 9,
+		0xd4: 3, 0xd5: 4, 0xd6: 6, 0xd7: 10, 0xd8: 18,
+	} {
+		f[c] = n
+	}
+	return t, f
+}()
+
+func typeOfByte(c byte) Type {
 	switch {
 	case c <= 0x7f || c >= 0xe0:
 		return TypeInt
@@ -83,10 +109,11 @@ func skip(b []byte, off, depth int) (int, error) {
 		return 0, errAt(ErrTruncated, off)
 	}
 	c := b[off]
+	if size := int(fixedSize[c]); size != 0 {
+		return fixed(b, off, size)
+	}
 	var n, hdr int
 	switch {
-	case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
-		return off + 1, nil
 	case c <= 0x8f:
 		return skipN(b, off+1, 2*int(c&0x0f), depth, off)
 	case c <= 0x9f:
@@ -95,24 +122,6 @@ func skip(b []byte, off, depth int) (int, error) {
 		return bytesEnd(b, off, 1, int(c&0x1f))
 	}
 	switch c {
-	case 0xcc, 0xd0:
-		return fixed(b, off, 2)
-	case 0xcd, 0xd1:
-		return fixed(b, off, 3)
-	case 0xce, 0xd2, 0xca:
-		return fixed(b, off, 5)
-	case 0xcf, 0xd3, 0xcb:
-		return fixed(b, off, 9)
-	case 0xd4:
-		return fixed(b, off, 3)
-	case 0xd5:
-		return fixed(b, off, 4)
-	case 0xd6:
-		return fixed(b, off, 6)
-	case 0xd7:
-		return fixed(b, off, 10)
-	case 0xd8:
-		return fixed(b, off, 18)
 	case 0xc4, 0xd9:
 		hdr = 2
 	case 0xc5, 0xda:
@@ -186,6 +195,25 @@ func skipN(b []byte, off, n, depth, start int) (int, error) {
 	}
 	var err error
 	for i := 0; i < n; i++ {
+		if off >= len(b) {
+			return 0, errAt(ErrTruncated, off)
+		}
+		// Fast paths for the one-byte headers that make up most records.
+		c := b[off]
+		if size := int(fixedSize[c]); size != 0 {
+			if off+size > len(b) {
+				return 0, errAt(ErrTruncated, off)
+			}
+			off += size
+			continue
+		}
+		if c >= 0xa0 && c <= 0xbf {
+			off += 1 + int(c&0x1f)
+			if off > len(b) {
+				return 0, errAt(ErrTruncated, start)
+			}
+			continue
+		}
 		if off, err = skip(b, off, depth+1); err != nil {
 			return 0, err
 		}
@@ -234,7 +262,18 @@ func MapField(m []byte, name string) (raw []byte, ok bool, err error) {
 		return nil, false, errAt(ErrTruncated, 0)
 	}
 	for i := 0; i < n; i++ {
-		k, kEnd, isStr := strAt(m, off)
+		var k []byte
+		var kEnd int
+		var isStr bool
+		if off < len(m) && m[off] >= 0xa0 && m[off] <= 0xbf { // fixstr key
+			kEnd = off + 1 + int(m[off]&0x1f)
+			if kEnd > len(m) {
+				return nil, false, errAt(ErrTruncated, off)
+			}
+			k, isStr = m[off+1:kEnd], true
+		} else {
+			k, kEnd, isStr = strAt(m, off)
+		}
 		if kEnd < 0 {
 			return nil, false, errAt(ErrTruncated, off)
 		}

@@ -1,0 +1,236 @@
+package abi
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// txn builds the value map of a transaction record.
+func txn(b []byte, account string, amount int64) []byte {
+	b = AppendMapHeader(b, 3)
+	b = AppendStr(b, "accountId")
+	b = AppendStr(b, account)
+	b = AppendStr(b, "amount")
+	b = AppendInt(b, amount)
+	b = AppendStr(b, "payload")
+	return AppendStr(b, "0123456789abcdef0123456789abcdef")
+}
+
+func TestBatchRoundTrip(t *testing.T) {
+	var w Writer
+	key := AppendStr(nil, "k1")
+	for i := 0; i < 100; i++ {
+		v := txn(nil, fmt.Sprintf("acct-%d", i%7), int64(i-50))
+		switch i % 3 {
+		case 0:
+			w.Append(int64(1000+i), true, key, v)
+		case 1:
+			w.Append(0, false, nil, v)
+		default:
+			w.AppendRaw(AppendEnvelope(nil, -int64(i), true, AppendInt(nil, int64(i)), v))
+		}
+	}
+	rd := NewReader(w.Buf, w.Count)
+	i := 0
+	for rd.Next() {
+		r := rd.Record()
+		switch i % 3 {
+		case 0:
+			if !r.HasTime || r.Time != int64(1000+i) || !bytes.Equal(r.Key, key) {
+				t.Fatalf("record %d: time %d/%v key %x", i, r.Time, r.HasTime, r.Key)
+			}
+		case 1:
+			if r.HasTime || r.Key != nil {
+				t.Fatalf("record %d: want no time and nil key, got %d/%v %x", i, r.Time, r.HasTime, r.Key)
+			}
+		default:
+			k, _ := ReadInt(r.Key)
+			if r.Time != -int64(i) || k != int64(i) {
+				t.Fatalf("record %d: time %d key %d", i, r.Time, k)
+			}
+		}
+		raw, ok, err := MapField(r.Value, "amount")
+		if err != nil || !ok {
+			t.Fatalf("record %d: amount: %v %v", i, ok, err)
+		}
+		if a, _ := ReadInt(raw); a != int64(i-50) {
+			t.Fatalf("record %d: amount %d", i, a)
+		}
+		acct, _, _ := MapField(r.Value, "accountId")
+		if s, _ := ReadStr(acct); string(s) != fmt.Sprintf("acct-%d", i%7) {
+			t.Fatalf("record %d: accountId %q", i, s)
+		}
+		if _, ok, _ := MapField(r.Value, "missing"); ok {
+			t.Fatal("found a missing field")
+		}
+		i++
+	}
+	if err := rd.Err(); err != nil || i != 100 {
+		t.Fatalf("read %d records, err %v", i, err)
+	}
+}
+
+func TestReaderErrors(t *testing.T) {
+	one := AppendEnvelope(nil, 1, true, nil, txn(nil, "a", 1))
+	deep := bytes.Repeat([]byte{0x91}, 100_000) // 100k nested one-element arrays
+	huge := append([]byte{0x93, 0xc0, 0xc0, 0xdd}, 0xff, 0xff, 0xff, 0xff)
+	tests := []struct {
+		name  string
+		buf   []byte
+		count int
+		want  error
+	}{
+		{"truncated", one[:len(one)-3], 1, ErrTruncated},
+		{"count above records", one, 2, ErrCount},
+		{"trailing bytes", append(append([]byte{}, one...), 0xc0), 1, ErrTrailing},
+		{"not an envelope", txn(nil, "a", 1), 1, ErrEnvelope},
+		{"envelope of 2", []byte{0x92, 0xc0, 0xc0}, 1, ErrEnvelope},
+		{"100k-deep nesting", append([]byte{0x93, 0xc0, 0xc0}, deep...), 1, ErrTooDeep},
+		{"array header claiming 2^32 elements", huge, 1, ErrTruncated},
+		{"never-used byte 0xc1", []byte{0x93, 0xc0, 0xc0, 0xc1}, 1, ErrInvalid},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rd := NewReader(tc.buf, tc.count)
+			for rd.Next() {
+			}
+			if !errors.Is(rd.Err(), tc.want) {
+				t.Fatalf("err = %v, want %v", rd.Err(), tc.want)
+			}
+		})
+	}
+}
+
+func TestReaderTimeMustBeInt(t *testing.T) {
+	b := []byte{0x93, 0xa1, 'x', 0xc0, 0x80}
+	rd := NewReader(b, 1)
+	rd.Next()
+	var de *DecodeError
+	if !errors.As(rd.Err(), &de) || !errors.Is(de, ErrEnvelope) || de.Offset != 1 {
+		t.Fatalf("err = %v, want ErrEnvelope at byte 1", rd.Err())
+	}
+}
+
+func TestReaderMaxRecord(t *testing.T) {
+	var w Writer
+	w.Append(0, false, nil, AppendStr(nil, string(make([]byte, 1000))))
+	rd := NewReader(w.Buf, 1)
+	rd.MaxRecord = 100
+	if rd.Next() || !errors.Is(rd.Err(), ErrTooLarge) {
+		t.Fatalf("err = %v, want ErrTooLarge", rd.Err())
+	}
+}
+
+func TestAppendIntSmallestForm(t *testing.T) {
+	tests := []struct {
+		v    int64
+		size int
+	}{
+		{0, 1}, {127, 1}, {-32, 1}, {128, 2}, {255, 2}, {-33, 2}, {-128, 2},
+		{256, 3}, {65535, 3}, {-129, 3}, {65536, 5}, {1 << 31, 5}, {-(1 << 31), 5},
+		{1 << 32, 9}, {-(1 << 31) - 1, 9},
+	}
+	for _, tc := range tests {
+		b := AppendInt(nil, tc.v)
+		if len(b) != tc.size {
+			t.Errorf("AppendInt(%d) takes %d bytes, want %d", tc.v, len(b), tc.size)
+		}
+		got, err := ReadInt(b)
+		if err != nil || got != tc.v {
+			t.Errorf("ReadInt(AppendInt(%d)) = %d, %v", tc.v, got, err)
+		}
+	}
+}
+
+func TestScalarsRoundTrip(t *testing.T) {
+	if f, err := ReadFloat(AppendFloat(nil, 2.5)); err != nil || f != 2.5 {
+		t.Fatalf("float: %v %v", f, err)
+	}
+	if v, err := ReadBool(AppendBool(nil, true)); err != nil || !v {
+		t.Fatalf("bool: %v %v", v, err)
+	}
+	long := string(bytes.Repeat([]byte("x"), 70000))
+	if s, err := ReadStr(AppendStr(nil, long)); err != nil || string(s) != long {
+		t.Fatalf("str32: %d %v", len(s), err)
+	}
+	bin := AppendBin(nil, []byte{1, 2, 3})
+	if end, err := Skip(bin, 0); err != nil || end != len(bin) {
+		t.Fatalf("bin skip: %d %v", end, err)
+	}
+	m := AppendMapHeader(nil, 20)
+	for i := 0; i < 20; i++ {
+		m = AppendStr(m, fmt.Sprint("k", i))
+		m = AppendArrayHeader(m, 20)
+		for j := 0; j < 20; j++ {
+			m = AppendInt(m, int64(j))
+		}
+	}
+	raw, ok, err := MapField(m, "k19")
+	if err != nil || !ok {
+		t.Fatalf("map16 field: %v %v", ok, err)
+	}
+	if n, _, _ := Len(raw); n != 20 {
+		t.Fatalf("array16 len %d", n)
+	}
+	if _, err := ReadInt([]byte{0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}); !errors.Is(err, ErrRange) {
+		t.Fatalf("uint64 max: %v, want ErrRange", err)
+	}
+}
+
+func TestMapFieldSkipsNonStringKeys(t *testing.T) {
+	m := AppendMapHeader(nil, 2)
+	m = AppendInt(m, 7)
+	m = AppendStr(m, "seven")
+	m = AppendStr(m, "x")
+	m = AppendInt(m, 1)
+	raw, ok, err := MapField(m, "x")
+	if err != nil || !ok || raw[0] != 1 {
+		t.Fatalf("MapField = %x %v %v", raw, ok, err)
+	}
+}
+
+func TestMapFieldHugeHeader(t *testing.T) {
+	m := []byte{0xdf, 0xff, 0xff, 0xff, 0xff}
+	binary.BigEndian.PutUint32(m[1:], 1<<31)
+	if _, _, err := MapField(m, "x"); !errors.Is(err, ErrTruncated) {
+		t.Fatalf("err = %v, want ErrTruncated", err)
+	}
+}
+
+// FuzzReader feeds arbitrary bytes to the batch reader, the field lookup
+// and the key hash: none may panic, and whatever the reader accepts must
+// re-encode to the same bytes.
+func FuzzReader(f *testing.F) {
+	var w Writer
+	w.Append(5, true, AppendStr(nil, "k"), txn(nil, "acct", 3))
+	w.Append(0, false, nil, AppendArrayHeader(AppendMapHeader(nil, 1), 0))
+	f.Add(w.Buf, uint8(w.Count))
+	f.Add([]byte{0x93, 0xc0, 0xc0, 0xdf, 0xff, 0xff, 0xff, 0xff}, uint8(1))
+	f.Add(bytes.Repeat([]byte{0x91}, 200), uint8(1))
+	f.Fuzz(func(t *testing.T, b []byte, count uint8) {
+		rd := NewReader(b, int(count))
+		var out Writer
+		for rd.Next() {
+			r := rd.Record()
+			_, _, _ = MapField(r.Value, "amount")
+			_, _ = KeyHash(r.Key)
+			out.Append(r.Time, r.HasTime, r.Key, r.Value)
+		}
+		if rd.Err() != nil {
+			return
+		}
+		// Re-encoding may shrink a non-minimal time encoding, never change
+		// the record count or the values.
+		again := NewReader(out.Buf, out.Count)
+		n := 0
+		for again.Next() {
+			n++
+		}
+		if again.Err() != nil || n != int(count) {
+			t.Fatalf("re-encoded batch: %d records, err %v", n, again.Err())
+		}
+	})
+}

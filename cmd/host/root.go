@@ -19,6 +19,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.PersistentFlags().String("config", "", "host settings file (YAML); SLUICE_* environment variables and flags override it")
 	for _, c := range commands {
 		root.AddCommand(c())
 	}

@@ -1,0 +1,150 @@
+// Package settings holds the host's settings — what the machine running
+// sluice offers and allows, as opposed to what a pipeline asks for — read
+// through viper from a host config file, SLUICE_* environment variables and
+// command-line flags, in rising order of precedence.
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// Settings are flat: each field's key is its name in a host config file,
+// its flag name, and (upper-cased, dashes as underscores, SLUICE_ prefix)
+// its environment variable: memory-pages, --memory-pages,
+// SLUICE_MEMORY_PAGES.
+type Settings struct {
+	Slots          int           `mapstructure:"slots"`            // slots this host offers; 0: unlimited
+	MemoryPages    uint32        `mapstructure:"memory-pages"`     // per plugin instance, 64 KiB pages
+	CallTimeout    time.Duration `mapstructure:"call-timeout"`     // per plugin call
+	MaxOutputBytes int           `mapstructure:"max-output-bytes"` // per plugin call
+	MaxModuleBytes int           `mapstructure:"max-module-bytes"` // per plugin module file
+	CacheDir       string        `mapstructure:"cache-dir"`        // compiled-plugin cache; "" disables it
+	BatchSize      int           `mapstructure:"batch-size"`       // records per batch between tasks
+	BatchBytes     int           `mapstructure:"batch-bytes"`      // bytes per batch between tasks
+	Linger         time.Duration `mapstructure:"linger"`           // longest a partial batch waits
+	QueueCapacity  int           `mapstructure:"queue-capacity"`   // batches per channel between tasks
+}
+
+// Default returns the settings used when nothing else is said.
+func Default() Settings {
+	return Settings{
+		MemoryPages:    256, // 16 MiB
+		CallTimeout:    5 * time.Second,
+		MaxOutputBytes: 64 << 20,
+		MaxModuleBytes: 64 << 20,
+		CacheDir:       defaultCacheDir(),
+		BatchSize:      1024,
+		BatchBytes:     256 << 10,
+		Linger:         5 * time.Millisecond,
+		QueueCapacity:  4,
+	}
+}
+
+func defaultCacheDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "sluice", "wasm")
+	}
+	return ""
+}
+
+// Validate checks every field and names the ones that are wrong.
+func (s Settings) Validate() error {
+	var errs []error
+	check := func(ok bool, key, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf("setting %s: "+format, append([]any{key}, args...)...))
+		}
+	}
+	check(s.Slots >= 0, "slots", "must not be negative, got %d", s.Slots)
+	check(s.MemoryPages >= 1 && s.MemoryPages <= 65536, "memory-pages", "must be in 1..65536 (64 KiB pages), got %d", s.MemoryPages)
+	check(s.CallTimeout > 0, "call-timeout", "must be positive, got %s", s.CallTimeout)
+	check(s.MaxOutputBytes > 0, "max-output-bytes", "must be positive, got %d", s.MaxOutputBytes)
+	check(s.MaxModuleBytes > 0, "max-module-bytes", "must be positive, got %d", s.MaxModuleBytes)
+	check(s.BatchSize >= 1, "batch-size", "must be at least 1, got %d", s.BatchSize)
+	check(s.BatchBytes >= 1, "batch-bytes", "must be at least 1, got %d", s.BatchBytes)
+	check(s.Linger >= 0, "linger", "must not be negative, got %s", s.Linger)
+	check(s.QueueCapacity >= 1, "queue-capacity", "must be at least 1, got %d", s.QueueCapacity)
+	return errors.Join(errs...)
+}
+
+// Keys lists every setting's key, in declaration order.
+var Keys = []string{"slots", "memory-pages", "call-timeout", "max-output-bytes", "max-module-bytes",
+	"cache-dir", "batch-size", "batch-bytes", "linger", "queue-capacity"}
+
+// Load reads the settings: defaults, then the host config file (when file
+// is not empty), then SLUICE_* environment variables (from env, e.g.
+// os.Environ()), then every flag in flags whose name is a key and that the
+// user set. Unknown keys in the file are errors.
+func Load(file string, env []string, flags *pflag.FlagSet) (Settings, error) {
+	v := viper.New()
+	def := Default()
+	setDefaults(v, def)
+	if file != "" {
+		v.SetConfigFile(file)
+		if err := v.ReadInConfig(); err != nil {
+			return def, fmt.Errorf("host config %s: %w", file, err)
+		}
+		known := map[string]bool{}
+		for _, k := range Keys {
+			known[k] = true
+		}
+		for _, k := range v.AllKeys() {
+			if !known[k] && !strings.HasPrefix(k, "tenants") {
+				return def, fmt.Errorf("host config %s: unknown setting %q (known: %s)", file, k, strings.Join(Keys, ", "))
+			}
+		}
+	}
+	for _, kv := range env {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, "SLUICE_") {
+			continue
+		}
+		key := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, "SLUICE_"), "_", "-"))
+		if !v.IsSet(key) && !contains(Keys, key) {
+			continue // not a setting (e.g. SLUICE_TOKEN read elsewhere)
+		}
+		v.Set(key, val)
+	}
+	if flags != nil {
+		flags.Visit(func(f *pflag.Flag) {
+			if contains(Keys, f.Name) {
+				v.Set(f.Name, f.Value.String())
+			}
+		})
+	}
+	s := def
+	if err := v.Unmarshal(&s); err != nil {
+		return def, fmt.Errorf("host settings: %w", err)
+	}
+	return s, s.Validate()
+}
+
+func setDefaults(v *viper.Viper, s Settings) {
+	v.SetDefault("slots", s.Slots)
+	v.SetDefault("memory-pages", s.MemoryPages)
+	v.SetDefault("call-timeout", s.CallTimeout)
+	v.SetDefault("max-output-bytes", s.MaxOutputBytes)
+	v.SetDefault("max-module-bytes", s.MaxModuleBytes)
+	v.SetDefault("cache-dir", s.CacheDir)
+	v.SetDefault("batch-size", s.BatchSize)
+	v.SetDefault("batch-bytes", s.BatchBytes)
+	v.SetDefault("linger", s.Linger)
+	v.SetDefault("queue-capacity", s.QueueCapacity)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,60 @@
+package settings
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func TestPrecedenceFileEnvFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "host.yaml")
+	if err := os.WriteFile(file, []byte("slots: 4\nmemory-pages: 100\ncall-timeout: 2s\nlinger: 1ms\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flags := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	flags.Int("slots", 0, "")
+	flags.Int("batch-size", 0, "")
+	flags.Duration("linger", 0, "")
+	if err := flags.Parse([]string{"--slots=8", "--linger=3ms"}); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"SLUICE_MEMORY_PAGES=200", "SLUICE_SLOTS=6", "SLUICE_TOKEN=ignored", "PATH=/bin"}
+	s, err := Load(file, env, flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Slots != 8 {
+		t.Errorf("slots = %d, want 8 (flag beats env and file)", s.Slots)
+	}
+	if s.MemoryPages != 200 {
+		t.Errorf("memory-pages = %d, want 200 (env beats file)", s.MemoryPages)
+	}
+	if s.CallTimeout != 2*time.Second {
+		t.Errorf("call-timeout = %s, want 2s (file beats default)", s.CallTimeout)
+	}
+	if s.Linger != 3*time.Millisecond {
+		t.Errorf("linger = %s, want 3ms (flag)", s.Linger)
+	}
+	if s.BatchSize != Default().BatchSize {
+		t.Errorf("batch-size = %d, want the default %d (flag not set)", s.BatchSize, Default().BatchSize)
+	}
+}
+
+func TestUnknownKeyAndInvalidValues(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "host.yaml")
+	os.WriteFile(file, []byte("slotz: 4\n"), 0o600)
+	if _, err := Load(file, nil, nil); err == nil || !strings.Contains(err.Error(), `unknown setting "slotz"`) {
+		t.Fatalf("err = %v, want unknown setting", err)
+	}
+	_, err := Load("", []string{"SLUICE_MEMORY_PAGES=0", "SLUICE_QUEUE_CAPACITY=0"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "setting memory-pages: must be in 1..65536") ||
+		!strings.Contains(err.Error(), "setting queue-capacity: must be at least 1") {
+		t.Fatalf("err = %v, want both fields named", err)
+	}
+}

@@ -27,10 +27,13 @@ run: build plugins
 
 # The whole suite: unit, golden, end-to-end and plugin tests, then a short
 # fuzz of every decoder.
-test: build plugins
+test: tools build plugins
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(MAKE) fuzz
+
+tools:
+	./scripts/tools.sh
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzReader$$' -fuzztime=$(FUZZTIME) ./abi

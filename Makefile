@@ -37,6 +37,7 @@ tools:
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzReader$$' -fuzztime=$(FUZZTIME) ./abi
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./host/pipeline
 
 bench: build plugins
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./...

@@ -22,6 +22,9 @@ type Pipeline struct {
 	Plugins        map[string]*Plugin
 	Operators      []*Operator // in file order
 	Pos            Pos
+	// KeyPos holds where each top-level key was written (for example
+	// KeyPos["slots"]), so later stages can point at a setting.
+	KeyPos map[string]Pos
 }
 
 // Mode is the execution mode as written.
@@ -91,6 +94,9 @@ type Operator struct {
 	SlotSharingGroup string // "" : inherited, as Flink does
 	Config           map[string]any
 	OnError          string // "" (fail), "fail", "skip", "dead-letter"
+	// KeyPos holds where each key of the operator was written (for
+	// example KeyPos["parallelism"]), so later stages can point at it.
+	KeyPos map[string]Pos
 }
 
 // Input names an upstream operator, or one side output of a process
@@ -122,7 +128,10 @@ type PartitionSpec struct {
 // Connector is a source or sink: its type and the rest of its options as
 // written (validated by lint against the connector's spec).
 type Connector struct {
-	Type    string
-	Options map[string]any // every key but type, values as YAML scalars, lists and maps
+	Type string
+	// Options holds every key but type, validated against the connector's
+	// spec, as plain Go values: string, int, float64, bool, nil, []any
+	// and map[string]any (what yaml gives an `any`).
+	Options map[string]any
 	Pos     Pos
 }

@@ -26,6 +26,32 @@ type JobGraph struct {
 	Tasks         []*Task     // topological order
 	Edges         []*Edge     // every operator-to-operator edge, chained or not
 	Pipeline      *pipeline.Pipeline
+
+	// ModeReason says how Mode was chosen, e.g. "automatic: every source
+	// is bounded".
+	ModeReason string
+	// OfferedSlots is the slots available to the job: the smaller of the
+	// pipeline's slots: and the host's offer that is set; 0: unlimited.
+	OfferedSlots int
+	// Groups are the slot sharing groups in order of first use; their
+	// slot ranges are consecutive, starting at 0.
+	Groups []*SlotSharingGroup
+	// Hints are advice a senior Flink engineer would give on this plan.
+	Hints []Hint
+}
+
+// SlotSharingGroup is a set of tasks whose subtasks share slots: subtask
+// i of every task in the group runs in slot FirstSlot+i.
+type SlotSharingGroup struct {
+	Name      string
+	Slots     int // the highest parallelism among its tasks
+	FirstSlot int
+}
+
+// Hint is one piece of advice about an operator or an edge.
+type Hint struct {
+	Operator string // the operator it is about
+	Text     string
 }
 
 // Operator is one planned operator.
@@ -72,4 +98,8 @@ type Edge struct {
 	CustomKey    string // CUSTOM: the key field
 	Chained      bool
 	Reason       string // why it did not chain; "" when chained
+	// Blocking: in batch mode every non-FORWARD exchange is blocking (a
+	// BLOCKING result partition): the downstream reads it only after the
+	// upstream finished. Always false in streaming mode.
+	Blocking bool
 }

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plan"
+)
+
+func init() { addCommand(newLintCmd) }
+
+func newLintCmd() *cobra.Command {
+	var roots []string
+	cmd := &cobra.Command{
+		Use:   "lint FILE...",
+		Short: "Check pipeline files and print every problem as file:line:col",
+		Long: `Lint parses each pipeline file and plans it, and prints every problem it
+finds as file:line:col: message. It exits 1 when any file has a problem and
+0 (printing nothing) when all are clean. Plugin paths are checked as written:
+the .wasm files need not exist.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bad := false
+			for _, file := range args {
+				if lintFile(cmd.OutOrStdout(), file, roots) {
+					bad = true
+				}
+			}
+			if bad {
+				return exitCode(1)
+			}
+			return nil
+		},
+	}
+	addPluginRootFlag(cmd, &roots)
+	return cmd
+}
+
+// lintFile prints the problems of one file and reports whether it had any.
+// A file that parses is also planned (without a host slot limit), so a
+// forward edge between unequal parallelisms or a batch job reading an
+// unbounded source is reported too.
+func lintFile(w io.Writer, file string, roots []string) bool {
+	p, err := readPipeline(file, roots)
+	if err == nil {
+		_, err = plan.Plan(p, plan.Options{})
+	}
+	if err == nil {
+		return false
+	}
+	var list pipeline.Errors
+	if errors.As(err, &list) {
+		for _, e := range list {
+			fmt.Fprintln(w, e)
+		}
+	} else {
+		fmt.Fprintf(w, "%s: %v\n", file, err)
+	}
+	return true
+}
+
+// readPipeline parses a pipeline file the way every command does:
+// ${VAR} from the environment, plugin paths confined to the pipeline's
+// folder and roots (the working directory when roots is empty).
+func readPipeline(file string, roots []string) (*pipeline.Pipeline, error) {
+	opts := pipeline.ParseOptions{Lookup: os.LookupEnv, PluginRoots: roots}
+	if len(roots) == 0 {
+		if wd, err := os.Getwd(); err == nil {
+			opts.PluginRoots = []string{wd}
+		}
+	}
+	return pipeline.ParseFile(file, opts)
+}
+
+// addPluginRootFlag adds --plugin-root, the folders a plugin path may
+// reach with "..".
+func addPluginRootFlag(cmd *cobra.Command, roots *[]string) {
+	cmd.Flags().StringArrayVar(roots, "plugin-root", nil,
+		"a folder plugin paths may reach with \"..\" besides the pipeline's own (repeatable; default: the working directory)")
+}

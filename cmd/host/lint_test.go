@@ -1,0 +1,90 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLintConfigs: every shipped example is clean.
+func TestLintConfigs(t *testing.T) {
+	files, _ := filepath.Glob("../../configs/*.yaml")
+	if len(files) < 10 {
+		t.Fatalf("found %d configs", len(files))
+	}
+	args := []string{"lint"}
+	for _, f := range files {
+		args = append(args, strings.TrimPrefix(f, "../../"))
+	}
+	code, out, errs := runHost(t, args...)
+	if code != 0 || out != "" || errs != "" {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestLintProblems: every problem of every file, as file:line:col, exit 1.
+func TestLintProblems(t *testing.T) {
+	dir := t.TempDir()
+	a, b, clean := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml"), filepath.Join(dir, "clean.yaml")
+	writeFile(t, a, `version: 1
+name: a
+operators:
+  - id: src
+    source: { type: generator, preset: sequence }
+  - id: total
+    sum: n
+  - id: out
+    input: nowhere
+    sink: { type: print, colour: red }
+`)
+	writeFile(t, b, `version: 1
+name: b
+mode: batch
+operators:
+  - id: src
+    source: { type: stdin }
+  - id: out
+    partition: forward
+    parallelism: 2
+    sink: { type: discard }
+`)
+	writeFile(t, clean, "version: 1\nname: c\noperators:\n  - { id: s, source: { type: stdin } }\n")
+	code, out, _ := runHost(t, "lint", a, clean, b)
+	want := a + ":7:5: operator 'total' is a sum, which needs a keyed stream: add key-by\n" +
+		a + ":9:12: operator 'out' reads \"nowhere\", which is not an operator of this pipeline\n" +
+		a + ":10:26: unknown key \"colour\" in sink print (known: prefix, type)\n" +
+		b + ":6:13: mode is batch but source 'src' is unbounded (stdin never ends): batch needs bounded sources\n" +
+		b + ":8:16: Forward partitioning does not allow change of parallelism. Upstream operation: src parallelism: 1, " +
+		"downstream operation: out parallelism: 2 You must use another partitioning strategy, such as broadcast, rebalance, shuffle or global.\n"
+	if code != 1 || out != want {
+		t.Errorf("exit %d\ngot:\n%s\nwant:\n%s", code, out, want)
+	}
+	if code, out, _ := runHost(t, "lint", clean); code != 0 || out != "" {
+		t.Errorf("clean file: exit %d, %q", code, out)
+	}
+	if code, _, _ := runHost(t, "lint"); code == 0 {
+		t.Error("lint without a file must fail")
+	}
+}
+
+// TestLintPluginRoots: plugin paths that climb out of the pipeline's
+// folder are refused unless --plugin-root allows the folder they reach.
+func TestLintPluginRoots(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "jobs")
+	p := filepath.Join(sub, "p.yaml")
+	if err := mkdir(sub); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, p, "version: 1\nname: p\nplugins:\n  m: { path: ../plugins/m.wasm }\noperators:\n  - { id: s, source: { type: stdin } }\n  - { id: x, map: m }\n")
+	code, out, _ := runHost(t, "lint", p)
+	if code != 1 || !strings.Contains(out, p+":4:3: plugin m: path ../plugins/m.wasm climbs out of the allowed plugin folders") {
+		t.Errorf("exit %d: %s", code, out)
+	}
+	if code, out, _ := runHost(t, "lint", "--plugin-root", dir, p); code != 0 {
+		t.Errorf("with --plugin-root: exit %d: %s", code, out)
+	}
+}
+
+func mkdir(path string) error { return os.MkdirAll(path, 0o755) }

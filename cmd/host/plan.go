@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/host/plan"
+)
+
+func init() { addCommand(newPlanCmd) }
+
+func newPlanCmd() *cobra.Command {
+	var format string
+	var roots []string
+	cmd := &cobra.Command{
+		Use:   "plan FILE",
+		Short: "Print how a pipeline is planned: tasks, chains, edges, key groups, slots",
+		Long: `Plan prints the job graph Flink would build for the pipeline: tasks and the
+operators chained into each, every edge with its ship strategy and, when it
+is not chained, the reason; key-group ranges; the slots the job needs and
+which subtasks share each slot; and hints. --format json and --format dot
+print the same plan for programs and Graphviz. A pipeline that cannot be
+planned exits 1 with every reason.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			write, ok := map[string]func(*cobra.Command, *plan.JobGraph) error{
+				"text": func(c *cobra.Command, g *plan.JobGraph) error { return plan.WriteText(c.OutOrStdout(), g) },
+				"json": func(c *cobra.Command, g *plan.JobGraph) error { return plan.WriteJSON(c.OutOrStdout(), g) },
+				"dot":  func(c *cobra.Command, g *plan.JobGraph) error { return plan.WriteDOT(c.OutOrStdout(), g) },
+			}[format]
+			if !ok {
+				return fmt.Errorf("unknown --format %q: use text, json or dot", format)
+			}
+			hs, err := hostSettings(cmd)
+			if err != nil {
+				return err
+			}
+			p, err := readPipeline(args[0], roots)
+			if err != nil {
+				return planFailed(cmd, err)
+			}
+			g, err := plan.Plan(p, plan.Options{Slots: hs.Slots})
+			if err != nil {
+				return planFailed(cmd, err)
+			}
+			return write(cmd, g)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json or dot")
+	cmd.Flags().Int("slots", 0, "task slots this host offers (0: unlimited); the job is refused if it needs more")
+	addPluginRootFlag(cmd, &roots)
+	return cmd
+}
+
+// planFailed prints every reason a plan could not be made, one per line,
+// and exits 1.
+func planFailed(cmd *cobra.Command, err error) error {
+	fmt.Fprintln(cmd.ErrOrStderr(), err)
+	return exitCode(1)
+}

@@ -1,0 +1,165 @@
+package pipeline
+
+import (
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// optionSpec describes one option of a source or sink type.
+type optionSpec struct {
+	name     string
+	kind     optionKind
+	required bool
+	choices  []string // optEnum
+	lo, hi   float64  // optInt, optNumber
+}
+
+type optionKind int
+
+const (
+	optString optionKind = iota
+	optEnum
+	optInt
+	optNumber
+	optList
+)
+
+var formats = []string{"json", "csv"}
+
+// sourceTypes and sinkTypes are the built-in connectors and their options:
+// the spec lint checks a pipeline against.
+var sourceTypes = map[string][]optionSpec{
+	"generator": {
+		{name: "preset", kind: optEnum, required: true, choices: []string{"transactions", "sensors", "words", "sequence"}},
+		{name: "count", kind: optInt, lo: 0, hi: 1 << 53},   // records; unbounded when absent
+		{name: "rate", kind: optNumber, lo: 1e-9, hi: 1e12}, // records per second; as fast as possible when absent
+		{name: "seed", kind: optInt, lo: -1 << 53, hi: 1 << 53},
+		{name: "skew", kind: optNumber, lo: 0, hi: 1}, // share of records carrying the hot key
+		{name: "hot-key", kind: optString},
+		{name: "accounts", kind: optInt, lo: 1, hi: 1e15}, // transactions: distinct accounts
+		{name: "devices", kind: optInt, lo: 1, hi: 1e15},  // sensors: distinct devices
+	},
+	"elements": {{name: "values", kind: optList, required: true}},
+	"file": {
+		{name: "path", kind: optString, required: true},
+		{name: "format", kind: optEnum, choices: formats},
+	},
+	"stdin": {{name: "format", kind: optEnum, choices: formats}},
+}
+
+var sinkTypes = map[string][]optionSpec{
+	"print": {{name: "prefix", kind: optString}},
+	"file": {
+		{name: "path", kind: optString, required: true},
+		{name: "format", kind: optEnum, choices: formats},
+	},
+	"discard": {},
+}
+
+// Bounded reports whether a source ends by itself (Flink's
+// Boundedness.BOUNDED): a generator with a count, elements, or a file.
+// stdin and a generator without count are unbounded.
+func (c *Connector) Bounded() bool {
+	switch c.Type {
+	case "elements", "file":
+		return true
+	case "generator":
+		_, ok := c.Options["count"]
+		return ok
+	}
+	return false
+}
+
+// connector decodes a source or sink: a mapping with a type and the
+// options of that type.
+func (d *decoder) connector(n *yaml.Node, what string, types map[string][]optionSpec) *Connector {
+	ps, ok := d.mapping(n, what)
+	if !ok {
+		return nil
+	}
+	c := &Connector{Pos: nodePos(deref(n)), Options: map[string]any{}}
+	var typeNode *yaml.Node
+	for _, p := range ps {
+		if p.Key.Value == "type" {
+			typeNode = p.Val
+		}
+	}
+	names := make([]string, 0, len(types))
+	for t := range types {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	if typeNode == nil {
+		d.errorf(n, "%s needs a type: one of %s", what, strings.Join(names, ", "))
+		return nil
+	}
+	t, ok := d.oneOf(typeNode, what+" type", names...)
+	if !ok {
+		return nil
+	}
+	c.Type = t
+	specs := types[t]
+	known := []string{"type"}
+	for _, s := range specs {
+		known = append(known, s.name)
+	}
+	given := map[string]bool{}
+	for _, p := range ps {
+		k := p.Key.Value
+		if k == "type" {
+			continue
+		}
+		spec, found := findOption(specs, k)
+		if !found {
+			d.unknownKey(p.Key, what+" "+t, known)
+			continue
+		}
+		given[k] = true
+		if v, ok := d.option(p.Val, what+" "+t+" "+k, spec); ok {
+			c.Options[k] = v
+		}
+	}
+	for _, s := range specs {
+		if s.required && !given[s.name] {
+			d.errorf(n, "%s %s needs %s", what, t, s.name)
+		}
+	}
+	return c
+}
+
+func findOption(specs []optionSpec, name string) (optionSpec, bool) {
+	for _, s := range specs {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return optionSpec{}, false
+}
+
+// option checks one option value against its spec and returns it as a
+// plain Go value.
+func (d *decoder) option(n *yaml.Node, what string, s optionSpec) (any, bool) {
+	switch s.kind {
+	case optEnum:
+		return d.oneOf(n, what, s.choices...)
+	case optString:
+		return d.str(n, what)
+	case optInt:
+		return d.integer(n, what, int(s.lo), int(s.hi))
+	case optNumber:
+		return d.number(n, what, s.lo, s.hi)
+	case optList:
+		if deref(n).Kind != yaml.SequenceNode {
+			d.errorf(n, "%s must be a list, not %s", what, describe(n))
+			return nil, false
+		}
+		if len(deref(n).Content) == 0 {
+			d.errorf(n, "%s must not be empty", what)
+			return nil, false
+		}
+		return d.value(n, what)
+	}
+	return nil, false
+}

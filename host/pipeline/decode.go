@@ -1,0 +1,301 @@
+package pipeline
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// decoder turns yaml.Nodes into typed values, recording every problem
+// instead of stopping at the first.
+type decoder struct {
+	file string
+	errs Errors
+	// quiet holds scalars already reported (a failed ${VAR}): no second
+	// problem is reported about them.
+	quiet map[*yaml.Node]bool
+	// skipShape holds operators whose inputs are already reported as
+	// malformed: validate does not count them again.
+	skipShape map[*Operator]bool
+}
+
+func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
+	if d.quiet[deref(n)] {
+		return
+	}
+	d.errs.errorf(d.file, nodePos(n), format, args...)
+}
+
+// deref follows aliases to the node they name.
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// pair is one key: value of a mapping. Key is never an alias.
+type pair struct{ Key, Val *yaml.Node }
+
+// mapping returns the pairs of a mapping in file order, merge keys (<<)
+// flattened: keys written in the mapping win over merged ones. It reports a
+// node that is not a mapping, keys that are not strings and duplicate keys.
+func (d *decoder) mapping(n *yaml.Node, what string) ([]pair, bool) {
+	n = deref(n)
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "%s must be a mapping, not %s", what, describe(n))
+		return nil, false
+	}
+	var own, merged []pair
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), n.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			merged = append(merged, d.merge(v, what)...)
+			continue
+		}
+		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!null" {
+			d.errorf(k, "a key in %s must be a string, not %s", what, describe(k))
+			continue
+		}
+		if first, dup := seen[k.Value]; dup {
+			d.errorf(k, "duplicate key %q in %s (first at line %d)", k.Value, what, first.Line)
+			continue
+		}
+		seen[k.Value] = k
+		own = append(own, pair{k, v})
+	}
+	for _, p := range merged {
+		if _, ok := seen[p.Key.Value]; !ok {
+			seen[p.Key.Value] = p.Key
+			own = append(own, p)
+		}
+	}
+	return own, true
+}
+
+// merge returns the pairs a merge key brings in: one mapping or a list of
+// mappings, earlier ones winning.
+func (d *decoder) merge(v *yaml.Node, what string) []pair {
+	v = deref(v)
+	if v.Kind == yaml.SequenceNode {
+		var out []pair
+		seen := map[string]bool{}
+		for _, m := range v.Content {
+			ps, _ := d.mapping(m, "a merged value")
+			for _, p := range ps {
+				if !seen[p.Key.Value] {
+					seen[p.Key.Value] = true
+					out = append(out, p)
+				}
+			}
+		}
+		return out
+	}
+	ps, _ := d.mapping(v, "a merged value in "+what)
+	return ps
+}
+
+// describe names a node's type for an error message.
+func describe(n *yaml.Node) string {
+	n = deref(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			return "empty"
+		case "!!int":
+			return "an integer (" + n.Value + ")"
+		case "!!float":
+			return "a number (" + n.Value + ")"
+		case "!!bool":
+			return "a boolean (" + n.Value + ")"
+		default:
+			return fmt.Sprintf("a string (%q)", short(n.Value))
+		}
+	}
+	return "unknown"
+}
+
+func short(s string) string {
+	if len(s) > 40 {
+		return s[:37] + "..."
+	}
+	return s
+}
+
+// str reads a string. Any scalar but null is accepted as written (an id
+// may look like a number).
+func (d *decoder) str(n *yaml.Node, what string) (string, bool) {
+	n = deref(n)
+	if n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" {
+		d.errorf(n, "%s must be a string, not %s", what, describe(n))
+		return "", false
+	}
+	if n.Value == "" {
+		d.errorf(n, "%s must not be empty", what)
+		return "", false
+	}
+	return n.Value, true
+}
+
+// integer reads an integer in [lo, hi].
+func (d *decoder) integer(n *yaml.Node, what string, lo, hi int) (int, bool) {
+	n = deref(n)
+	var v int64
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil {
+		d.errorf(n, "%s must be an integer, not %s", what, describe(n))
+		return 0, false
+	}
+	if v < int64(lo) || v > int64(hi) {
+		d.errorf(n, "%s must be between %d and %d, not %d", what, lo, hi, v)
+		return 0, false
+	}
+	return int(v), true
+}
+
+// number reads an integer or a decimal number in [lo, hi].
+func (d *decoder) number(n *yaml.Node, what string, lo, hi float64) (float64, bool) {
+	n = deref(n)
+	var v float64
+	tag := n.ShortTag()
+	if n.Kind != yaml.ScalarNode || (tag != "!!int" && tag != "!!float") || n.Decode(&v) != nil || math.IsNaN(v) {
+		d.errorf(n, "%s must be a number, not %s", what, describe(n))
+		return 0, false
+	}
+	if v < lo || v > hi {
+		d.errorf(n, "%s must be between %g and %g, not %g", what, lo, hi, v)
+		return 0, false
+	}
+	return v, true
+}
+
+// boolean reads true or false.
+func (d *decoder) boolean(n *yaml.Node, what string) (bool, bool) {
+	n = deref(n)
+	var v bool
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&v) != nil {
+		d.errorf(n, "%s must be true or false, not %s", what, describe(n))
+		return false, false
+	}
+	return v, true
+}
+
+// oneOf reads a string that must be one of choices.
+func (d *decoder) oneOf(n *yaml.Node, what string, choices ...string) (string, bool) {
+	s, ok := d.str(n, what)
+	if !ok {
+		return "", false
+	}
+	for _, c := range choices {
+		if s == c {
+			return s, true
+		}
+	}
+	d.errorf(n, "%s must be one of %s, not %q", what, strings.Join(choices, ", "), s)
+	return "", false
+}
+
+// value converts a node to plain Go values: map[string]any, []any, string,
+// int, float64, bool or nil (the types yaml gives an `any`).
+func (d *decoder) value(n *yaml.Node, what string) (any, bool) {
+	n = deref(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		ps, ok := d.mapping(n, what)
+		if !ok {
+			return nil, false
+		}
+		m := make(map[string]any, len(ps))
+		for _, p := range ps {
+			v, vok := d.value(p.Val, what)
+			ok = ok && vok
+			m[p.Key.Value] = v
+		}
+		return m, ok
+	case yaml.SequenceNode:
+		l := make([]any, 0, len(n.Content))
+		ok := true
+		for _, c := range n.Content {
+			v, vok := d.value(c, what)
+			ok = ok && vok
+			l = append(l, v)
+		}
+		return l, ok
+	case yaml.ScalarNode:
+		var v any
+		switch n.ShortTag() {
+		case "!!null":
+			return nil, true
+		case "!!str", "!!timestamp":
+			return n.Value, true
+		case "!!int", "!!float", "!!bool":
+			if err := n.Decode(&v); err != nil {
+				d.errorf(n, "%s: %v", what, err)
+				return nil, false
+			}
+			return v, true
+		}
+		d.errorf(n, "%s: unsupported YAML tag %s", what, n.Tag)
+		return nil, false
+	}
+	d.errorf(n, "%s: unsupported YAML node", what)
+	return nil, false
+}
+
+// unknownKey reports a key that is not one of known, suggesting the
+// nearest known key when one is close.
+func (d *decoder) unknownKey(k *yaml.Node, where string, known []string) {
+	if s := suggest(k.Value, known); s != "" {
+		d.errorf(k, "unknown key %q in %s (did you mean %q?)", k.Value, where, s)
+		return
+	}
+	if len(known) <= 12 {
+		sorted := append([]string(nil), known...)
+		sort.Strings(sorted)
+		d.errorf(k, "unknown key %q in %s (known: %s)", k.Value, where, strings.Join(sorted, ", "))
+		return
+	}
+	d.errorf(k, "unknown key %q in %s", k.Value, where)
+}
+
+// suggest returns the known word within edit distance 2 of w, if any.
+func suggest(w string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if dist := editDistance(strings.ToLower(w), k); dist < bestD {
+			best, bestD = k, dist
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,129 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ParseOptions tunes Parse. The zero value is usable: no variables, the
+// default size limit, plugin paths confined to the pipeline's folder.
+type ParseOptions struct {
+	// Lookup gives the value of a ${VAR}; nil knows no variable. The CLI
+	// passes os.LookupEnv; tests pass a map, so they stay hermetic.
+	Lookup func(name string) (string, bool)
+	// MaxBytes is the largest file accepted; 0 means DefaultMaxBytes.
+	MaxBytes int
+	// AllowAbsolutePaths lets plugin paths be absolute or climb out of
+	// the allowed folders with "..".
+	AllowAbsolutePaths bool
+	// PluginRoots are folders, besides the pipeline file's own, that a
+	// relative plugin path may reach with ".." segments (the CLI passes
+	// the working directory, so configs/x.yaml may name
+	// ../plugins/p/p.wasm when run from the project).
+	PluginRoots []string
+}
+
+// ParseFile reads and parses the pipeline file at path, refusing files
+// larger than the limit before reading them.
+func ParseFile(path string, opts ParseOptions) (*Pipeline, error) {
+	limit := opts.maxBytes()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("read pipeline %s: %w", path, err)
+	}
+	return Parse(path, data, opts)
+}
+
+func (o ParseOptions) maxBytes() int {
+	if o.MaxBytes > 0 {
+		return o.MaxBytes
+	}
+	return DefaultMaxBytes
+}
+
+// Parse parses and lints a pipeline written in YAML. file names it in
+// errors and anchors relative plugin paths. Every problem found is
+// returned at once as Errors, sorted by position; the pipeline is nil
+// then.
+func Parse(file string, data []byte, opts ParseOptions) (*Pipeline, error) {
+	var errs Errors
+	if len(data) > opts.maxBytes() {
+		errs.errorf(file, Pos{}, "file is larger than %d bytes: refusing it", opts.maxBytes())
+		return nil, errs
+	}
+	root, err := parseYAML(data)
+	if err != nil {
+		errs = append(errs, yamlError(file, err))
+		return nil, errs
+	}
+	if root == nil || len(root.Content) == 0 {
+		errs.errorf(file, Pos{1, 1}, "empty pipeline: it needs at least version, name and operators")
+		return nil, errs
+	}
+	failed, ok := prepareTree(file, root, opts.Lookup, &errs)
+	if !ok {
+		return nil, errs.Err()
+	}
+	d := &decoder{file: file, errs: errs, quiet: failed, skipShape: map[*Operator]bool{}}
+	p := d.pipeline(root.Content[0])
+	if p != nil {
+		p.File = file
+		d.validate(p)
+		d.checkPluginPaths(p, opts)
+	}
+	if err := d.errs.Err(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// parseYAML parses exactly one YAML document into a node tree.
+func parseYAML(data []byte) (root *yaml.Node, err error) {
+	defer func() {
+		// yaml promises not to panic on bad input; this holds the promise
+		// if a corner case breaks it, so a hostile file cannot crash a host.
+		if r := recover(); r != nil {
+			root, err = nil, fmt.Errorf("yaml: %v", r)
+		}
+	}()
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("yaml: line %d: a pipeline file holds one document; this is a second one", extra.Line)
+	}
+	return &doc, nil
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlError turns a YAML syntax error into an Error with its line.
+func yamlError(file string, err error) *Error {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &Error{File: file, Pos: Pos{line, 1}, Msg: "invalid YAML: " + m[2]}
+	}
+	return &Error{File: file, Pos: Pos{1, 1}, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+}

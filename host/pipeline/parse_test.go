@@ -1,0 +1,279 @@
+package pipeline
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func mustParse(t *testing.T, src string, opts ParseOptions) *Pipeline {
+	t.Helper()
+	p, err := Parse("p.yaml", []byte(src), opts)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	return p
+}
+
+const full = `version: 1
+name: full
+mode: automatic
+parallelism: 4
+max-parallelism: 256
+chaining: false
+slots: 16
+plugins:
+  valid: { path: plugins/valid.wasm }
+  enrich: { path: plugins/enrich.wasm, config: { bank: NBI, retries: 3, ratio: 0.5, on: true, none: null, tags: [a, b] } }
+  hot: { path: hot.wasm }
+  co: { path: co.wasm }
+  keys: { path: keys.wasm }
+  part: { path: part.wasm }
+operators:
+  - id: txns
+    source: { type: generator, preset: transactions, count: 100000, seed: 7, skew: 0.25, hot-key: acct-1 }
+    parallelism: 2
+  - id: valid
+    filter: valid
+  - id: enriched
+    map: enrich
+    config: { bank: ING }
+    on-error: dead-letter
+  - id: totals
+    key-by: accountId
+    sum: amount
+    parallelism: 8
+    max-parallelism: 64
+  - id: composite
+    input: enriched
+    key-by: [accountId, currency]
+    min-by: amount
+  - id: selected
+    input: enriched
+    key-by: { plugin: keys }
+    process: hot
+    chaining: false
+  - id: alerts
+    input: selected.alerts
+    partition: { custom: part, key: country }
+    sink: { type: print, prefix: alert }
+  - id: both
+    input: [totals, composite]
+    partition: rescale
+    start-new-chain: true
+    slot-sharing-group: merged
+    sink: { type: file, path: out.json, format: json }
+  - id: other
+    source: { type: elements, values: [{ n: 1 }, { n: 2 }] }
+  - id: joined
+    connect: [txns, other]
+    co-map: co
+  - id: counted
+    key-by: n
+    count: true
+    input: other
+`
+
+// TestParseFull checks that every construct of the format lands in the
+// typed structs, with defaults applied and default inputs resolved.
+func TestParseFull(t *testing.T) {
+	p := mustParse(t, full, ParseOptions{})
+	if p.Version != 1 || p.Name != "full" || p.Mode != Automatic || p.Parallelism != 4 ||
+		p.MaxParallelism != 256 || p.Chaining || p.Slots != 16 || p.File != "p.yaml" {
+		t.Errorf("pipeline settings: %+v", p)
+	}
+	if got := p.KeyPos["slots"]; got != (Pos{7, 1}) {
+		t.Errorf("KeyPos[slots] = %v, want 7:1", got)
+	}
+	wantCfg := map[string]any{"bank": "NBI", "retries": 3, "ratio": 0.5, "on": true, "none": nil, "tags": []any{"a", "b"}}
+	if got := p.Plugins["enrich"].Config; !reflect.DeepEqual(got, wantCfg) {
+		t.Errorf("plugin config = %#v, want %#v", got, wantCfg)
+	}
+	if got := p.Plugins["valid"]; got.Path != "plugins/valid.wasm" || got.Pos != (Pos{9, 3}) {
+		t.Errorf("plugin valid = %+v", got)
+	}
+	ops := map[string]*Operator{}
+	for _, op := range p.Operators {
+		ops[op.ID] = op
+	}
+	if len(ops) != 11 {
+		t.Fatalf("got %d operators", len(ops))
+	}
+	txns := ops["txns"]
+	if txns.Kind != KindSource || txns.Source.Type != "generator" || txns.Parallelism != 2 || txns.Pos != (Pos{16, 5}) {
+		t.Errorf("txns = %+v", txns)
+	}
+	wantOpts := map[string]any{"preset": "transactions", "count": 100000, "seed": 7, "skew": 0.25, "hot-key": "acct-1"}
+	if !reflect.DeepEqual(txns.Source.Options, wantOpts) {
+		t.Errorf("source options = %#v, want %#v", txns.Source.Options, wantOpts)
+	}
+	if !txns.Source.Bounded() {
+		t.Error("a generator with count must be bounded")
+	}
+	checkInputs(t, ops["valid"], Input{Operator: "txns", Pos: Pos{19, 5}})
+	checkInputs(t, ops["enriched"], Input{Operator: "valid", Pos: Pos{21, 5}})
+	if e := ops["enriched"]; e.Plugin != "enrich" || e.OnError != "dead-letter" || e.Config["bank"] != "ING" {
+		t.Errorf("enriched = %+v", e)
+	}
+	if got := p.OperatorConfig(ops["enriched"]); got["bank"] != "ING" || got["retries"] != 3 {
+		t.Errorf("OperatorConfig: operator keys must win over the plugin's: %v", got)
+	}
+	if tot := ops["totals"]; tot.Kind != KindSum || tot.Field != "amount" || tot.Parallelism != 8 ||
+		tot.MaxParallelism != 64 || !reflect.DeepEqual(tot.KeyBy.Fields, []string{"accountId"}) || tot.KeyBy.Pos != (Pos{26, 13}) {
+		t.Errorf("totals = %+v key %+v", tot, tot.KeyBy)
+	}
+	if c := ops["composite"]; !reflect.DeepEqual(c.KeyBy.Fields, []string{"accountId", "currency"}) || c.Kind != KindMinBy {
+		t.Errorf("composite = %+v", c)
+	}
+	if s := ops["selected"]; s.KeyBy.Plugin != "keys" || !s.DisableChaining || s.Kind != KindProcess {
+		t.Errorf("selected = %+v", s)
+	}
+	checkInputs(t, ops["alerts"], Input{Operator: "selected", SideOutput: "alerts", Pos: Pos{40, 12}})
+	if a := ops["alerts"]; a.Partition.Strategy != "custom" || a.Partition.Plugin != "part" || a.Partition.Key != "country" {
+		t.Errorf("alerts partition = %+v", a.Partition)
+	}
+	b := ops["both"]
+	checkInputs(t, b, Input{Operator: "totals", Pos: Pos{44, 13}}, Input{Operator: "composite", Pos: Pos{44, 21}})
+	if b.Partition.Strategy != "rescale" || !b.StartNewChain || b.SlotSharingGroup != "merged" || b.Sink.Options["path"] != "out.json" {
+		t.Errorf("both = %+v", b)
+	}
+	checkInputs(t, ops["other"])
+	checkInputs(t, ops["joined"], Input{Operator: "txns", Pos: Pos{52, 15}}, Input{Operator: "other", Pos: Pos{52, 21}})
+	if c := ops["counted"]; c.Kind != KindCount {
+		t.Errorf("counted = %+v", c)
+	}
+}
+
+func checkInputs(t *testing.T, op *Operator, want ...Input) {
+	t.Helper()
+	if !reflect.DeepEqual(op.Inputs, want) && !(len(op.Inputs) == 0 && len(want) == 0) {
+		t.Errorf("%s inputs = %+v, want %+v", op.ID, op.Inputs, want)
+	}
+}
+
+// TestParseDefaults: mode streaming, parallelism 1, chaining on, no slots.
+func TestParseDefaults(t *testing.T) {
+	p := mustParse(t, "version: 1\nname: d\noperators:\n  - id: s\n    source: { type: stdin }\n", ParseOptions{})
+	if p.Mode != Streaming || p.Parallelism != 1 || !p.Chaining || p.Slots != 0 || p.MaxParallelism != 0 {
+		t.Errorf("defaults: %+v", p)
+	}
+	if p.Operators[0].Source.Bounded() {
+		t.Error("stdin must be unbounded")
+	}
+}
+
+// TestMergeKeys: << merges a mapping; keys written in place win.
+func TestMergeKeys(t *testing.T) {
+	src := `version: 1
+name: merge
+operators:
+  - &base
+    id: src
+    source: { type: elements, values: [1] }
+    parallelism: 2
+  - <<: *base
+    id: copy
+    parallelism: 3
+`
+	p := mustParse(t, src, ParseOptions{})
+	c := p.Operators[1]
+	if c.ID != "copy" || c.Parallelism != 3 || c.Kind != KindSource {
+		t.Errorf("merged operator = %+v", c)
+	}
+}
+
+// TestBoundedness: which sources end by themselves.
+func TestBoundedness(t *testing.T) {
+	for _, tc := range []struct {
+		c    Connector
+		want bool
+	}{
+		{Connector{Type: "generator", Options: map[string]any{"preset": "words", "count": 3}}, true},
+		{Connector{Type: "generator", Options: map[string]any{"preset": "words"}}, false},
+		{Connector{Type: "elements"}, true},
+		{Connector{Type: "file"}, true},
+		{Connector{Type: "stdin"}, false},
+	} {
+		if got := tc.c.Bounded(); got != tc.want {
+			t.Errorf("%s %v: Bounded() = %v, want %v", tc.c.Type, tc.c.Options, got, tc.want)
+		}
+	}
+}
+
+// TestErrorFormat: file:line:col: message, sorted by position.
+func TestErrorFormat(t *testing.T) {
+	es := Errors{
+		{File: "a.yaml", Pos: Pos{3, 1}, Msg: "third"},
+		{File: "a.yaml", Pos: Pos{1, 9}, Msg: "second"},
+		{File: "a.yaml", Pos: Pos{1, 2}, Msg: "first"},
+		{File: "a.yaml", Msg: "no place"},
+	}
+	want := "a.yaml: no place\na.yaml:1:2: first\na.yaml:1:9: second\na.yaml:3:1: third"
+	if got := es.Err().Error(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if (Errors{}).Err() != nil {
+		t.Error("no problem must be a nil error")
+	}
+	if got := (&Error{Pos: Pos{2, 3}, Msg: "m"}).Error(); got != "2:3: m" {
+		t.Errorf("without file: %q", got)
+	}
+}
+
+// TestLimits: size, alias bombs and nesting are refused before decoding.
+func TestLimits(t *testing.T) {
+	big := "version: 1\nname: big\n# " + strings.Repeat("x", 100) + "\n"
+	_, err := Parse("big.yaml", []byte(big), ParseOptions{MaxBytes: 64})
+	if err == nil || !strings.Contains(err.Error(), "big.yaml: file is larger than 64 bytes") {
+		t.Errorf("size limit: %v", err)
+	}
+	var nested strings.Builder
+	nested.WriteString("version: 1\nname: n\nplugins:\n  p:\n    path: p.wasm\n    config: ")
+	for i := 0; i < MaxDepth; i++ {
+		nested.WriteString("{a: ")
+	}
+	nested.WriteString("1" + strings.Repeat("}", MaxDepth) + "\noperators:\n  - id: s\n    source: { type: stdin }\n")
+	if _, err := Parse("deep.yaml", []byte(nested.String()), ParseOptions{}); err == nil || !strings.Contains(err.Error(), "nesting is deeper than 64 levels") {
+		t.Errorf("depth limit: %v", err)
+	}
+}
+
+// TestKindHelpers pins which kinds need a key, use a plugin, take two inputs.
+func TestKindHelpers(t *testing.T) {
+	var keyed, plugin, co []string
+	for _, k := range Kinds {
+		if k.NeedsKey() {
+			keyed = append(keyed, string(k))
+		}
+		if k.UsesPlugin() {
+			plugin = append(plugin, string(k))
+		}
+		if k.IsCoOperator() {
+			co = append(co, string(k))
+		}
+	}
+	for _, c := range []struct{ got, want []string }{
+		{keyed, []string{"reduce", "sum", "min", "max", "min-by", "max-by", "count"}},
+		{plugin, []string{"map", "filter", "flat-map", "process", "reduce", "co-map", "co-process"}},
+		{co, []string{"co-map", "co-process"}},
+	} {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("got %v, want %v", c.got, c.want)
+		}
+	}
+}
+
+// TestLongCycle: a long cycle is named by its ends, not every operator.
+func TestLongCycle(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("version: 1\nname: c\nplugins: {m: {path: m.wasm}}\noperators:\n  - {id: s, source: {type: stdin}}\n")
+	for i := 0; i < 20; i++ {
+		fmt.Fprintf(&b, "  - {id: o%d, map: m, input: [s, o%d]}\n", i, (i+1)%20)
+	}
+	_, err := Parse("c.yaml", []byte(b.String()), ParseOptions{})
+	want := "c.yaml:25:34: operators form a cycle: o19 -> o18 -> o17 -> o16 -> o15 -> ... (20 operators) ... -> o3 -> o2 -> o1 -> o0 -> o19"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}

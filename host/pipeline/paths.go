@@ -1,0 +1,67 @@
+package pipeline
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// checkPluginPaths holds plugin paths to the folders a pipeline may load
+// from: the pipeline file's folder and opts.PluginRoots. The check is
+// lexical: it reads no file, so planning never needs the .wasm to exist.
+func (d *decoder) checkPluginPaths(p *Pipeline, opts ParseOptions) {
+	names := make([]string, 0, len(p.Plugins))
+	for n := range p.Plugins {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		pl := p.Plugins[n]
+		if pl.Path == "" || opts.AllowAbsolutePaths {
+			continue
+		}
+		if msg := pathProblem(p.File, pl.Path, opts.PluginRoots); msg != "" {
+			d.errs.errorf(d.file, pl.Pos, "plugin %s: %s", n, msg)
+		}
+	}
+}
+
+// pathProblem says what is wrong with a plugin path, or "".
+func pathProblem(file, path string, roots []string) string {
+	slashed := filepath.ToSlash(path)
+	if filepath.IsAbs(path) || strings.HasPrefix(slashed, "/") {
+		return "path " + path + " is absolute: write it relative to the pipeline file"
+	}
+	if !hasDotDot(slashed) {
+		return ""
+	}
+	full := filepath.Join(filepath.Dir(file), path)
+	allowed := append([]string{filepath.Dir(file)}, roots...)
+	for _, root := range allowed {
+		if within(full, root) {
+			return ""
+		}
+	}
+	return "path " + path + " climbs out of the allowed plugin folders with \"..\" (allowed: " + strings.Join(allowed, ", ") + ")"
+}
+
+func hasDotDot(slashed string) bool {
+	for _, seg := range strings.Split(slashed, "/") {
+		if seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether path lies inside root (both made absolute
+// against the working directory, compared lexically).
+func within(path, root string) bool {
+	ap, err1 := filepath.Abs(path)
+	ar, err2 := filepath.Abs(root)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(ar, ap)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}

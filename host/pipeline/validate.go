@@ -1,0 +1,219 @@
+package pipeline
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// validate checks what spans operators: unique ids, default and named
+// inputs, the shape each kind needs, plugin references, parallelism
+// against max parallelism, and cycles. It resolves the default input (the
+// previous operator in the file) into op.Inputs.
+func (d *decoder) validate(p *Pipeline) {
+	byID := map[string]*Operator{}
+	for _, op := range p.Operators {
+		if op.ID == "" {
+			continue
+		}
+		if first, dup := byID[op.ID]; dup {
+			d.errs.errorf(d.file, op.KeyPos["id"], "duplicate operator id %q (first at line %d)", op.ID, first.Pos.Line)
+			continue
+		}
+		byID[op.ID] = op
+	}
+	if p.MaxParallelism > 0 && p.Parallelism > p.MaxParallelism {
+		d.errs.errorf(d.file, p.KeyPos["parallelism"], "parallelism %d is above max-parallelism %d", p.Parallelism, p.MaxParallelism)
+	}
+	for i, op := range p.Operators {
+		d.shape(p, i, op)
+		d.references(p, op, byID)
+		d.parallelism(p, op)
+	}
+	d.cycles(p, byID)
+}
+
+func name(op *Operator) string {
+	if op.ID == "" {
+		return "operator"
+	}
+	return "operator '" + op.ID + "'"
+}
+
+// shape checks the inputs and partitioning a kind allows, and resolves
+// the default input.
+func (d *decoder) shape(p *Pipeline, i int, op *Operator) {
+	_, hasInput := op.KeyPos["input"]
+	_, hasConnect := op.KeyPos["connect"]
+	switch {
+	case op.Kind == "" || d.skipShape[op]:
+		return
+	case op.Kind == KindSource:
+		for _, k := range []string{"input", "connect", "key-by", "partition"} {
+			if pos, ok := op.KeyPos[k]; ok {
+				d.errs.errorf(d.file, pos, "%s is a source: it reads no input, so %s does not apply", name(op), k)
+			}
+		}
+		return
+	case op.Kind.IsCoOperator():
+		switch {
+		case hasConnect && len(op.Inputs) != 2:
+			d.errs.errorf(d.file, op.KeyPos["connect"], "%s is a %s: connect needs exactly 2 inputs, not %d", name(op), op.Kind, len(op.Inputs))
+		case !hasConnect && !hasInput:
+			d.errs.errorf(d.file, op.KeyPos[string(op.Kind)], "%s is a %s: it needs connect: [first, second]", name(op), op.Kind)
+		case !hasConnect:
+			d.errs.errorf(d.file, op.KeyPos["input"], "%s is a %s: give its two inputs as connect: [first, second], not input", name(op), op.Kind)
+		}
+		return
+	}
+	if hasConnect {
+		d.errs.errorf(d.file, op.KeyPos["connect"], "connect is only for co-map and co-process; %s is a %s (input: [a, b] is a union)", name(op), op.Kind)
+		return
+	}
+	if hasInput {
+		return
+	}
+	if i == 0 {
+		d.errs.errorf(d.file, op.Pos, "%s has no input: it is the first operator, so it must be a source or name an input", name(op))
+		return
+	}
+	prev := p.Operators[i-1]
+	switch {
+	case prev.ID == "":
+	case prev.Kind == KindSink:
+		d.errs.errorf(d.file, op.Pos, "%s has no input: the previous operator '%s' is a sink; give input:", name(op), prev.ID)
+	default:
+		op.Inputs = []Input{{Operator: prev.ID, Pos: op.Pos}}
+	}
+}
+
+// references checks named inputs, plugins and kind requirements.
+func (d *decoder) references(p *Pipeline, op *Operator, byID map[string]*Operator) {
+	for _, in := range op.Inputs {
+		up, ok := byID[in.Operator]
+		switch {
+		case !ok:
+			d.errs.errorf(d.file, in.Pos, "%s reads %q, which is not an operator of this pipeline%s", name(op), in.Operator, didYouMean(in.Operator, byID))
+		case up.Kind == KindSink:
+			d.errs.errorf(d.file, in.Pos, "%s reads sink '%s': a sink has no output", name(op), up.ID)
+		case in.SideOutput != "" && up.Kind != KindProcess:
+			d.errs.errorf(d.file, in.Pos, "%s reads side output %q of '%s', a %s: only process operators emit side outputs", name(op), in.SideOutput, up.ID, up.Kind)
+		}
+	}
+	if op.Kind.NeedsKey() && op.KeyBy == nil {
+		d.errs.errorf(d.file, op.KeyPos[string(op.Kind)], "%s is a %s, which needs a keyed stream: add key-by", name(op), op.Kind)
+	}
+	if op.Kind.UsesPlugin() && op.Plugin != "" {
+		d.plugin(p, op.Plugin, op.KeyPos[string(op.Kind)], name(op))
+	}
+	if op.KeyBy != nil && op.KeyBy.Plugin != "" {
+		d.plugin(p, op.KeyBy.Plugin, op.KeyBy.Pos, name(op)+" key-by")
+	}
+	if op.Partition != nil && op.Partition.Plugin != "" {
+		d.plugin(p, op.Partition.Plugin, op.Partition.Pos, name(op)+" partition")
+	}
+	if pos, ok := op.KeyPos["config"]; ok && !op.Kind.UsesPlugin() && op.Kind != "" {
+		d.errs.errorf(d.file, pos, "%s is a %s: config is only for plugin operators", name(op), op.Kind)
+	}
+}
+
+func (d *decoder) plugin(p *Pipeline, plugin string, pos Pos, who string) {
+	if _, ok := p.Plugins[plugin]; ok {
+		return
+	}
+	names := make([]string, 0, len(p.Plugins))
+	for n := range p.Plugins {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	known := "none is declared"
+	if len(names) > 0 {
+		known = "declared: " + strings.Join(names, ", ")
+	}
+	d.errs.errorf(d.file, pos, "%s uses unknown plugin %q (%s under plugins:)", who, plugin, known)
+}
+
+func didYouMean(id string, byID map[string]*Operator) string {
+	known := make([]string, 0, len(byID))
+	for k := range byID {
+		known = append(known, k)
+	}
+	sort.Strings(known)
+	if s := suggest(id, known); s != "" {
+		return " (did you mean " + s + "?)"
+	}
+	return ""
+}
+
+// parallelism checks an operator's parallelism against its max
+// parallelism when both are known (the planner computes the default max).
+func (d *decoder) parallelism(p *Pipeline, op *Operator) {
+	_, setP := op.KeyPos["parallelism"]
+	_, setM := op.KeyPos["max-parallelism"]
+	if !setP && !setM {
+		return // a job-level conflict is reported once, at the job's key
+	}
+	par, maxP := op.Parallelism, op.MaxParallelism
+	if par == 0 {
+		par = p.Parallelism
+	}
+	if maxP == 0 {
+		maxP = p.MaxParallelism
+	}
+	if maxP > 0 && par > maxP {
+		pos := op.KeyPos["parallelism"]
+		if !setP {
+			pos = op.KeyPos["max-parallelism"]
+		}
+		d.errs.errorf(d.file, pos, "%s: parallelism %d is above its max parallelism %d", name(op), par, maxP)
+	}
+}
+
+// cycles reports every cycle among operators once, at the input that
+// closes it. Flink's DataStream graphs are acyclic (iterations aside).
+func (d *decoder) cycles(p *Pipeline, byID map[string]*Operator) {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var stack []string
+	var visit func(op *Operator)
+	visit = func(op *Operator) {
+		color[op.ID] = grey
+		stack = append(stack, op.ID)
+		for _, in := range op.Inputs {
+			up, ok := byID[in.Operator]
+			if !ok {
+				continue
+			}
+			switch color[up.ID] {
+			case white:
+				visit(up)
+			case grey:
+				start := len(stack) - 1
+				for stack[start] != up.ID {
+					start--
+				}
+				path := append([]string(nil), stack[start:]...)
+				// stack runs downstream -> upstream; print it as data flows.
+				for l, r := 0, len(path)-1; l < r; l, r = l+1, r-1 {
+					path[l], path[r] = path[r], path[l]
+				}
+				path = append(path, path[0])
+				if n := len(path); n > 12 {
+					path = append(append(path[:5:5], fmt.Sprintf("... (%d operators) ...", n-1)), path[n-5:]...)
+				}
+				d.errs.errorf(d.file, in.Pos, "operators form a cycle: %s", strings.Join(path, " -> "))
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[op.ID] = black
+	}
+	for _, op := range p.Operators {
+		if op.ID != "" && byID[op.ID] == op && color[op.ID] == white {
+			visit(op)
+		}
+	}
+}

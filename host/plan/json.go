@@ -1,0 +1,68 @@
+package plan
+
+import (
+	"encoding/json"
+	"io"
+)
+
+// jsonPlan is the --format json document; its keys are a contract.
+type jsonPlan struct {
+	Name          string         `json:"name"`
+	Mode          string         `json:"mode"`
+	RequiredSlots int            `json:"required_slots"`
+	Operators     []jsonOperator `json:"operators"`
+	Tasks         []jsonTask     `json:"tasks"`
+	Edges         []jsonEdge     `json:"edges"`
+}
+
+type jsonOperator struct {
+	ID               string `json:"id"`
+	Kind             string `json:"kind"`
+	Parallelism      int    `json:"parallelism"`
+	MaxParallelism   int    `json:"max_parallelism"`
+	SlotSharingGroup string `json:"slot_sharing_group"`
+	Task             int    `json:"task"`
+}
+
+type jsonTask struct {
+	ID               int      `json:"id"`
+	Name             string   `json:"name"`
+	Operators        []string `json:"operators"`
+	Parallelism      int      `json:"parallelism"`
+	SlotSharingGroup string   `json:"slot_sharing_group"`
+}
+
+type jsonEdge struct {
+	From         string `json:"from"`
+	To           string `json:"to"`
+	ShipStrategy string `json:"ship_strategy"`
+	Chained      bool   `json:"chained"`
+	Reason       string `json:"reason"`
+}
+
+// WriteJSON prints the plan as one indented JSON document: name, mode,
+// required_slots, operators, tasks (a task's id is its index, which an
+// operator's task refers to) and every edge, chained or not.
+func WriteJSON(w io.Writer, g *JobGraph) error {
+	doc := jsonPlan{
+		Name:          g.Name,
+		Mode:          string(g.Mode),
+		RequiredSlots: g.RequiredSlots,
+		Operators:     make([]jsonOperator, 0, len(g.Operators)),
+		Tasks:         make([]jsonTask, 0, len(g.Tasks)),
+		Edges:         make([]jsonEdge, 0, len(g.Edges)),
+	}
+	for _, op := range g.Operators {
+		doc.Operators = append(doc.Operators, jsonOperator{op.ID, string(op.Kind), op.Parallelism,
+			op.MaxParallelism, op.SlotSharingGroup, op.Task})
+	}
+	for _, t := range g.Tasks {
+		doc.Tasks = append(doc.Tasks, jsonTask{t.Index, t.Name, t.Operators, t.Parallelism, t.SlotSharingGroup})
+	}
+	for _, e := range g.Edges {
+		doc.Edges = append(doc.Edges, jsonEdge{e.From, e.To, e.ShipStrategy, e.Chained, e.Reason})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}

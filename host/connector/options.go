@@ -1,0 +1,151 @@
+package connector
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/sluicehq/sluice/host/pipeline"
+)
+
+// options reads a connector's options as the YAML parser left them. The
+// first problem sticks: later reads return zero values and finish reports
+// it, so a constructor reads everything and checks once.
+type options struct {
+	role  string // "source" or "sink"
+	op    string // operator id
+	typ   string // connector type
+	m     map[string]any
+	known map[string]bool
+	err   error
+}
+
+func newOptions(role, op string, c *pipeline.Connector) *options {
+	return &options{role: role, op: op, typ: c.Type, m: c.Options, known: map[string]bool{}}
+}
+
+// errorf returns an error that names the operator and its connector type.
+func (o *options) errorf(format string, args ...any) error {
+	return fmt.Errorf("%s %q (%s): %s", o.role, o.op, o.typ, fmt.Sprintf(format, args...))
+}
+
+func (o *options) fail(format string, args ...any) {
+	if o.err == nil {
+		o.err = o.errorf(format, args...)
+	}
+}
+
+// get returns an option's value, marking it as one this connector reads.
+func (o *options) get(name string) (any, bool) {
+	o.known[name] = true
+	v, ok := o.m[name]
+	return v, ok && v != nil
+}
+
+func (o *options) has(name string) bool {
+	_, ok := o.get(name)
+	return ok
+}
+
+func (o *options) str(name, def string) string {
+	v, ok := o.get(name)
+	if !ok {
+		return def
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		o.fail("option %q must be a string, got %v", name, v)
+	}
+	return s
+}
+
+// oneOf reads a string option that must be one of choices; def when unset.
+func (o *options) oneOf(name, def string, choices ...string) string {
+	s := o.str(name, def)
+	for _, c := range choices {
+		if s == c {
+			return s
+		}
+	}
+	if o.err == nil {
+		o.fail("option %q must be one of %s, got %q", name, strings.Join(choices, ", "), s)
+	}
+	return def
+}
+
+// int reads an integer option in [lo, hi]; def when unset. An integral
+// float (YAML 1e6) is accepted.
+func (o *options) int(name string, def, lo, hi int64) int64 {
+	v, ok := o.get(name)
+	if !ok {
+		return def
+	}
+	var n int64
+	switch x := v.(type) {
+	case int:
+		n = int64(x)
+	case int64:
+		n = x
+	case uint64:
+		if x > math.MaxInt64 {
+			o.fail("option %q is too large: %d", name, x)
+			return def
+		}
+		n = int64(x)
+	case float64:
+		if x != math.Trunc(x) || x < math.MinInt64 || x >= math.MaxInt64 {
+			o.fail("option %q must be a whole number, got %v", name, x)
+			return def
+		}
+		n = int64(x)
+	default:
+		o.fail("option %q must be a whole number, got %v", name, v)
+		return def
+	}
+	if n < lo || n > hi {
+		o.fail("option %q must be between %d and %d, got %d", name, lo, hi, n)
+		return def
+	}
+	return n
+}
+
+// float reads a number option in [lo, hi]; def when unset.
+func (o *options) float(name string, def, lo, hi float64) float64 {
+	v, ok := o.get(name)
+	if !ok {
+		return def
+	}
+	var f float64
+	switch x := v.(type) {
+	case int:
+		f = float64(x)
+	case int64:
+		f = float64(x)
+	case uint64:
+		f = float64(x)
+	case float64:
+		f = x
+	default:
+		o.fail("option %q must be a number, got %v", name, v)
+		return def
+	}
+	if math.IsNaN(f) || f < lo || f > hi {
+		o.fail("option %q must be between %v and %v, got %v", name, lo, hi, f)
+		return def
+	}
+	return f
+}
+
+// finish reports the first problem, or an option this connector does not
+// know.
+func (o *options) finish() error {
+	if o.err != nil {
+		return o.err
+	}
+	for _, k := range sortedKeys(o.m) {
+		if !o.known[k] {
+			return o.errorf("unknown option %q (known: %s)", k, strings.Join(sortedKeys(o.known), ", "))
+		}
+	}
+	return nil
+}

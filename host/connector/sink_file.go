@@ -1,0 +1,145 @@
+package connector
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/codec"
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+// fileSink writes records to a file: options path (relative to the
+// pipeline file's folder) and format (json, the default: one compact JSON
+// value per line, keys in record order; or csv: a header row from the
+// first record's keys). The parent folder is created. The file is
+// truncated when the sink opens and written once per batch.
+//
+// At parallelism > 1 each subtask writes its own file, named like Flink's
+// part files by the 0-based subtask index inserted before the extension:
+// out.jsonl becomes out-0.jsonl, out-1.jsonl, ...
+type fileSink struct {
+	op   string
+	path string
+	csv  bool
+	f    *os.File
+	buf  []byte
+	n    int64 // records written
+	cols csvColumns
+}
+
+func newFileSink(o *options, b *Builtin, subtask, parallelism int) (*fileSink, error) {
+	if !o.has("path") {
+		o.fail("option \"path\" is required")
+	}
+	path := o.str("path", "")
+	format := o.oneOf("format", "json", "json", "csv")
+	if err := o.finish(); err != nil {
+		return nil, err
+	}
+	path = b.path(path)
+	if parallelism > 1 {
+		path = subtaskPath(path, subtask)
+	}
+	return &fileSink{op: o.op, path: path, csv: format == "csv"}, nil
+}
+
+// subtaskPath inserts "-<subtask>" before the extension of path's base.
+func subtaskPath(path string, subtask int) string {
+	ext := filepath.Ext(path)
+	if base := filepath.Base(path); ext == base { // ".hidden"
+		ext = ""
+	}
+	return strings.TrimSuffix(path, ext) + "-" + strconv.Itoa(subtask) + ext
+}
+
+// Open creates the file and its folder.
+func (s *fileSink) Open(*runtime.OpenContext) error {
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+		return fmt.Errorf("sink %q: cannot write %s: %w", s.op, s.path, unwrapPath(err))
+	}
+	f, err := os.Create(s.path)
+	if err != nil {
+		return fmt.Errorf("sink %q: cannot write %s: %w", s.op, s.path, unwrapPath(err))
+	}
+	s.f = f
+	return nil
+}
+
+// Process writes count records. On a record it cannot write, the records
+// before it are still written.
+func (s *fileSink) Process(_ int, batch []byte, count int, _ runtime.Collector) error {
+	if s.f == nil {
+		return fmt.Errorf("sink %q: Process before Open", s.op)
+	}
+	s.buf = s.buf[:0]
+	rd := abi.NewReader(batch, count)
+	for rd.Next() {
+		line := len(s.buf)
+		var err error
+		if s.csv {
+			s.buf, err = s.cols.appendRow(s.buf, rd.Record().Value)
+		} else {
+			s.buf, err = appendJSONLine(s.buf, rd.Record().Value)
+		}
+		if err != nil {
+			s.buf = s.buf[:line]
+			return s.fail(fmt.Errorf("sink %q: record %d: %w", s.op, s.n+1, err))
+		}
+		s.n++
+		if len(s.buf) >= maxBatchBytes {
+			if err := s.write(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return s.fail(fmt.Errorf("sink %q: record %d: %w", s.op, s.n+1, err))
+	}
+	return s.write()
+}
+
+func appendJSONLine(b, value []byte) ([]byte, error) {
+	out, err := codec.MsgpackToJSON(b, value)
+	if err != nil {
+		return b, fmt.Errorf("cannot write it as JSON: %w", err)
+	}
+	return append(out, '\n'), nil
+}
+
+// fail writes the records formatted before a bad one, then reports it.
+func (s *fileSink) fail(err error) error {
+	if werr := s.write(); werr != nil {
+		return werr
+	}
+	return err
+}
+
+func (s *fileSink) write() error {
+	if len(s.buf) == 0 {
+		return nil
+	}
+	_, err := s.f.Write(s.buf)
+	s.buf = s.buf[:0]
+	if err != nil {
+		return fmt.Errorf("sink %q: writing %s: %w", s.op, s.path, unwrapPath(err))
+	}
+	return nil
+}
+
+// Close closes the file; a failure to close (data not written) is an
+// error unless the job is being torn down (out is nil).
+func (s *fileSink) Close(out runtime.Collector) error {
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	if err != nil && out != nil {
+		return fmt.Errorf("sink %q: closing %s: %w", s.op, s.path, unwrapPath(err))
+	}
+	return nil
+}

@@ -1,0 +1,128 @@
+package connector
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/abi"
+)
+
+// roundTrip reads path with a file source and writes what it read with a
+// file sink to out, returning out's text.
+func roundTrip(t *testing.T, dir, in, out, format string) string {
+	t.Helper()
+	b := &Builtin{Root: dir}
+	c, _ := runSource(t, b, sourceSpec("read", "file", map[string]any{"path": in, "format": format}), 0, 1)
+	s := openSink(t, b, "write", "file", map[string]any{"path": out, "format": format}, 0, 1)
+	var w abi.Writer
+	for _, r := range c.records {
+		w.Append(r.time, r.hasTime, r.key, r.value)
+	}
+	if err := s.Process(0, w.Buf, w.Count, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(&collector{t: t}); err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(filepath.Join(dir, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(text)
+}
+
+func TestFileSinkJSONRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	text := strings.Join(jsonLines, "\n") + "\n"
+	writeFile(t, dir, "in.jsonl", text)
+	if got := roundTrip(t, dir, "in.jsonl", "out/deep/out.jsonl", "json"); got != text {
+		t.Errorf("round trip:\n%s\nwant:\n%s", got, text)
+	}
+}
+
+func TestFileSinkCSVRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	text := "name,qty,price,note\n" +
+		"apple,3,1.25,fresh\n" +
+		"\"pear, green\",-4,2000.0,\"said \"\"hi\"\"\"\n" +
+		"plum,7,0.5,\"two\nlines\"\n" +
+		"fig,0,-0.001,\n" +
+		"\" lead\",1,1e-07,x\n"
+	writeFile(t, dir, "in.csv", text)
+	if got := roundTrip(t, dir, "in.csv", "out.csv", "csv"); got != text {
+		t.Errorf("round trip:\n%s\nwant:\n%s", got, text)
+	}
+}
+
+func TestFileSinkCSVColumns(t *testing.T) {
+	dir := t.TempDir()
+	s := openSink(t, &Builtin{Root: dir}, "out", "file", map[string]any{"path": "o.csv", "format": "csv"}, 0, 1)
+	batch, n := batchOf(t, `{"id":1,"tags":["a","b"],"ok":true,"none":null}`, `{"ok":false,"id":2}`)
+	if err := s.Process(0, batch, n, nil); err != nil {
+		t.Fatal(err)
+	}
+	batch, n = batchOf(t, `{"id":3}`, `{"id":4,"extra":1}`)
+	err := s.Process(0, batch, n, nil)
+	wantErrContaining(t, err, `sink "out": record 4: field "extra" is not a column of the CSV header`)
+	batch, n = batchOf(t, `[1,2]`)
+	err = s.Process(0, batch, n, nil)
+	wantErrContaining(t, err, `sink "out": record 4: CSV needs records that are maps, got array`)
+	if err := s.Close(&collector{t: t}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "o.csv"))
+	want := "id,tags,ok,none\n1,\"[\"\"a\"\",\"\"b\"\"]\",true,\n2,,false,\n3,,,\n"
+	if string(got) != want {
+		t.Errorf("csv:\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestFileSinkOneFilePerSubtask(t *testing.T) {
+	dir := t.TempDir()
+	for sub := 0; sub < 3; sub++ {
+		s := openSink(t, &Builtin{Root: dir}, "out", "file", map[string]any{"path": "res/out.jsonl"}, sub, 3)
+		batch, n := batchOf(t, `{"sub":`+string(rune('0'+sub))+`}`)
+		if err := s.Process(0, batch, n, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(&collector{t: t}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for sub := 0; sub < 3; sub++ {
+		got, err := os.ReadFile(filepath.Join(dir, "res", "out-"+string(rune('0'+sub))+".jsonl"))
+		if err != nil || string(got) != `{"sub":`+string(rune('0'+sub))+"}\n" {
+			t.Errorf("subtask %d file: %q %v", sub, got, err)
+		}
+	}
+	for in, want := range map[string]string{
+		"out.jsonl": "out-2.jsonl", "a/b.c/out": "a/b.c/out-2", "d/.hidden": "d/.hidden-2", "x.tar.gz": "x.tar-2.gz",
+	} {
+		if got := subtaskPath(in, 2); got != want {
+			t.Errorf("subtaskPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestFileSinkUnwritablePath(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "afile", "x")
+	for path, why := range map[string]string{
+		"afile/out.jsonl": "not a directory", // the folder is a file
+		".":               "is a directory",
+	} {
+		s, err := (&Builtin{Root: dir}).Sink(sinkSpec("out", "file", map[string]any{"path": path}), 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.Open(nil)
+		wantErrContaining(t, err, `sink "out": cannot write `+filepath.Join(dir, path), why)
+		if err := s.Close(nil); err != nil {
+			t.Errorf("Close after a failed Open: %v", err)
+		}
+	}
+	_, err := (&Builtin{}).Sink(sinkSpec("out", "file", map[string]any{"format": "csv"}), 0, 1)
+	wantErrContaining(t, err, `sink "out" (file): option "path" is required`)
+}

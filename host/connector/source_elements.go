@@ -1,0 +1,129 @@
+package connector
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+// elementsSource emits an inline list of values, in order, like Flink's
+// fromElements: option values (a list). A map value becomes a msgpack map,
+// a list an array and a scalar a scalar. Parallelism must be 1. Records
+// have no event time.
+//
+// The YAML parser hands maps over as map[string]any, which has no order:
+// keys are written sorted, so the output is at least deterministic.
+type elementsSource struct {
+	records abi.Writer // every record, encoded once
+	offsets []int      // offsets[i] is where record i starts
+}
+
+func newElements(o *options, parallelism int) (*elementsSource, error) {
+	v, ok := o.get("values")
+	if !ok {
+		o.fail("option \"values\" is required: the list of records to emit")
+	}
+	s := &elementsSource{}
+	if err := o.finish(); err != nil {
+		return nil, err
+	}
+	if parallelism != 1 {
+		return nil, o.errorf("parallelism must be 1, as for Flink's fromElements (got %d)", parallelism)
+	}
+	list, isList := v.([]any)
+	if !isList {
+		return nil, o.errorf("option \"values\" must be a list, got %T", v)
+	}
+	for i, e := range list {
+		s.offsets = append(s.offsets, len(s.records.Buf))
+		b := appendNoTimeNoKey(s.records.Buf)
+		b, err := appendYAML(b, e, 0)
+		if err != nil {
+			return nil, o.errorf("values[%d]: %v", i, err)
+		}
+		s.records.Buf = b
+		s.records.Count++
+	}
+	s.offsets = append(s.offsets, len(s.records.Buf))
+	return s, nil
+}
+
+func (s *elementsSource) Open(*runtime.OpenContext) error { return nil }
+func (s *elementsSource) Total() int64                    { return int64(s.records.Count) }
+func (s *elementsSource) Close() error                    { return nil }
+
+// Run emits the values in batches.
+func (s *elementsSource) Run(ctx context.Context, out runtime.Collector) error {
+	for i := 0; i < s.records.Count; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		j := i + 1
+		for j < s.records.Count && j-i < maxBatchRecords && s.offsets[j+1]-s.offsets[i] <= maxBatchBytes {
+			j++
+		}
+		if err := out.Emit(0, s.records.Buf[s.offsets[i]:s.offsets[j]], j-i); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// appendYAML appends a value as the YAML parser produced it (scalars,
+// []any, map[string]any) as msgpack.
+func appendYAML(b []byte, v any, depth int) ([]byte, error) {
+	if depth > abi.MaxDepth {
+		return nil, fmt.Errorf("nested deeper than %d levels", abi.MaxDepth)
+	}
+	switch x := v.(type) {
+	case nil:
+		return abi.AppendNil(b), nil
+	case bool:
+		return abi.AppendBool(b, x), nil
+	case int:
+		return abi.AppendInt(b, int64(x)), nil
+	case int64:
+		return abi.AppendInt(b, x), nil
+	case uint64:
+		if x > math.MaxInt64 {
+			return abi.AppendFloat(b, float64(x)), nil
+		}
+		return abi.AppendInt(b, int64(x)), nil
+	case float64:
+		return abi.AppendFloat(b, x), nil
+	case string:
+		return abi.AppendStr(b, x), nil
+	case time.Time: // an unquoted YAML timestamp
+		return abi.AppendStr(b, x.Format(time.RFC3339Nano)), nil
+	case []any:
+		b = abi.AppendArrayHeader(b, len(x))
+		for _, e := range x {
+			var err error
+			if b, err = appendYAML(b, e, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return b, nil
+	case map[string]any:
+		b = abi.AppendMapHeader(b, len(x))
+		for _, k := range sortedKeys(x) {
+			var err error
+			if b, err = appendYAML(abi.AppendStr(b, k), x[k], depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return b, nil
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(k)] = e
+		}
+		return appendYAML(b, m, depth)
+	}
+	return nil, fmt.Errorf("cannot turn a %T into a record value", v)
+}

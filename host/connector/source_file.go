@@ -1,0 +1,83 @@
+package connector
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+// fileSource reads a file of JSON lines or CSV: options path (relative to
+// the pipeline file's folder) and format (json, the default, or csv). It is
+// bounded. With parallelism p, subtask i reads the whole file and keeps
+// the records i, i+p, i+2p, ... (see source_lines.go).
+type fileSource struct {
+	lineReader
+	path  string
+	f     *os.File
+	total int64
+}
+
+func newFileSource(o *options, b *Builtin, onError string, subtask, parallelism int) (*fileSource, error) {
+	if !o.has("path") {
+		o.fail("option \"path\" is required")
+	}
+	path := o.str("path", "")
+	format := o.oneOf("format", "json", "json", "csv")
+	if err := o.finish(); err != nil {
+		return nil, err
+	}
+	s := &fileSource{path: b.path(path), total: -1}
+	s.lineReader = lineReader{op: o.op, input: s.path, csv: format == "csv", subtask: subtask,
+		parallelism: parallelism, onError: onError, badRecord: b.BadRecord}
+	return s, nil
+}
+
+// Open opens the file and counts this subtask's records.
+func (s *fileSource) Open(*runtime.OpenContext) error {
+	f, err := os.Open(s.path)
+	if err != nil {
+		return fmt.Errorf("source %q: cannot read %s: %w", s.op, s.path, unwrapPath(err))
+	}
+	n, err := countRecords(f, s.csv)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("source %q: reading %s: %w", s.op, s.path, unwrapPath(err))
+	}
+	s.f, s.total = f, int64(splitCount(n, s.subtask, s.parallelism))
+	return nil
+}
+
+// Total is the number of records this subtask reads, bad lines included;
+// -1 before Open.
+func (s *fileSource) Total() int64 { return s.total }
+
+func (s *fileSource) Run(ctx context.Context, out runtime.Collector) error {
+	if s.f == nil {
+		return fmt.Errorf("source %q: Run before Open", s.op)
+	}
+	return s.run(ctx, s.f, out)
+}
+
+func (s *fileSource) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	return err
+}
+
+// unwrapPath drops the *os.PathError wrapper, whose text repeats the path
+// the caller's message already names.
+func unwrapPath(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}

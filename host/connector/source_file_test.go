@@ -1,0 +1,214 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var jsonLines = []string{
+	`{"z":1,"a":"x","m":{"k2":[1,2.5,null,true],"k1":"é ☃"}}`,
+	`{"id":2,"neg":-9007199254740993,"f":0.25}`,
+	`"a scalar"`,
+	`{"id":3,"s":"quote \" and \\ and \n"}`,
+}
+
+func TestFileSourceJSONKeepsKeyOrder(t *testing.T) {
+	dir := t.TempDir()
+	// blank lines and CRLF endings are fine; the last line has no newline
+	writeFile(t, dir, "in.jsonl", "\ufeff"+jsonLines[0]+"\r\n\n"+jsonLines[1]+"\n   \n"+jsonLines[2]+"\n"+jsonLines[3])
+	b := &Builtin{Root: dir}
+	spec := sourceSpec("read", "file", map[string]any{"path": "in.jsonl"})
+	c, src := runSource(t, b, spec, 0, 1)
+	got := c.jsons()
+	if len(got) != len(jsonLines) {
+		t.Fatalf("%d records: %q", len(got), got)
+	}
+	for i, want := range jsonLines {
+		if got[i] != want {
+			t.Errorf("record %d: %s, want %s", i, got[i], want)
+		}
+	}
+	if src.Total() != 4 {
+		t.Errorf("Total = %d, want 4", src.Total())
+	}
+	// parallelism 3: subtask i keeps records i, i+3, ...
+	var union []string
+	for i := 0; i < 3; i++ {
+		c, src := runSource(t, b, spec, i, 3)
+		if want := splitCount(4, i, 3); src.Total() != int64(want) || len(c.records) != int(want) {
+			t.Errorf("subtask %d: %d records, Total %d, want %d", i, len(c.records), src.Total(), want)
+		}
+		union = append(union, c.jsons()...)
+	}
+	if strings.Join(union, "|") != strings.Join([]string{got[0], got[3], got[1], got[2]}, "|") {
+		t.Errorf("p=3 records %q", union)
+	}
+}
+
+func TestFileSourceLongLine(t *testing.T) {
+	dir := t.TempDir()
+	long := `{"s":"` + strings.Repeat("x", 200_000) + `"}`
+	writeFile(t, dir, "in.jsonl", `{"a":1}`+"\n"+long+"\n"+`{"b":2}`+"\n")
+	c, _ := runSource(t, &Builtin{Root: dir}, sourceSpec("read", "file", map[string]any{"path": "in.jsonl"}), 0, 1)
+	if len(c.records) != 3 || c.records[1].json != long || c.records[2].json != `{"b":2}` {
+		t.Fatalf("%d records", len(c.records))
+	}
+}
+
+func TestFileSourceMalformedJSON(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "in.jsonl", "{\"a\":1}\n\n{\"a\":2}\n{\"a\": oops}\n{\"a\":4}\n")
+	spec := sourceSpec("read", "file", map[string]any{"path": "in.jsonl"})
+	c, err := runSourceErr(t, &Builtin{Root: dir}, spec, 0, 1)
+	wantErrContaining(t, err, `source "read"`, path+":4:", "malformed JSON")
+	var re *RecordError
+	if !errors.As(err, &re) || re.Line != 4 || string(re.Raw) != `{"a": oops}` {
+		t.Fatalf("error %#v, want a RecordError for line 4", err)
+	}
+	if got := strings.Join(c.jsons(), " "); got != `{"a":1} {"a":2}` {
+		t.Errorf("records before the bad line: %s", got)
+	}
+	// The bad line is record 2: at parallelism 2 only subtask 0 meets it.
+	if _, err := runSourceErr(t, &Builtin{Root: dir}, spec, 1, 2); err != nil {
+		t.Errorf("subtask 1: %v", err)
+	}
+	if _, err := runSourceErr(t, &Builtin{Root: dir}, spec, 0, 2); err == nil {
+		t.Errorf("subtask 0 read the bad line without error")
+	}
+	// on-error: skip
+	spec.OnError = "skip"
+	c, srcRun := runSource(t, &Builtin{Root: dir}, spec, 0, 1)
+	if got := strings.Join(c.jsons(), " "); got != `{"a":1} {"a":2} {"a":4}` {
+		t.Errorf("skip: %s", got)
+	}
+	if n := srcRun.(interface{ Skipped() int64 }).Skipped(); n != 1 {
+		t.Errorf("Skipped = %d", n)
+	}
+	// a BadRecord hook decides
+	var seen []*RecordError
+	b := &Builtin{Root: dir, BadRecord: func(e *RecordError) error { seen = append(seen, e); return nil }}
+	spec.OnError = ""
+	c, _ = runSource(t, b, spec, 0, 1)
+	if len(c.records) != 3 || len(seen) != 1 || seen[0].Operator != "read" || seen[0].Line != 4 {
+		t.Errorf("hook saw %v, %d records", seen, len(c.records))
+	}
+}
+
+const csvText = "name,qty,price,note\n" +
+	"apple,3,1.25,fresh\n" +
+	"\"pear, green\",-4,2e3,\"said \"\"hi\"\"\"\n" +
+	"plum,007,0.5,\"two\nlines\"\n" +
+	"fig,99999999999999999999,.5,\n"
+
+func TestFileSourceCSV(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "in.csv", csvText)
+	c, src := runSource(t, &Builtin{Root: dir}, sourceSpec("read", "file", map[string]any{"path": "in.csv", "format": "csv"}), 0, 1)
+	want := []string{
+		`{"name":"apple","qty":3,"price":1.25,"note":"fresh"}`,
+		`{"name":"pear, green","qty":-4,"price":2000.0,"note":"said \"hi\""}`,
+		`{"name":"plum","qty":7,"price":0.5,"note":"two\nlines"}`,
+		`{"name":"fig","qty":100000000000000000000.0,"price":0.5,"note":""}`, // too large for an int: a float
+	}
+	got := c.jsons()
+	for i := range want {
+		if i >= len(got) || got[i] != want[i] {
+			t.Errorf("record %d: %v, want %s", i, got, want[i])
+		}
+	}
+	if src.Total() != 4 {
+		t.Errorf("Total = %d, want 4 (a quoted newline is not a record)", src.Total())
+	}
+}
+
+func TestFileSourceCSVErrors(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "in.csv", "a,b\n1,2\n3\n4,5\n")
+	spec := sourceSpec("read", "file", map[string]any{"path": "in.csv", "format": "csv"})
+	c, err := runSourceErr(t, &Builtin{Root: dir}, spec, 0, 1)
+	wantErrContaining(t, err, `source "read"`, path+":3:", "wrong number of fields")
+	if len(c.records) != 1 {
+		t.Errorf("%d records before the bad row", len(c.records))
+	}
+	spec.OnError = "skip"
+	if c, _ = runSource(t, &Builtin{Root: dir}, spec, 0, 1); strings.Join(c.jsons(), " ") != `{"a":1,"b":2} {"a":4,"b":5}` {
+		t.Errorf("skip: %v", c.jsons())
+	}
+	writeFile(t, dir, "dup.csv", "a,a\n1,2\n")
+	_, err = runSourceErr(t, &Builtin{Root: dir}, sourceSpec("read", "file", map[string]any{"path": "dup.csv", "format": "csv"}), 0, 1)
+	wantErrContaining(t, err, "dup.csv:1:", `column "a" appears twice`)
+}
+
+func TestFileSourceMissingFile(t *testing.T) {
+	dir := t.TempDir()
+	_, err := runSourceErr(t, &Builtin{Root: dir}, sourceSpec("read", "file", map[string]any{"path": "nope.jsonl"}), 0, 1)
+	wantErrContaining(t, err, `source "read": cannot read `+filepath.Join(dir, "nope.jsonl"), "no such file")
+	_, err = (&Builtin{}).Source(sourceSpec("read", "file", map[string]any{}), 0, 1)
+	wantErrContaining(t, err, `option "path" is required`)
+	_, err = (&Builtin{}).Source(sourceSpec("read", "file", map[string]any{"path": "x", "format": "xml"}), 0, 1)
+	wantErrContaining(t, err, `option "format" must be one of json, csv, got "xml"`)
+}
+
+func TestStdinSource(t *testing.T) {
+	b := &Builtin{Stdin: strings.NewReader("{\"b\":1,\"a\":2}\nnot json\n")}
+	spec := sourceSpec("in", "stdin", nil)
+	c, err := runSourceErr(t, b, spec, 0, 1)
+	wantErrContaining(t, err, `source "in": stdin:2: malformed JSON`)
+	if strings.Join(c.jsons(), " ") != `{"b":1,"a":2}` {
+		t.Errorf("records %v", c.jsons())
+	}
+	b = &Builtin{Stdin: strings.NewReader("x,y\n1,a\n")}
+	c, src := runSource(t, b, sourceSpec("in", "stdin", map[string]any{"format": "csv"}), 0, 1)
+	if strings.Join(c.jsons(), " ") != `{"x":1,"y":"a"}` || src.Total() != -1 {
+		t.Errorf("csv records %v, Total %d", c.jsons(), src.Total())
+	}
+	_, err = b.Source(sourceSpec("in", "stdin", nil), 0, 2)
+	wantErrContaining(t, err, `source "in" (stdin): parallelism must be 1`)
+	_, err = b.Source(sourceSpec("other", "stdin", nil), 0, 1)
+	wantErrContaining(t, err, `source "other": stdin is already read by source "in"`)
+}
+
+// A read from a terminal blocks; cancelling the job still ends Run.
+func TestStdinSourceCancel(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	src, err := (&Builtin{Stdin: pr}).Source(sourceSpec("in", "stdin", nil), 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &collector{t: t}
+	done := make(chan error)
+	go func() { done <- src.Run(ctx, c) }()
+	if _, err := pw.Write([]byte("{\"a\":1}\n")); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Run = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+}
+
+var _ runtime.Source = (*fileSource)(nil)

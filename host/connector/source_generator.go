@@ -1,0 +1,136 @@
+package connector
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+// generatorSource is one subtask of a generator: it produces the records
+// whose sequence number n satisfies n % parallelism == subtask, in
+// increasing n, up to count records for the whole source (none: forever),
+// paced to rate records per second for the whole source (0: as fast as
+// downstream takes them).
+//
+// Options: preset (transactions, sensors, words, sequence; required),
+// count, rate, seed (default 0); transactions also accounts (default 1000),
+// skew (0..1, default 0) and hot-key (default "acct-corp"); sensors also
+// devices (default 100), skew and hot-key (default "sensor-hot").
+type generatorSource struct {
+	preset      preset
+	subtask     int
+	parallelism int
+	bounded     bool
+	total       uint64 // records of this subtask when bounded
+	rate        float64
+	w           abi.Writer
+}
+
+func newGenerator(o *options, subtask, parallelism int) (*generatorSource, error) {
+	if !o.has("preset") {
+		o.fail("option \"preset\" is required: one of transactions, sensors, words, sequence")
+	}
+	name := o.oneOf("preset", "", presetTransactions, presetSensors, presetWords, presetSequence)
+	g := &generatorSource{subtask: subtask, parallelism: parallelism}
+	if o.has("count") {
+		g.bounded = true
+		g.total = splitCount(uint64(o.int("count", 0, 0, math.MaxInt64)), subtask, parallelism)
+	}
+	g.rate = o.float("rate", 0, 0, math.MaxFloat64)
+	seed := o.int("seed", 0, math.MinInt64, math.MaxInt64)
+	switch name {
+	case presetTransactions:
+		accounts := o.int("accounts", 1000, 1, 1e15)
+		g.preset = newTransactions(seed, accounts, newHotKey(o.str("hot-key", "acct-corp"), o.float("skew", 0, 0, 1)))
+	case presetSensors:
+		devices := o.int("devices", 100, 1, 1e15)
+		g.preset = newSensors(seed, devices, newHotKey(o.str("hot-key", "sensor-hot"), o.float("skew", 0, 0, 1)))
+	case presetWords:
+		g.preset = &words{seed: seedFor(seed, presetWords)}
+	case presetSequence:
+		g.preset = sequence{}
+	}
+	if err := o.finish(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func (g *generatorSource) Open(*runtime.OpenContext) error { return nil }
+
+func (g *generatorSource) Total() int64 {
+	if !g.bounded {
+		return -1
+	}
+	return int64(g.total)
+}
+
+func (g *generatorSource) Close() error { return nil }
+
+// Run emits batches until the count is reached or ctx is cancelled.
+func (g *generatorSource) Run(ctx context.Context, out runtime.Collector) error {
+	limit := uint64(math.MaxUint64) // unbounded
+	if g.bounded {
+		limit = g.total
+	}
+	if g.rate > 0 {
+		return g.runPaced(ctx, out, limit)
+	}
+	done := ctx.Done()
+	for k := uint64(0); k < limit; {
+		select {
+		case <-done:
+			return ctx.Err()
+		default:
+		}
+		if err := g.emit(out, &k, limit-k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runPaced emits what the pacer allows at each tick of a ticker.
+func (g *generatorSource) runPaced(ctx context.Context, out runtime.Collector, limit uint64) error {
+	p := newPacer(time.Now(), g.rate, g.subtask, g.parallelism)
+	ticker := time.NewTicker(p.tick())
+	defer ticker.Stop()
+	k := uint64(0)
+	for now := p.start; ; {
+		due := min(p.due(now, k), limit-k)
+		for end := k + due; k < end; {
+			if err := g.emit(out, &k, end-k); err != nil {
+				return err
+			}
+		}
+		if k >= limit {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case now = <-ticker.C:
+		}
+	}
+}
+
+// emit generates one batch of at most n records starting at the subtask's
+// k-th record, advances k and hands the batch downstream.
+func (g *generatorSource) emit(out runtime.Collector, k *uint64, n uint64) error {
+	g.w.Reset()
+	step := uint64(g.parallelism)
+	seq := uint64(g.subtask) + *k*step
+	n = min(n, maxBatchRecords)
+	buf := g.w.Buf
+	i := uint64(0)
+	for ; i < n && len(buf) < maxBatchBytes; i++ {
+		buf = g.preset.appendRecord(buf, seq)
+		seq += step
+	}
+	g.w.Buf, g.w.Count = buf, int(i)
+	*k += i
+	return out.Emit(0, g.w.Buf, g.w.Count)
+}

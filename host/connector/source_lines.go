@@ -1,0 +1,327 @@
+package connector
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/codec"
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+// This file reads records from text, for the file and stdin sources:
+// JSON lines (one JSON value per line; blank lines are skipped) or CSV
+// (a header row names the fields; numbers become ints or floats, anything
+// else a string). Record i (0-based, blank lines and the CSV header not
+// counted) belongs to subtask i % parallelism.
+
+// maxLine is the longest JSON line a source accepts.
+const maxLine = 16 << 20
+
+// RecordError is a line a source could not read. Err says what is wrong.
+type RecordError struct {
+	Operator string
+	Subtask  int
+	Input    string // the file's path, or "stdin"
+	Line     int    // 1-based
+	Raw      []byte // the line as read (JSON lines only), for a dead-letter output
+	Err      error
+}
+
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("source %q: %s:%d: %v", e.Operator, e.Input, e.Line, e.Err)
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// lineReader turns text into batches of records for one subtask.
+type lineReader struct {
+	op          string
+	input       string // for errors
+	csv         bool
+	subtask     int
+	parallelism int
+	onError     string                   // the operator's on-error
+	badRecord   func(*RecordError) error // Builtin.BadRecord
+	skipped     atomic.Int64
+	w           abi.Writer
+}
+
+// Skipped is how many bad lines were skipped.
+func (l *lineReader) Skipped() int64 { return l.skipped.Load() }
+
+// bad applies the error policy to a bad line: nil means skip it.
+func (l *lineReader) bad(line int, raw []byte, err error) error {
+	re := &RecordError{Operator: l.op, Subtask: l.subtask, Input: l.input, Line: line, Err: err}
+	if raw != nil {
+		re.Raw = append([]byte(nil), raw...)
+	}
+	var verdict error = re
+	if l.badRecord != nil {
+		verdict = l.badRecord(re)
+	} else if l.onError == "skip" {
+		verdict = nil
+	}
+	if verdict == nil {
+		l.skipped.Add(1)
+	}
+	return verdict
+}
+
+// flush hands the batch downstream when it is full, or when force is set
+// and it is not empty.
+func (l *lineReader) flush(ctx context.Context, out runtime.Collector, force bool) error {
+	if l.w.Count == 0 || !force && l.w.Count < maxBatchRecords && len(l.w.Buf) < maxBatchBytes {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := out.Emit(0, l.w.Buf, l.w.Count)
+	l.w.Reset()
+	return err
+}
+
+func (l *lineReader) run(ctx context.Context, r io.Reader, out runtime.Collector) error {
+	l.w.Reset()
+	var err error
+	if l.csv {
+		err = l.runCSV(ctx, r, out)
+	} else {
+		err = l.runJSON(ctx, r, out)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			// what was read before the problem still goes downstream
+			if ferr := l.flush(ctx, out, true); ferr != nil {
+				return ferr
+			}
+		}
+		return err
+	}
+	return l.flush(ctx, out, true)
+}
+
+func (l *lineReader) runJSON(ctx context.Context, r io.Reader, out runtime.Collector) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte // a line longer than br's buffer
+	index := 0
+	for line := 1; ; line++ {
+		b, err := br.ReadSlice('\n')
+		for errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], b...)
+			for errors.Is(err, bufio.ErrBufferFull) && len(long) <= maxLine {
+				b, err = br.ReadSlice('\n')
+				long = append(long, b...)
+			}
+			if len(long) > maxLine {
+				return &RecordError{Operator: l.op, Subtask: l.subtask, Input: l.input, Line: line,
+					Err: fmt.Errorf("line longer than %d MiB", maxLine>>20)}
+			}
+			b = long
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("source %q: reading %s: %w", l.op, l.input, err)
+		}
+		if line == 1 {
+			b = bytes.TrimPrefix(b, []byte("\ufeff")) // a byte order mark
+		}
+		if text := bytes.TrimSpace(b); len(text) > 0 {
+			if index%l.parallelism == l.subtask {
+				if e := l.appendJSON(text); e != nil {
+					if v := l.bad(line, text, e); v != nil {
+						return v
+					}
+				}
+				if e := l.flush(ctx, out, false); e != nil {
+					return e
+				}
+			}
+			index++
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// appendJSON appends one record holding the JSON value text.
+func (l *lineReader) appendJSON(text []byte) error {
+	start := len(l.w.Buf)
+	b, err := codec.JSONToMsgpack(appendNoTimeNoKey(l.w.Buf), text)
+	if err != nil {
+		l.w.Buf = l.w.Buf[:start]
+		return fmt.Errorf("malformed JSON: %w", err)
+	}
+	l.w.Buf = b
+	l.w.Count++
+	return nil
+}
+
+func (l *lineReader) runCSV(ctx context.Context, r io.Reader, out runtime.Collector) error {
+	cr := csv.NewReader(bufio.NewReaderSize(r, 64<<10))
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil
+	}
+	if err != nil {
+		return l.csvError(err, 1)
+	}
+	header[0] = strings.TrimPrefix(header[0], "\ufeff") // a byte order mark
+	names := make([][]byte, len(header))
+	seen := map[string]bool{}
+	for i, h := range header {
+		if seen[h] {
+			return &RecordError{Operator: l.op, Subtask: l.subtask, Input: l.input, Line: 1,
+				Err: fmt.Errorf("column %q appears twice in the header", h)}
+		}
+		seen[h] = true
+		names[i] = abi.AppendStr(nil, h)
+	}
+	for index := 0; ; index++ {
+		fields, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		var pe *csv.ParseError
+		if err != nil && !errors.As(err, &pe) {
+			return fmt.Errorf("source %q: reading %s: %w", l.op, l.input, err)
+		}
+		if index%l.parallelism != l.subtask {
+			continue // another subtask's record, and its problem
+		}
+		if err != nil {
+			if v := l.bad(pe.Line, nil, pe.Err); v != nil {
+				return v
+			}
+			continue
+		}
+		b := abi.AppendMapHeader(appendNoTimeNoKey(l.w.Buf), len(names))
+		for i, f := range fields {
+			b = appendCSVValue(append(b, names[i]...), f)
+		}
+		l.w.Buf = b
+		l.w.Count++
+		if err := l.flush(ctx, out, false); err != nil {
+			return err
+		}
+	}
+}
+
+func (l *lineReader) csvError(err error, line int) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		line, err = pe.Line, pe.Err
+	}
+	return &RecordError{Operator: l.op, Subtask: l.subtask, Input: l.input, Line: line, Err: err}
+}
+
+// appendCSVValue appends a CSV field: an int when it is a decimal
+// integer, a float when it is a decimal number, else a string.
+func appendCSVValue(b []byte, f string) []byte {
+	switch numberKind(f) {
+	case 'i':
+		if v, err := strconv.ParseInt(f, 10, 64); err == nil {
+			return abi.AppendInt(b, v)
+		}
+		fallthrough // too large for an int64
+	case 'f':
+		if v, err := strconv.ParseFloat(f, 64); err == nil {
+			return abi.AppendFloat(b, v)
+		}
+	}
+	return abi.AppendStr(b, f)
+}
+
+// numberKind is 'i' for [+-]digits, 'f' for a decimal number with a
+// fraction or an exponent, 0 for anything else (including inf and nan).
+func numberKind(s string) byte {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	d := 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		d++
+	}
+	kind := byte('i')
+	if i < len(s) && s[i] == '.' {
+		kind = 'f'
+		for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			d++
+		}
+	}
+	if d == 0 {
+		return 0
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		kind = 'f'
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		e := i
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		}
+		if i == e {
+			return 0
+		}
+	}
+	if i != len(s) {
+		return 0
+	}
+	return kind
+}
+
+// countRecords counts the records in r the way the readers above see
+// them: non-blank lines for JSON; for CSV, non-empty lines outside quotes,
+// less the header.
+func countRecords(r io.Reader, isCSV bool) (uint64, error) {
+	buf := make([]byte, 64<<10)
+	var n uint64
+	content, quoted := false, false
+	for {
+		m, err := r.Read(buf)
+		for _, c := range buf[:m] {
+			switch c {
+			case '\n':
+				if !quoted {
+					if content {
+						n++
+					}
+					content = false
+				}
+			case '\r':
+			case ' ', '\t':
+				content = content || isCSV
+			case '"':
+				quoted = isCSV && !quoted
+				content = true
+			default:
+				content = true
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	if content {
+		n++
+	}
+	if isCSV && n > 0 {
+		n-- // the header
+	}
+	return n, nil
+}

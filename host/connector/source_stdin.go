@@ -1,0 +1,58 @@
+package connector
+
+import (
+	"context"
+	"io"
+
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+// stdinSource reads JSON lines or CSV from the host's standard input (or
+// Builtin.Stdin): option format (json, the default, or csv). Parallelism
+// must be 1, and only one source may read stdin. It ends at end of input
+// (but counts as unbounded: see Builtin.Bounded).
+type stdinSource struct {
+	lineReader
+	r io.Reader
+}
+
+func newStdinSource(o *options, b *Builtin, onError string, parallelism int) (*stdinSource, error) {
+	format := o.oneOf("format", "json", "json", "csv")
+	if err := o.finish(); err != nil {
+		return nil, err
+	}
+	if parallelism != 1 {
+		return nil, o.errorf("parallelism must be 1: standard input cannot be split (got %d)", parallelism)
+	}
+	if err := b.claimStdin(o.op); err != nil {
+		return nil, err
+	}
+	s := &stdinSource{r: b.stdin()}
+	s.lineReader = lineReader{op: o.op, input: "stdin", csv: format == "csv", parallelism: 1,
+		onError: onError, badRecord: b.BadRecord}
+	return s, nil
+}
+
+func (s *stdinSource) Open(*runtime.OpenContext) error { return nil }
+func (s *stdinSource) Total() int64                    { return -1 }
+func (s *stdinSource) Close() error                    { return nil }
+
+// Run reads until end of input. A read from a terminal cannot be
+// interrupted, so reading happens in a goroutine behind a pipe that a
+// cancelled ctx closes: Run returns at once, and the goroutine ends at the
+// next line or end of input.
+func (s *stdinSource) Run(ctx context.Context, out runtime.Collector) error {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, s.r)
+		pw.CloseWithError(err)
+	}()
+	stop := context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })
+	defer stop()
+	defer pr.Close()
+	err := s.run(ctx, pr, out)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
@@ -15,8 +16,8 @@ import (
 // a list an array and a scalar a scalar. Parallelism must be 1. Records
 // have no event time.
 //
-// The YAML parser hands maps over as map[string]any, which has no order:
-// keys are written sorted, so the output is at least deterministic.
+// Maps keep the key order the pipeline file gives (pipeline.Map); a plain
+// map[string]any (from code) is written with sorted keys.
 type elementsSource struct {
 	records abi.Writer // every record, encoded once
 	offsets []int      // offsets[i] is where record i starts
@@ -105,6 +106,15 @@ func appendYAML(b []byte, v any, depth int) ([]byte, error) {
 		for _, e := range x {
 			var err error
 			if b, err = appendYAML(b, e, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return b, nil
+	case pipeline.Map:
+		b = abi.AppendMapHeader(b, len(x.Keys))
+		for _, k := range x.Keys {
+			var err error
+			if b, err = appendYAML(abi.AppendStr(b, k), x.Values[k], depth+1); err != nil {
 				return nil, err
 			}
 		}

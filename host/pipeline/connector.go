@@ -117,7 +117,10 @@ func (d *decoder) connector(n *yaml.Node, what string, types map[string][]option
 			continue
 		}
 		given[k] = true
-		if v, ok := d.option(p.Val, what+" "+t+" "+k, spec); ok {
+		d.ordered = t == "elements" && k == "values" // records keep their key order
+		v, ok := d.option(p.Val, what+" "+t+" "+k, spec)
+		d.ordered = false
+		if ok {
 			c.Options[k] = v
 		}
 	}

@@ -20,6 +20,8 @@ type decoder struct {
 	// skipShape holds operators whose inputs are already reported as
 	// malformed: validate does not count them again.
 	skipShape map[*Operator]bool
+	// ordered makes value return mappings as Map, keeping key order.
+	ordered bool
 }
 
 func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
@@ -214,10 +216,17 @@ func (d *decoder) value(n *yaml.Node, what string) (any, bool) {
 			return nil, false
 		}
 		m := make(map[string]any, len(ps))
+		var keys []string
 		for _, p := range ps {
 			v, vok := d.value(p.Val, what)
 			ok = ok && vok
+			if _, dup := m[p.Key.Value]; !dup {
+				keys = append(keys, p.Key.Value)
+			}
 			m[p.Key.Value] = v
+		}
+		if d.ordered {
+			return Map{Keys: keys, Values: m}, ok
 		}
 		return m, ok
 	case yaml.SequenceNode:

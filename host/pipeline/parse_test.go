@@ -277,3 +277,29 @@ func TestLongCycle(t *testing.T) {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
+
+func TestElementsKeepKeyOrder(t *testing.T) {
+	src := `version: 1
+name: el
+operators:
+  - id: src
+    source:
+      type: elements
+      values:
+        - {zeta: 1, alpha: {y: 2, b: 3}}
+  - id: out
+    sink: {type: discard}
+`
+	p, err := Parse("el.yaml", []byte(src), ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := p.Operators[0].Source.Options["values"].([]any)
+	m := vals[0].(Map)
+	if strings.Join(m.Keys, ",") != "zeta,alpha" {
+		t.Fatalf("keys = %v, want zeta,alpha", m.Keys)
+	}
+	if inner := m.Values["alpha"].(Map); strings.Join(inner.Keys, ",") != "y,b" {
+		t.Fatalf("nested keys = %v, want y,b", inner.Keys)
+	}
+}

@@ -135,3 +135,12 @@ type Connector struct {
 	Options map[string]any
 	Pos     Pos
 }
+
+// Map is a YAML mapping whose key order matters: the records of an
+// elements source are written with their keys in the order the file gives
+// (print shows them in that order). Other options and configs use
+// map[string]any.
+type Map struct {
+	Keys   []string
+	Values map[string]any
+}

@@ -1,0 +1,410 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/codec"
+	"github.com/sluicehq/sluice/host/plugin"
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+func init() { addCommand(newPluginCmd) }
+
+func newPluginCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plugin",
+		Short: "Inspect a Wasm plugin or run it over JSON lines",
+	}
+	f := cmd.PersistentFlags()
+	f.Uint32("memory-pages", 0, "memory limit per plugin instance, in 64 KiB pages (default from host settings)")
+	f.Duration("call-timeout", 0, "deadline of each call into the plugin (default from host settings)")
+	f.String("cache-dir", "", "compiled-plugin cache folder (default from host settings)")
+	cmd.AddCommand(newPluginInspectCmd(), newPluginRunCmd())
+	return cmd
+}
+
+// newPluginHost builds a plugin host from the host settings.
+func newPluginHost(cmd *cobra.Command) (*plugin.Host, error) {
+	s, err := hostSettings(cmd)
+	if err != nil {
+		return nil, err
+	}
+	cfg := plugin.DefaultConfig()
+	cfg.MemoryLimitPages = s.MemoryPages
+	cfg.CallTimeout = s.CallTimeout
+	cfg.MaxOutputBytes = s.MaxOutputBytes
+	cfg.MaxModuleBytes = s.MaxModuleBytes
+	cfg.CacheDir = s.CacheDir
+	h, err := plugin.New(cmd.Context(), cfg)
+	if err != nil && cfg.CacheDir != "" {
+		// An unusable cache folder costs compile time, not correctness.
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; compiling without a cache\n", err)
+		cfg.CacheDir = ""
+		h, err = plugin.New(cmd.Context(), cfg)
+	}
+	return h, err
+}
+
+func newPluginInspectCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "inspect FILE.wasm",
+		Short: "Show a plugin's ABI version, kind, exports, imports, memory, size and sha256",
+		Long: `Inspect checks FILE.wasm against ABI v1 and the host's limits, then prints
+what it declares; the kind comes from the plugin's sluice_describe when it
+exports one. A file that is not a loadable plugin exits 1 with every
+problem found.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := newPluginHost(cmd)
+			if err != nil {
+				return err
+			}
+			defer h.Close(context.Background())
+			m, err := h.LoadFile(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			info, err := m.Inspect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(info)
+			}
+			printInfo(cmd.OutOrStdout(), info)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the description as JSON")
+	return cmd
+}
+
+func printInfo(w io.Writer, info plugin.Info) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	line := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...) }
+	line("plugin", "%s", info.Name)
+	if info.Path != "" {
+		line("file", "%s", info.Path)
+	}
+	line("abi", "v%d", info.ABIVersion)
+	line("kind", "%s (from %s)", info.Kind, info.KindFrom)
+	if info.SDK != "" {
+		line("sdk", "%s", info.SDK)
+	}
+	if len(info.Outputs) > 0 {
+		line("outputs", "%s", strings.Join(info.Outputs, ", "))
+	}
+	line("size", "%d bytes", info.Size)
+	line("sha256", "%s", info.SHA256)
+	max := "none"
+	if info.Memory.HasMax {
+		max = pages(info.Memory.Max)
+	}
+	line("memory", "min %s, max %s", pages(info.Memory.Min), max)
+	line("exports", "%d", len(info.Exports))
+	tw.Flush()
+	list := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, e := range info.Exports {
+		fmt.Fprintln(list, strings.TrimRight(fmt.Sprintf("  %s\t%s %s", e.Name, e.Kind, e.Signature), " "))
+	}
+	list.Flush()
+	fmt.Fprintf(w, "imports  %d\n", len(info.Imports))
+	for _, im := range info.Imports {
+		fmt.Fprintln(list, strings.TrimRight(fmt.Sprintf("  %s.%s\t%s %s", im.Module, im.Name, im.Kind, im.Signature), " "))
+	}
+	list.Flush()
+}
+
+// pages renders a page count with its size.
+func pages(n uint64) string {
+	if n%16 == 0 {
+		return fmt.Sprintf("%d pages (%d MiB)", n, n/16)
+	}
+	if n < 16 {
+		return fmt.Sprintf("%d pages (%d KiB)", n, n*64)
+	}
+	return fmt.Sprintf("%d pages (%.1f MiB)", n, float64(n)/16)
+}
+
+type runOptions struct {
+	input  string
+	config []string
+	key    string
+	batch  int
+}
+
+func newPluginRunCmd() *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run FILE.wasm --input records.jsonl",
+		Short: "Run one operator plugin over JSON lines and print its output as JSON lines",
+		Long: `Run loads FILE.wasm, opens it as subtask 1 of 1 with the --config values,
+and sends it the records of --input (one JSON object per line; "-" reads
+standard input) in batches. Each output record is printed as one line
+{"port": "main" or a side-output tag, "key": ..., "record": {...}} with the
+record's fields in their order. With --key FIELD the records are keyed by
+that field and the plugin gets keyed state (held in memory), as after a
+keyBy. --config values are JSON when they parse as JSON (30, true,
+[1,2]), strings otherwise. A summary goes to standard error.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPlugin(cmd, args[0], o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.input, "input", "", "JSON-lines file of input records (\"-\" for standard input)")
+	f.StringArrayVar(&o.config, "config", nil, "operator config entry key=value (repeatable)")
+	f.StringVar(&o.key, "key", "", "key the records by this top-level field (keyed state for reduce/process)")
+	f.IntVar(&o.batch, "batch", 256, "records per batch")
+	cmd.MarkFlagRequired("input")
+	return cmd
+}
+
+// parseConfig turns key=value entries into the operator's config map.
+func parseConfig(entries []string) (map[string]any, error) {
+	cfg := map[string]any{}
+	for _, e := range entries {
+		k, v, ok := strings.Cut(e, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--config %q: want key=value", e)
+		}
+		cfg[k] = configValue(v)
+	}
+	return cfg, nil
+}
+
+func configValue(s string) any {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return s
+	}
+	return numbers(v)
+}
+
+// numbers turns json.Number into int64 or float64, recursively.
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case []any:
+		for i := range x {
+			x[i] = numbers(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = numbers(x[k])
+		}
+	}
+	return v
+}
+
+func runPlugin(cmd *cobra.Command, file string, o runOptions) error {
+	if o.batch < 1 {
+		return fmt.Errorf("--batch must be at least 1, got %d", o.batch)
+	}
+	cfg, err := parseConfig(o.config)
+	if err != nil {
+		return err
+	}
+	var in io.Reader = cmd.InOrStdin()
+	name := "standard input"
+	if o.input != "-" {
+		f, err := os.Open(o.input)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in, name = f, o.input
+	}
+	h, err := newPluginHost(cmd)
+	if err != nil {
+		return err
+	}
+	defer h.Close(context.Background())
+	m, err := h.LoadFile(cmd.Context(), file)
+	if err != nil {
+		return err
+	}
+	info, err := m.Inspect(cmd.Context())
+	if err != nil {
+		return err
+	}
+	if info.Kind == abi.KindPartitioner || info.Kind == abi.KindKeySelector {
+		return fmt.Errorf("plugin %q is a %s: plugin run runs operators (map, filter, flat-map, process, reduce)", m.Name(), info.Kind)
+	}
+	out := &jsonLines{w: bufio.NewWriter(cmd.OutOrStdout()), ports: []string{"main"}}
+	defer out.w.Flush()
+	oc := &runtime.OpenContext{
+		Operator: m.Name(), Parallelism: 1, MaxParallelism: 128, Config: cfg,
+		Port: out.port,
+	}
+	if o.key != "" {
+		oc.State = plugin.NewMemoryState()
+		oc.KeyGroupStart, oc.KeyGroupEnd = 0, oc.MaxParallelism-1
+	}
+	op := m.NewOperator(cmd.Context(), m.Name(), cfg)
+	if err := op.Open(oc); err != nil {
+		return err
+	}
+	defer printGuestOutput(cmd.ErrOrStderr(), m.Name(), op)
+	records, err := feed(in, name, o, func(batch []byte, count int) error {
+		return op.Process(0, batch, count, out)
+	})
+	if err != nil {
+		op.Close(nil)
+		return err
+	}
+	if err := op.Close(out); err != nil {
+		return err
+	}
+	if err := out.w.Flush(); err != nil {
+		return err
+	}
+	var per []string
+	for i, p := range out.ports {
+		if out.counts[i] > 0 {
+			per = append(per, fmt.Sprintf("%s %d", p, out.counts[i]))
+		}
+	}
+	summary := "none"
+	if len(per) > 0 {
+		summary = strings.Join(per, ", ")
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d records in, out: %s\n", m.Name(), records, summary)
+	return nil
+}
+
+// feed reads JSON lines into batches of envelopes and hands each to send.
+func feed(in io.Reader, name string, o runOptions, send func([]byte, int) error) (int, error) {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var w abi.Writer
+	records, lineNo := 0, 0
+	for sc.Scan() {
+		lineNo++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		v, err := codec.JSONToMsgpack(nil, []byte(line))
+		if err != nil {
+			return records, fmt.Errorf("%s:%d: %v", name, lineNo, err)
+		}
+		if abi.TypeOf(v) != abi.TypeMap {
+			return records, fmt.Errorf("%s:%d: a record must be a JSON object, got a %s", name, lineNo, abi.TypeOf(v))
+		}
+		var key []byte
+		if o.key != "" {
+			raw, ok, err := abi.MapField(v, o.key)
+			if err != nil || !ok {
+				return records, fmt.Errorf("%s:%d: the record has no field %q for --key", name, lineNo, o.key)
+			}
+			if abi.IsNil(raw) {
+				return records, fmt.Errorf("%s:%d: the --key field %q is null", name, lineNo, o.key)
+			}
+			key = raw
+		}
+		w.Append(0, false, key, v)
+		records++
+		if w.Count == o.batch {
+			if err := send(w.Buf, w.Count); err != nil {
+				return records, err
+			}
+			w.Reset()
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return records, fmt.Errorf("%s:%d: %v", name, lineNo+1, err)
+	}
+	if w.Count > 0 {
+		return records, send(w.Buf, w.Count)
+	}
+	return records, nil
+}
+
+// jsonLines is the collector of plugin run: it prints every record.
+type jsonLines struct {
+	w      *bufio.Writer
+	ports  []string // engine port -> name ("main" for 0)
+	counts []int
+	line   []byte
+}
+
+func (j *jsonLines) port(tag string) int {
+	if tag == "" {
+		return 0
+	}
+	for i, p := range j.ports[1:] {
+		if p == tag {
+			return i + 1
+		}
+	}
+	j.ports = append(j.ports, tag)
+	return len(j.ports) - 1
+}
+
+func (j *jsonLines) Emit(port int, buf []byte, count int) error {
+	for len(j.counts) < len(j.ports) {
+		j.counts = append(j.counts, 0)
+	}
+	name, _ := json.Marshal(j.ports[port])
+	rd := abi.NewReader(buf, count)
+	for rd.Next() {
+		r := rd.Record()
+		b := append(j.line[:0], `{"port":`...)
+		b = append(b, name...)
+		var err error
+		if r.Key != nil {
+			b = append(b, `,"key":`...)
+			if b, err = codec.MsgpackToJSON(b, r.Key); err != nil {
+				return fmt.Errorf("output key: %w", err)
+			}
+		}
+		if r.HasTime {
+			b = append(b, `,"time":`...)
+			b = strconv.AppendInt(b, r.Time, 10)
+		}
+		b = append(b, `,"record":`...)
+		if b, err = codec.MsgpackToJSON(b, r.Value); err != nil {
+			return fmt.Errorf("output record: %w", err)
+		}
+		b = append(b, "}\n"...)
+		j.w.Write(b)
+		j.line = b
+		j.counts[port]++
+	}
+	return rd.Err()
+}
+
+// printGuestOutput shows what the plugin wrote to stdout and stderr.
+func printGuestOutput(w io.Writer, name string, op *plugin.Operator) {
+	stdout, stderr := op.Output()
+	for _, s := range []struct{ what, text string }{{"stdout", stdout}, {"stderr", stderr}} {
+		if s.text != "" {
+			fmt.Fprintf(w, "plugin %s %s (tail):\n%s", name, s.what, s.text)
+			if !strings.HasSuffix(s.text, "\n") {
+				fmt.Fprintln(w)
+			}
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runPluginCLI runs the CLI with a private compilation cache.
+func runPluginCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	t.Setenv("SLUICE_CACHE_DIR", t.TempDir())
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// watFixture compiles host/plugin/testdata/name.wat with wat2wasm.
+func watFixture(t *testing.T, name string) string {
+	t.Helper()
+	tool, err := exec.LookPath("wat2wasm")
+	if err != nil {
+		t.Fatalf("wat2wasm not found: install wabt (Debian/Ubuntu: apt-get install -y wabt)")
+	}
+	out := filepath.Join(t.TempDir(), name+".wasm")
+	if msg, err := exec.Command(tool, filepath.Join("..", "..", "host", "plugin", "testdata", name+".wat"), "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("wat2wasm %s: %v\n%s", name, err, msg)
+	}
+	return out
+}
+
+func TestPluginInspect(t *testing.T) {
+	wasm := watFixture(t, "identity")
+	code, out, errs := runPluginCLI(t, "", "plugin", "inspect", wasm)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"plugin   identity\n",
+		"abi      v1\n",
+		"kind     map (from sluice_describe)\n",
+		"sdk      wat\n",
+		"outputs  late\n",
+		"memory   min 2 pages (128 KiB), max none\n",
+		"  sluice_process        function (i32, i32, i32, i32) -> i32\n",
+		"imports  1\n",
+		"  sluice_v1.emit  function (i32, i32, i32, i32) -> i32\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = runPluginCLI(t, "", "plugin", "inspect", "--json", wasm)
+	if code != 0 || !strings.Contains(out, `"Kind": "map"`) || !strings.Contains(out, `"SHA256": "`) {
+		t.Errorf("--json exit %d:\n%s", code, out)
+	}
+}
+
+func TestPluginInspectRefusesNonPlugins(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "notes.wasm")
+	os.WriteFile(text, []byte("hello, world\n"), 0o600)
+	code, out, errs := runPluginCLI(t, "", "plugin", "inspect", text)
+	want := `error: plugin "notes" (` + text + `) cannot be loaded: is not a WebAssembly module: it starts with "hello, w", not the wasm magic \0asm` + "\n"
+	if code != 1 || out != "" || errs != want {
+		t.Errorf("exit %d, stdout %q, stderr\n got: %s\nwant: %s", code, out, errs, want)
+	}
+	code, _, errs = runPluginCLI(t, "", "plugin", "inspect", watFixture(t, "nomarker"))
+	if code != 1 || !strings.Contains(errs, "cannot be loaded: missing the ABI marker export sluice_abi_v1") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+func TestPluginRun(t *testing.T) {
+	wasm := watFixture(t, "identity")
+	input := `{"txnId":1,"accountId":"a","amount":12.5,"tags":["x"]}
+
+{"z":1,"a":{"nested":true},"m":null}
+`
+	code, out, errs := runPluginCLI(t, input, "plugin", "run", wasm, "--input", "-", "--config", "threshold=30", "--config", "bank=NBI")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := `{"port":"main","record":{"txnId":1,"accountId":"a","amount":12.5,"tags":["x"]}}
+{"port":"main","record":{"z":1,"a":{"nested":true},"m":null}}
+`
+	if out != want {
+		t.Errorf("stdout\n got: %s\nwant: %s", out, want)
+	}
+	if errs != "identity: 2 records in, out: main 2\n" {
+		t.Errorf("stderr %q", errs)
+	}
+	// Keyed by a field: the key travels with each record.
+	code, out, errs = runPluginCLI(t, `{"accountId":"a","amount":1}`+"\n", "plugin", "run", wasm, "--input", "-", "--key", "accountId", "--batch", "1")
+	if code != 0 || out != `{"port":"main","key":"a","record":{"accountId":"a","amount":1}}`+"\n" {
+		t.Errorf("exit %d %s: %s", code, errs, out)
+	}
+}
+
+func TestPluginRunInputErrors(t *testing.T) {
+	wasm := watFixture(t, "identity")
+	for _, tt := range []struct {
+		input string
+		args  []string
+		want  string
+	}{
+		{"{\"a\":1}\n{\"a\":\n", nil, "error: standard input:2: json: unexpected end of input at byte 5\n"},
+		{"[1,2]\n", nil, "error: standard input:1: a record must be a JSON object, got a array\n"},
+		{"{\"a\":1}\n", []string{"--key", "id"}, "error: standard input:1: the record has no field \"id\" for --key\n"},
+		{"", []string{"--config", "novalue"}, "error: --config \"novalue\": want key=value\n"},
+	} {
+		args := append([]string{"plugin", "run", wasm, "--input", "-"}, tt.args...)
+		code, _, errs := runPluginCLI(t, tt.input, args...)
+		if code != 1 || errs != tt.want {
+			t.Errorf("exit %d, stderr\n got: %s\nwant: %s", code, errs, tt.want)
+		}
+	}
+}
+
+func TestConfigValues(t *testing.T) {
+	cfg, err := parseConfig([]string{"n=30", "f=1.5", "b=true", "s=NBI", "l=[1,\"x\"]", "e=", "eq=a=b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg["n"] != int64(30) || cfg["f"] != 1.5 || cfg["b"] != true || cfg["s"] != "NBI" || cfg["e"] != "" || cfg["eq"] != "a=b" {
+		t.Errorf("%#v", cfg)
+	}
+	if l, ok := cfg["l"].([]any); !ok || l[0] != int64(1) || l[1] != "x" {
+		t.Errorf("list %#v", cfg["l"])
+	}
+}
+
+// goPlugin returns plugins/name/name.wasm, building it when `make plugins`
+// has not (Go is the only toolchain it needs).
+func goPlugin(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "plugins", name)
+	built := filepath.Join(dir, name+".wasm")
+	if _, err := os.Stat(built); err == nil {
+		return built
+	}
+	out := filepath.Join(t.TempDir(), name+".wasm")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build plugins/%s: %v\n%s", name, err, msg)
+	}
+	return out
+}
+
+// A Go SDK plugin with a side output: each record is printed with the
+// name of its port.
+func TestPluginRunSideOutput(t *testing.T) {
+	input := `{"deviceId":"b1","value":21.5}
+{"deviceId":"b2","value":34.2}
+`
+	code, out, errs := runPluginCLI(t, input, "plugin", "run", goPlugin(t, "high-temp"), "--input", "-", "--config", "threshold=30")
+	want := `{"port":"main","record":{"deviceId":"b1","value":21.5}}
+{"port":"main","record":{"deviceId":"b2","value":34.2}}
+{"port":"alerts","record":{"deviceId":"b2","value":34.2}}
+`
+	if code != 0 || out != want || errs != "high-temp: 2 records in, out: main 2, alerts 1\n" {
+		t.Errorf("exit %d, stderr %q, stdout\n got: %s\nwant: %s", code, errs, out, want)
+	}
+	code, _, errs = runPluginCLI(t, "", "plugin", "run", goPlugin(t, "country"), "--input", "-")
+	if code != 1 || errs != "error: plugin \"country\" is a partitioner: plugin run runs operators (map, filter, flat-map, process, reduce)\n" {
+		t.Errorf("partitioner: exit %d: %s", code, errs)
+	}
+}

@@ -1,0 +1,312 @@
+// Package codec converts records between JSON and msgpack for people: the
+// CLI reads JSON lines into msgpack values and prints msgpack records as
+// JSON, keeping the order of map keys both ways. The per-record path of
+// the engine never uses it.
+package codec
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/abi"
+)
+
+// JSONToMsgpack appends the msgpack encoding of the one JSON value in js
+// to dst. Objects become maps with their keys in the order written;
+// integers (no fraction, no exponent) become msgpack ints, other numbers
+// float64. Nesting deeper than abi.MaxDepth is refused.
+func JSONToMsgpack(dst, js []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	out, err := fromJSON(dec, dst, 0)
+	if err != nil {
+		return dst, jsonErr(dec, err)
+	}
+	if end := dec.InputOffset(); dec.More() || !atEOF(dec) {
+		return dst, fmt.Errorf("json: more than one value: input goes on after byte %d", end)
+	}
+	return out, nil
+}
+
+func atEOF(dec *json.Decoder) bool {
+	_, err := dec.Token()
+	return err == io.EOF
+}
+
+func jsonErr(dec *json.Decoder, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("json: %v at byte %d", se, se.Offset)
+	}
+	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("json: unexpected end of input at byte %d", dec.InputOffset())
+	}
+	return fmt.Errorf("json: %w (at byte %d)", err, dec.InputOffset())
+}
+
+var errTooDeep = fmt.Errorf("nested deeper than %d levels", abi.MaxDepth)
+
+func fromJSON(dec *json.Decoder, dst []byte, depth int) ([]byte, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return dst, err
+	}
+	switch v := tok.(type) {
+	case json.Delim:
+		if depth+1 > abi.MaxDepth {
+			return dst, errTooDeep
+		}
+		var body []byte
+		n := 0
+		for dec.More() {
+			if v == '{' {
+				k, err := dec.Token()
+				if err != nil {
+					return dst, err
+				}
+				body = abi.AppendStr(body, k.(string))
+			}
+			if body, err = fromJSON(dec, body, depth+1); err != nil {
+				return dst, err
+			}
+			n++
+		}
+		if _, err := dec.Token(); err != nil { // the closing delimiter
+			return dst, err
+		}
+		if v == '{' {
+			dst = abi.AppendMapHeader(dst, n)
+		} else {
+			dst = abi.AppendArrayHeader(dst, n)
+		}
+		return append(dst, body...), nil
+	case string:
+		return abi.AppendStr(dst, v), nil
+	case json.Number:
+		return appendNumber(dst, string(v))
+	case bool:
+		return abi.AppendBool(dst, v), nil
+	case nil:
+		return abi.AppendNil(dst), nil
+	}
+	return dst, fmt.Errorf("unexpected token %v", tok)
+}
+
+func appendNumber(dst []byte, s string) ([]byte, error) {
+	if isInteger(s) {
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return abi.AppendInt(dst, i), nil
+		}
+		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return binary.BigEndian.AppendUint64(append(dst, 0xcf), u), nil
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return dst, fmt.Errorf("number %s: %w", s, err)
+	}
+	return abi.AppendFloat(dst, f), nil
+}
+
+func isInteger(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && !(i == 0 && c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// MsgpackToJSON appends the JSON text of the msgpack value mp (exactly
+// one value) to dst, map keys in their stored order. Keys that are not
+// strings are written as the JSON text of the key, quoted; bin is base64;
+// an ext is {"ext": type, "data": base64}; a float that is NaN or
+// infinite is written as the string "NaN", "+Inf" or "-Inf"; a whole
+// float keeps a ".0" so it reads back as a float.
+func MsgpackToJSON(dst, mp []byte) ([]byte, error) {
+	end, err := abi.Skip(mp, 0) // bounds lengths and nesting once
+	if err != nil {
+		return dst, err
+	}
+	if end != len(mp) {
+		return dst, fmt.Errorf("%d bytes left after the value", len(mp)-end)
+	}
+	out, _, err := toJSON(dst, mp, 0)
+	return out, err
+}
+
+// toJSON writes the value at b[off:] and returns the offset past it.
+func toJSON(dst, b []byte, off int) ([]byte, int, error) {
+	end, err := abi.Skip(b, off)
+	if err != nil {
+		return dst, 0, err
+	}
+	v := b[off:end]
+	switch abi.TypeOf(v) {
+	case abi.TypeNil:
+		return append(dst, "null"...), end, nil
+	case abi.TypeBool:
+		bv, _ := abi.ReadBool(v)
+		return strconv.AppendBool(dst, bv), end, nil
+	case abi.TypeInt:
+		if v[0] == 0xcf {
+			return strconv.AppendUint(dst, binary.BigEndian.Uint64(v[1:]), 10), end, nil
+		}
+		i, err := abi.ReadInt(v)
+		return strconv.AppendInt(dst, i, 10), end, err
+	case abi.TypeFloat:
+		f, err := abi.ReadFloat(v)
+		bits := 64
+		if v[0] == 0xca {
+			bits = 32
+		}
+		return appendFloat(dst, f, bits), end, err
+	case abi.TypeStr:
+		s, err := abi.ReadStr(v)
+		return appendString(dst, s), end, err
+	case abi.TypeBin:
+		n, hdr := binLen(v)
+		return appendBase64(dst, v[hdr:hdr+n]), end, nil
+	case abi.TypeExt:
+		typ, data := extParts(v)
+		dst = append(dst, `{"ext":`...)
+		dst = strconv.AppendInt(dst, int64(typ), 10)
+		dst = append(dst, `,"data":`...)
+		return append(appendBase64(dst, data), '}'), end, nil
+	case abi.TypeArray:
+		n, p, _ := abi.Len(v)
+		dst = append(dst, '[')
+		p += off
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, p, err = toJSON(dst, b, p); err != nil {
+				return dst, 0, err
+			}
+		}
+		return append(dst, ']'), end, nil
+	case abi.TypeMap:
+		n, p, _ := abi.Len(v)
+		dst = append(dst, '{')
+		p += off
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			kEnd, _ := abi.Skip(b, p)
+			if abi.TypeOf(b[p:]) == abi.TypeStr {
+				s, _ := abi.ReadStr(b[p:kEnd])
+				dst = appendString(dst, s)
+			} else {
+				k, _, err := toJSON(nil, b, p)
+				if err != nil {
+					return dst, 0, err
+				}
+				dst = appendString(dst, k)
+			}
+			dst = append(dst, ':')
+			if dst, p, err = toJSON(dst, b, kEnd); err != nil {
+				return dst, 0, err
+			}
+		}
+		return append(dst, '}'), end, nil
+	}
+	return dst, 0, fmt.Errorf("invalid msgpack byte 0x%02x at byte %d", b[off], off)
+}
+
+func appendFloat(dst []byte, f float64, bits int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(dst, `"+Inf"`...)
+	case math.IsInf(f, -1):
+		return append(dst, `"-Inf"`...)
+	}
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	start := len(dst)
+	dst = strconv.AppendFloat(dst, f, format, -1, bits)
+	if !bytes.ContainsAny(dst[start:], ".e") {
+		dst = append(dst, ".0"...)
+	}
+	return dst
+}
+
+func binLen(v []byte) (n, hdr int) {
+	switch v[0] {
+	case 0xc4:
+		return int(v[1]), 2
+	case 0xc5:
+		return int(binary.BigEndian.Uint16(v[1:])), 3
+	}
+	return int(binary.BigEndian.Uint32(v[1:])), 5
+}
+
+func extParts(v []byte) (int8, []byte) {
+	switch v[0] {
+	case 0xd4, 0xd5, 0xd6, 0xd7, 0xd8:
+		return int8(v[1]), v[2:]
+	case 0xc7:
+		return int8(v[2]), v[3:]
+	case 0xc8:
+		return int8(v[3]), v[4:]
+	}
+	return int8(v[5]), v[6:]
+}
+
+func appendBase64(dst, b []byte) []byte {
+	dst = append(dst, '"')
+	dst = base64.StdEncoding.AppendEncode(dst, b)
+	return append(dst, '"')
+}
+
+const hex = "0123456789abcdef"
+
+// appendString writes s as a JSON string; invalid UTF-8 becomes U+FFFD.
+func appendString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c < 0x20 || c == 0x7f:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&15])
+		default:
+			dst = append(dst, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(dst, '"')
+}

@@ -1,0 +1,159 @@
+package plugin
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/sluicehq/sluice/abi"
+)
+
+// The signatures ABI v1 gives every guest export and host import (see the
+// doc comments of the constants in package abi).
+var (
+	exportSigs = map[string]funcType{
+		abi.MarkerExport:     sig(0, 0),
+		abi.ExportBuffer:     sig(1, 1),
+		abi.ExportOpen:       sig(5, 1),
+		abi.ExportProcess:    sig(4, 1),
+		abi.ExportClose:      sig(0, 1),
+		abi.ExportPartition:  sig(4, 1),
+		abi.ExportDescribe:   sig(0, 1),
+		abi.ExportInitialize: sig(0, 0),
+	}
+	importSigs = map[string]funcType{
+		abi.ImportEmit:     sig(4, 1),
+		abi.ImportPort:     sig(2, 1),
+		abi.ImportError:    sig(2, 0),
+		abi.ImportStateGet: sig(5, 1),
+		abi.ImportStatePut: sig(5, 1),
+		abi.ImportStateDel: sig(3, 1),
+	}
+)
+
+// wasiModule is the only import module besides abi.ImportModule.
+const wasiModule = "wasi_snapshot_preview1"
+
+// sig builds a signature of i32 parameters and results.
+func sig(params, results int) funcType {
+	t := funcType{params: make([]valType, params), results: make([]valType, results)}
+	for i := range t.params {
+		t.params[i] = valI32
+	}
+	for i := range t.results {
+		t.results[i] = valI32
+	}
+	return t
+}
+
+// check lists every way the module fails ABI v1 under the host's limits,
+// in a stable order. wasi maps the names of the host's WASI functions to
+// their signatures.
+func check(w *wasmBinary, memoryLimitPages uint32, wasi map[string]funcType) []string {
+	var p []string
+	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
+
+	// The version marker.
+	if _, ok := w.export(abi.MarkerExport); !ok {
+		if v, name := otherMarker(w); name != "" {
+			add("built for ABI v%s (it exports %s), but this host speaks ABI v%d (marker %s)", v, name, abi.Version, abi.MarkerExport)
+		} else {
+			add("missing the ABI marker export %s %s: it was not built with a sluice ABI v%d SDK", abi.MarkerExport, exportSigs[abi.MarkerExport], abi.Version)
+		}
+	}
+
+	// Required and optional exports, with their signatures.
+	required := []string{abi.MarkerExport, abi.ExportBuffer, abi.ExportOpen}
+	_, hasProcess := w.export(abi.ExportProcess)
+	_, hasPartition := w.export(abi.ExportPartition)
+	if !hasProcess && !hasPartition {
+		add("missing export %s %s (or %s %s for a partitioner)", abi.ExportProcess, exportSigs[abi.ExportProcess], abi.ExportPartition, exportSigs[abi.ExportPartition])
+	}
+	for _, name := range required[1:] {
+		if _, ok := w.export(name); !ok {
+			add("missing export %s %s", name, exportSigs[name])
+		}
+	}
+	for _, e := range w.exports {
+		want, known := exportSigs[e.name]
+		if !known {
+			continue
+		}
+		if e.kind != extFunc {
+			add("export %s is a %s; ABI v%d requires a function %s", e.name, extName(e.kind), abi.Version, want)
+			continue
+		}
+		if got, ok := w.funcSig(e.index); ok && !got.equal(want) {
+			add("export %s has signature %s; ABI v%d requires %s", e.name, got, abi.Version, want)
+		}
+	}
+	if _, ok := w.export(abi.ExportStart); ok {
+		add("exports %s, so it is a WASI command, not a reactor: build it as a library (Go: -buildmode=c-shared; C: -mexec-model=reactor)", abi.ExportStart)
+	}
+
+	// Imports: only the host's functions.
+	for _, im := range w.imports {
+		full := im.module + "." + im.name
+		if im.kind != extFunc {
+			add("imports %s %s; a plugin may import only functions (it must define its own memory)", extName(im.kind), full)
+			continue
+		}
+		switch {
+		case im.module == abi.ImportModule:
+			want, ok := importSigs[im.name]
+			if !ok {
+				add("imports %s, which ABI v%d does not define", full, abi.Version)
+			} else if !im.typ.equal(want) {
+				add("imports %s as %s; ABI v%d defines it as %s", full, im.typ, abi.Version, want)
+			}
+		case im.module == wasiModule:
+			want, ok := wasi[im.name]
+			if !ok {
+				add("imports %s, which the host's WASI does not provide", full)
+			} else if !im.typ.equal(want) {
+				add("imports %s as %s; WASI defines it as %s", full, im.typ, want)
+			}
+		case strings.HasPrefix(im.module, "sluice_v"):
+			add("imports %s: built for ABI v%s, but this host provides module %s (ABI v%d)", full, strings.TrimPrefix(im.module, "sluice_v"), abi.ImportModule, abi.Version)
+		default:
+			add("imports %s, which this host does not provide (plugins may import only from %s and %s)", full, abi.ImportModule, wasiModule)
+		}
+	}
+
+	// Memory.
+	if len(w.memories) == 0 {
+		add("defines no memory; the host exchanges records through the plugin's linear memory")
+	}
+	for i, m := range w.memories {
+		if m.mem64 {
+			add("memory %d is a 64-bit memory, which ABI v%d does not support", i, abi.Version)
+			continue
+		}
+		if m.min > uint64(memoryLimitPages) {
+			add("declares %s of initial memory, above the host's limit of %s", pagesText(m.min), pagesText(uint64(memoryLimitPages)))
+		}
+	}
+	return p
+}
+
+// otherMarker finds the marker of another ABI version: its version and name.
+func otherMarker(w *wasmBinary) (version, name string) {
+	for _, e := range w.exports {
+		if v, ok := strings.CutPrefix(e.name, abi.MarkerPrefix); ok && e.name != abi.MarkerExport {
+			if _, err := strconv.Atoi(v); err == nil {
+				return v, e.name
+			}
+		}
+	}
+	return "", ""
+}
+
+// abiVersion is the version the module's marker declares, 0 when none.
+func abiVersion(w *wasmBinary) int {
+	if _, ok := w.export(abi.MarkerExport); ok {
+		return abi.Version
+	}
+	v, _ := otherMarker(w)
+	n, _ := strconv.Atoi(v)
+	return n
+}

@@ -1,0 +1,139 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/abi"
+)
+
+// Causes of a failed call, for errors.Is on a *PluginError.
+var (
+	// ErrTrap: the guest trapped (unreachable, out-of-bounds access,
+	// stack overflow, a Go panic that escaped the SDK...).
+	ErrTrap = errors.New("wasm trap")
+	// ErrDeadline: the call ran past Config.CallTimeout and was stopped.
+	ErrDeadline = errors.New("deadline exceeded")
+	// ErrCanceled: the caller's context was canceled during the call.
+	ErrCanceled = errors.New("canceled")
+	// ErrExit: the guest called WASI proc_exit.
+	ErrExit = errors.New("plugin exited")
+	// ErrMemoryLimit: the guest's memory reached Config.MemoryLimitPages.
+	ErrMemoryLimit = errors.New("memory limit")
+	// ErrABI: the guest broke ABI v1 in a host call (out-of-bounds range,
+	// unknown port, bad tag, wrong output count).
+	ErrABI = errors.New("ABI violation")
+	// ErrOutputLimit: the call emitted more than Config.MaxOutputBytes.
+	ErrOutputLimit = errors.New("output limit")
+	// ErrMalformedOutput: the guest emitted bytes that are not what it
+	// declared (count envelopes, values or channel indices).
+	ErrMalformedOutput = errors.New("malformed output")
+	// ErrState: keyed state was misused or its store failed.
+	ErrState = errors.New("keyed state")
+	// ErrStatus: the guest returned a non-zero status.
+	ErrStatus = errors.New("plugin returned status")
+)
+
+// PluginError is the error of a call into a plugin instance. It reads
+//
+//	plugin "valid" (operator valid, subtask 2/4) export sluice_process: wasm trap: unreachable; stderr tail: "..."
+//
+// Subtask is 0-based; the text shows it 1-based out of Parallelism, as
+// Flink names subtasks.
+type PluginError struct {
+	Plugin      string
+	Operator    string // operator id; empty for an edge plugin
+	Edge        string // "from->to" for a partitioner or key selector
+	Subtask     int
+	Parallelism int
+	Export      string // the guest export that was called
+	Cause       error  // wraps one of the Err* values above
+	Status      abi.Status
+	Text        string // the guest's error text (error host call)
+	Stderr      string // the tail of the guest's stderr
+	// Poisoned reports that the instance was discarded: the next call
+	// runs on a fresh instance.
+	Poisoned bool
+}
+
+func (e *PluginError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "plugin %q", e.Plugin)
+	var where []string
+	switch {
+	case e.Operator != "":
+		where = append(where, "operator "+e.Operator)
+	case e.Edge != "":
+		where = append(where, "edge "+e.Edge)
+	}
+	if e.Parallelism > 0 {
+		where = append(where, fmt.Sprintf("subtask %d/%d", e.Subtask+1, e.Parallelism))
+	}
+	if len(where) > 0 {
+		b.WriteString(" (" + strings.Join(where, ", ") + ")")
+	}
+	if e.Export != "" {
+		b.WriteString(" export " + e.Export)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Cause.Error())
+	if e.Stderr != "" {
+		b.WriteString("; stderr tail: ")
+		b.WriteString(strconv.Quote(e.Stderr))
+	}
+	return b.String()
+}
+
+func (e *PluginError) Unwrap() error { return e.Cause }
+
+// statusError is the cause of a non-zero status.
+func statusError(st abi.Status, text string) error {
+	if text == "" {
+		return fmt.Errorf("%w %d (%s)", ErrStatus, int32(st), st)
+	}
+	return fmt.Errorf("%w %d (%s): %s", ErrStatus, int32(st), st, printable(text))
+}
+
+// LoadError lists every reason a module is not a loadable plugin.
+type LoadError struct {
+	Plugin   string
+	Path     string // empty when loaded from bytes
+	Problems []string
+}
+
+func (e *LoadError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "plugin %q", e.Plugin)
+	if e.Path != "" {
+		fmt.Fprintf(&b, " (%s)", e.Path)
+	}
+	b.WriteString(" cannot be loaded: ")
+	if len(e.Problems) == 1 {
+		b.WriteString(e.Problems[0])
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%d problems:", len(e.Problems))
+	for _, p := range e.Problems {
+		b.WriteString("\n  - ")
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// printable returns s as it is when it is valid, printable UTF-8 and
+// quoted otherwise, so guest text cannot drive the user's terminal.
+func printable(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}

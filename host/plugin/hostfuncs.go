@@ -1,0 +1,258 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// The host functions of module abi.ImportModule. Each reads its arguments
+// from the stack as wasm passes them (i32 in the low 32 bits), checks
+// every (ptr, len) pair in 64-bit arithmetic, and records any violation
+// on the call so that the call fails whatever the guest returns next.
+
+type hostFunc struct {
+	name   string
+	params []string
+	fn     api.GoModuleFunc
+}
+
+var hostFuncs = []hostFunc{
+	{abi.ImportEmit, []string{"port", "ptr", "len", "count"}, hostEmit},
+	{abi.ImportPort, []string{"ptr", "len"}, hostPort},
+	{abi.ImportError, []string{"ptr", "len"}, hostError},
+	{abi.ImportStateGet, []string{"slot", "key_ptr", "key_len", "buf_ptr", "buf_cap"}, hostStateGet},
+	{abi.ImportStatePut, []string{"slot", "key_ptr", "key_len", "val_ptr", "val_len"}, hostStatePut},
+	{abi.ImportStateDel, []string{"slot", "key_ptr", "key_len"}, hostStateDel},
+}
+
+// maxPorts bounds the side-output tags one instance may register.
+const maxPorts = 1024
+
+func current(ctx context.Context) *instance {
+	in, _ := ctx.Value(instanceKey{}).(*instance)
+	return in
+}
+
+func i32(v uint64) int32  { return int32(uint32(v)) }
+func u32(v uint64) uint32 { return uint32(v) }
+func word(v int32) uint64 { return uint64(uint32(v)) }
+
+func hostEmit(ctx context.Context, _ api.Module, stack []uint64) {
+	in := current(ctx)
+	if in == nil {
+		stack[0] = word(int32(abi.StatusHost))
+		return
+	}
+	stack[0] = word(int32(in.emit(i32(stack[0]), u32(stack[1]), u32(stack[2]), i32(stack[3]))))
+}
+
+func hostPort(ctx context.Context, _ api.Module, stack []uint64) {
+	in := current(ctx)
+	if in == nil {
+		stack[0] = word(int32(abi.StatusHost))
+		return
+	}
+	stack[0] = word(in.port(u32(stack[0]), u32(stack[1])))
+}
+
+func hostError(ctx context.Context, _ api.Module, stack []uint64) {
+	if in := current(ctx); in != nil {
+		in.errorText(u32(stack[0]), u32(stack[1]))
+	}
+}
+
+func hostStateGet(ctx context.Context, _ api.Module, stack []uint64) {
+	in := current(ctx)
+	if in == nil {
+		stack[0] = word(int32(abi.StatusHost))
+		return
+	}
+	stack[0] = word(in.stateGet(i32(stack[0]), u32(stack[1]), u32(stack[2]), u32(stack[3]), u32(stack[4])))
+}
+
+func hostStatePut(ctx context.Context, _ api.Module, stack []uint64) {
+	in := current(ctx)
+	if in == nil {
+		stack[0] = word(int32(abi.StatusHost))
+		return
+	}
+	stack[0] = word(int32(in.statePut(i32(stack[0]), u32(stack[1]), u32(stack[2]), u32(stack[3]), u32(stack[4]))))
+}
+
+func hostStateDel(ctx context.Context, _ api.Module, stack []uint64) {
+	in := current(ctx)
+	if in == nil {
+		stack[0] = word(int32(abi.StatusHost))
+		return
+	}
+	stack[0] = word(int32(in.stateDel(i32(stack[0]), u32(stack[1]), u32(stack[2]))))
+}
+
+// view returns guest memory [ptr, ptr+n) when it lies inside memory. The
+// view is valid only until the guest runs again.
+func (in *instance) view(ptr, n uint32) ([]byte, bool) {
+	if uint64(ptr)+uint64(n) > uint64(in.mem.Size()) {
+		return nil, false
+	}
+	return in.mem.Read(ptr, n)
+}
+
+func (in *instance) outOfRange(fn, what string, ptr, n uint32) abi.Status {
+	return in.c.violate("%s: %s range ptr=0x%x len=0x%x ends at 0x%x, past the end of guest memory (%d bytes)",
+		fn, what, ptr, n, uint64(ptr)+uint64(n), in.mem.Size())
+}
+
+func (in *instance) emit(port int32, ptr, n uint32, count int32) abi.Status {
+	c := &in.c
+	switch {
+	case c.mode == outNone:
+		return c.violate("emit during %s, which has no output", c.export)
+	case port < 0 || int(port) >= len(in.ports):
+		return c.violate("emit to unknown port %d (this instance has ports 0 to %d: 0 is the main output, port returns the others)", port, len(in.ports)-1)
+	case port != 0 && c.mode != outRecords:
+		return c.violate("emit to port %d during %s, which outputs on port 0 only", port, c.export)
+	case count < 0:
+		return c.violate("emit with a negative count %d", count)
+	}
+	b, ok := in.view(ptr, n)
+	if !ok {
+		return in.outOfRange("emit", "output", ptr, n)
+	}
+	if c.failed() {
+		return c.failStatus // the call fails anyway: copy nothing more
+	}
+	rp := in.ports[port]
+	if rp < 0 {
+		return abi.StatusOK // a side output nothing consumes: dropped
+	}
+	max := in.m.host.cfg.MaxOutputBytes
+	if int64(c.bytes)+int64(n) > int64(max) {
+		return c.refuse(abi.StatusLimit, fmt.Errorf("%w: the call emitted %d bytes, then %d more, past the limit of %d bytes per call (MaxOutputBytes)",
+			ErrOutputLimit, c.bytes, n, max))
+	}
+	if c.mode != outRecords || in.m.host.cfg.CheckOutput {
+		if err := checkOutput(c.mode, b, int(count)); err != nil {
+			return c.refuse(abi.StatusMalformed, fmt.Errorf("%w on port %d from %s: %w", ErrMalformedOutput, port, c.export, err))
+		}
+	}
+	start := len(c.out)
+	c.out = append(c.out, b...)
+	c.emits = append(c.emits, emitSpan{port: rp, start: start, end: len(c.out), count: int(count)})
+	c.bytes += int(n)
+	c.count += int(count)
+	return abi.StatusOK
+}
+
+func (in *instance) port(ptr, n uint32) int32 {
+	c := &in.c
+	tag, ok := in.view(ptr, n)
+	if !ok {
+		return int32(in.outOfRange("port", "tag", ptr, n))
+	}
+	if n > abi.MaxTagLen {
+		return int32(c.violate("port: a tag of %d bytes, longer than the limit of %d", n, abi.MaxTagLen))
+	}
+	if n == 0 {
+		return 0
+	}
+	if p, ok := in.tags[string(tag)]; ok {
+		return p
+	}
+	if !utf8.Valid(tag) {
+		return int32(c.violate("port: tag %q is not UTF-8", tag))
+	}
+	if len(in.ports) >= maxPorts {
+		return int32(c.violate("port: more than %d side-output tags", maxPorts-1))
+	}
+	s := string(tag)
+	rp := -1
+	if in.env.port != nil {
+		rp = in.env.port(s)
+	}
+	in.ports = append(in.ports, rp)
+	p := int32(len(in.ports) - 1)
+	in.tags[s] = p
+	return p
+}
+
+func (in *instance) errorText(ptr, n uint32) {
+	b, ok := in.view(ptr, n)
+	if !ok {
+		in.outOfRange("error", "text", ptr, n)
+		return
+	}
+	if len(b) > abi.MaxErrorText {
+		b = b[:abi.MaxErrorText]
+	}
+	in.c.errText = append(in.c.errText[:0], b...)
+}
+
+// unkeyed refuses a state call on an operator without keyed state.
+func (in *instance) unkeyed(fn string) abi.Status {
+	return in.c.refuse(abi.StatusState, fmt.Errorf("%w: %s on an unkeyed operator: keyed state needs a keyBy before this operator", ErrState, fn))
+}
+
+func (in *instance) stateGet(slot int32, kp, kl, bp, bc uint32) int32 {
+	key, ok := in.view(kp, kl)
+	if !ok {
+		return int32(in.outOfRange("state_get", "key", kp, kl))
+	}
+	if uint64(bp)+uint64(bc) > uint64(in.mem.Size()) {
+		return int32(in.outOfRange("state_get", "buffer", bp, bc))
+	}
+	if in.env.state == nil {
+		return int32(in.unkeyed("state_get"))
+	}
+	val, found, err := in.env.state.Get(int(slot), key, in.buf[:0])
+	if err != nil {
+		return int32(in.c.refuse(abi.StatusState, fmt.Errorf("%w: state_get slot %d: %w", ErrState, slot, err)))
+	}
+	if !found {
+		return -1
+	}
+	in.buf = val[:0]
+	if len(val) > math.MaxInt32 {
+		return int32(in.c.refuse(abi.StatusState, fmt.Errorf("%w: state_get slot %d: a value of %d bytes", ErrState, slot, len(val))))
+	}
+	if uint64(len(val)) <= uint64(bc) {
+		in.mem.Write(bp, val) // in range: checked above
+	}
+	return int32(len(val))
+}
+
+func (in *instance) statePut(slot int32, kp, kl, vp, vl uint32) abi.Status {
+	key, ok := in.view(kp, kl)
+	if !ok {
+		return in.outOfRange("state_put", "key", kp, kl)
+	}
+	val, ok := in.view(vp, vl)
+	if !ok {
+		return in.outOfRange("state_put", "value", vp, vl)
+	}
+	if in.env.state == nil {
+		return in.unkeyed("state_put")
+	}
+	if err := in.env.state.Put(int(slot), key, val); err != nil {
+		return in.c.refuse(abi.StatusState, fmt.Errorf("%w: state_put slot %d: %w", ErrState, slot, err))
+	}
+	return abi.StatusOK
+}
+
+func (in *instance) stateDel(slot int32, kp, kl uint32) abi.Status {
+	key, ok := in.view(kp, kl)
+	if !ok {
+		return in.outOfRange("state_del", "key", kp, kl)
+	}
+	if in.env.state == nil {
+		return in.unkeyed("state_del")
+	}
+	if err := in.env.state.Delete(int(slot), key); err != nil {
+		return in.c.refuse(abi.StatusState, fmt.Errorf("%w: state_del slot %d: %w", ErrState, slot, err))
+	}
+	return abi.StatusOK
+}

@@ -1,0 +1,127 @@
+package plugin
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Info describes a plugin module: what `host plugin inspect` prints.
+type Info struct {
+	Name       string
+	Path       string // empty when loaded from bytes
+	Size       int    // bytes
+	SHA256     string // hex
+	ABIVersion int    // from the marker export; 0 when there is none
+	Kind       abi.Kind
+	// KindFrom says where Kind comes from: "sluice_describe", or
+	// "exports" when it is inferred (sluice_partition: partitioner;
+	// otherwise process, the most general operator).
+	KindFrom string
+	SDK      string   // from sluice_describe
+	Title    string   // the "name" sluice_describe reports
+	Outputs  []string // side-output tags from sluice_describe
+	Exports  []Export
+	Imports  []Import
+	Memory   Memory
+}
+
+// Export is one export of the module.
+type Export struct {
+	Name      string
+	Kind      string // function, memory, table, global, tag
+	Signature string // for functions: "(i32, i32) -> i32"
+}
+
+// Import is one import of the module.
+type Import struct {
+	Module, Name string
+	Kind         string
+	Signature    string
+}
+
+// Memory is the module's first memory, in 64 KiB pages.
+type Memory struct {
+	Min, Max uint64
+	HasMax   bool
+	Imported bool
+}
+
+// Info returns what the module declares, without running it: Kind is
+// inferred from the exports.
+func (m *Module) Info() Info {
+	w := m.bin
+	info := Info{
+		Name: m.name, Path: m.path, Size: m.size, SHA256: hex.EncodeToString(m.sum[:]),
+		ABIVersion: abiVersion(w), Kind: abi.KindProcess, KindFrom: "exports",
+	}
+	_, hasProcess := w.export(abi.ExportProcess)
+	if _, ok := w.export(abi.ExportPartition); ok && !hasProcess {
+		info.Kind = abi.KindPartitioner
+	}
+	for _, e := range w.exports {
+		x := Export{Name: e.name, Kind: extName(e.kind)}
+		if e.kind == extFunc {
+			if t, ok := w.funcSig(e.index); ok {
+				x.Signature = t.String()
+			}
+		}
+		info.Exports = append(info.Exports, x)
+	}
+	for _, im := range w.imports {
+		x := Import{Module: im.module, Name: im.name, Kind: extName(im.kind)}
+		if im.kind == extFunc {
+			x.Signature = im.typ.String()
+		}
+		info.Imports = append(info.Imports, x)
+	}
+	if len(w.memories) > 0 {
+		l := w.memories[0]
+		info.Memory = Memory{Min: l.min, Max: l.max, HasMax: l.hasMax, Imported: l.imported}
+	}
+	return info
+}
+
+// Inspect returns Info with the plugin's own description when it exports
+// sluice_describe: it makes an instance, calls describe (before open, as
+// the ABI allows) and closes the instance.
+func (m *Module) Inspect(ctx context.Context) (Info, error) {
+	info := m.Info()
+	if _, ok := m.bin.export(abi.ExportDescribe); !ok {
+		return info, nil
+	}
+	in, err := m.instantiate(ctx, target{}, env{})
+	if err != nil {
+		return info, err
+	}
+	defer in.close()
+	if _, err := in.invoke(expDescribe, outValues); err != nil {
+		return info, err
+	}
+	fail := func(format string, args ...any) error {
+		return in.fail(abi.ExportDescribe, fmt.Errorf("%w: "+format, append([]any{ErrMalformedOutput}, args...)...))
+	}
+	if in.c.count != 1 {
+		return info, fail("emitted %d values, want one map", in.c.count)
+	}
+	var d struct {
+		Kind    string   `msgpack:"kind"`
+		SDK     string   `msgpack:"sdk"`
+		Name    string   `msgpack:"name"`
+		Outputs []string `msgpack:"outputs"`
+	}
+	if abi.TypeOf(in.c.out) != abi.TypeMap {
+		return info, fail("emitted a msgpack %s, want a map", abi.TypeOf(in.c.out))
+	}
+	if err := msgpack.Unmarshal(in.c.out, &d); err != nil {
+		return info, fail("%v", err)
+	}
+	if d.Kind != "" {
+		info.Kind, info.KindFrom = abi.Kind(d.Kind), abi.ExportDescribe
+	}
+	info.SDK, info.Title, info.Outputs = d.SDK, d.Name, d.Outputs
+	return info, nil
+}

@@ -1,0 +1,285 @@
+package plugin
+
+import (
+	"context"
+	crand "crypto/rand"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/runtime"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// The guest exports an instance calls, looked up once per instance.
+const (
+	expBuffer = iota
+	expOpen
+	expProcess
+	expClose
+	expPartition
+	expDescribe
+	expInitialize
+	numExports
+)
+
+var exportNames = [numExports]string{
+	abi.ExportBuffer, abi.ExportOpen, abi.ExportProcess, abi.ExportClose,
+	abi.ExportPartition, abi.ExportDescribe, abi.ExportInitialize,
+}
+
+// randomSeed seeds the deterministic random stream every instance reads
+// unless Config.AllowRandom.
+var randomSeed = [32]byte{'s', 'l', 'u', 'i', 'c', 'e', ' ', 'a', 'b', 'i', ' ', 'v', '1'}
+
+// target says whom an instance works for, for error messages.
+type target struct {
+	operator    string
+	edge        string
+	subtask     int
+	parallelism int
+}
+
+// env is what the host functions reach: the subtask's keyed state (nil
+// when unkeyed) and the side-output port resolver.
+type env struct {
+	state runtime.KeyedState
+	port  func(tag string) int
+}
+
+// instance is one wasm instance of a Module, owned by one subtask and
+// used from one goroutine.
+type instance struct {
+	m      *Module
+	who    target
+	env    env
+	mod    api.Module
+	mem    api.Memory
+	fns    [numExports]api.Function
+	stack  [8]uint64 // parameters and results of every call
+	base   *callCtx  // parent of every call's context
+	bound  callBound
+	stdout *tailBuffer
+	stderr *tailBuffer
+	ports  []int            // guest port -> engine port (-1: dropped)
+	tags   map[string]int32 // side-output tag -> guest port
+	buf    []byte           // scratch for state_get
+	c      call
+	dead   bool
+}
+
+// callCtx carries the instance to the host functions: every call's
+// context derives from it. It is never mutated (wazero may watch a call's
+// context from another goroutine).
+type callCtx struct {
+	context.Context
+	inst *instance
+}
+
+type instanceKey struct{}
+
+func (c *callCtx) Value(k any) any {
+	if k == (instanceKey{}) {
+		return c.inst
+	}
+	return c.Context.Value(k)
+}
+
+// instantiate makes a fresh instance and runs _initialize when exported.
+func (m *Module) instantiate(ctx context.Context, who target, e env) (*instance, error) {
+	h := m.host
+	in := &instance{
+		m: m, who: who, env: e,
+		stdout: newTail(h.cfg.StderrCap), stderr: newTail(h.cfg.StderrCap),
+		ports: []int{0}, tags: map[string]int32{},
+	}
+	in.base = &callCtx{Context: ctx, inst: in}
+	in.bound = h.intr.bind(in.base)
+	// No file system, no network, no environment, no arguments: none is
+	// configured. Clocks are wazero's deterministic fakes unless allowed.
+	mc := wazero.NewModuleConfig().
+		WithName(""). // anonymous: any number of instances per runtime
+		WithStartFunctions().
+		WithStdout(in.stdout).
+		WithStderr(in.stderr)
+	if h.cfg.AllowClock {
+		mc = mc.WithSysWalltime().WithSysNanotime().WithSysNanosleep()
+	}
+	if h.cfg.AllowRandom {
+		mc = mc.WithRandSource(crand.Reader)
+	} else {
+		mc = mc.WithRandSource(rand.NewChaCha8(randomSeed))
+	}
+	mod, err := h.rt.InstantiateModule(ctx, m.compiled, mc)
+	if err != nil {
+		in.close()
+		return nil, in.fail("", fmt.Errorf("instantiate: %w", err))
+	}
+	in.mod, in.mem = mod, mod.Memory()
+	if in.mem == nil {
+		in.close()
+		return nil, in.fail("", errors.New("instantiate: the module has no memory"))
+	}
+	for i, name := range exportNames {
+		in.fns[i] = mod.ExportedFunction(name)
+	}
+	if in.fns[expInitialize] != nil {
+		if _, err := in.invoke(expInitialize, outNone); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// has reports whether the guest exports e.
+func (in *instance) has(e int) bool { return in.fns[e] != nil }
+
+// invoke calls export e with its parameters already in in.stack. Output
+// emitted during the call stays in in.c until the caller hands it on.
+// Exports with a status return it; a failure is a *PluginError.
+func (in *instance) invoke(e int, mode outMode) (abi.Status, error) {
+	name := exportNames[e]
+	in.c.reset(name, mode)
+	err := in.fns[e].CallWithStack(in.bound.start(), in.stack[:])
+	in.bound.stop()
+	if err != nil {
+		return 0, in.poison(name, in.callFailure(in.base, err))
+	}
+	if in.c.violation != nil {
+		return 0, in.poison(name, in.c.violation)
+	}
+	if e == expBuffer || e == expInitialize { // they return no status
+		if in.c.refusal != nil {
+			return 0, in.fail(name, in.c.refusal)
+		}
+		return 0, nil
+	}
+	st := abi.Status(int32(uint32(in.stack[0])))
+	if st == abi.StatusOK && in.c.refusal == nil {
+		return st, nil
+	}
+	cause := in.c.refusal
+	if cause == nil {
+		cause = statusError(st, string(in.c.errText))
+	}
+	if st == abi.StatusOutOfMemory && in.nearMemoryLimit() {
+		pe := in.poison(name, in.memoryLimit(cause))
+		pe.Status, pe.Text = st, string(in.c.errText)
+		return st, pe
+	}
+	pe := in.fail(name, cause)
+	pe.Status, pe.Text = st, string(in.c.errText)
+	return st, pe
+}
+
+// callFailure turns the error of a call that did not return into a cause.
+func (in *instance) callFailure(parent context.Context, err error) error {
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		switch exit.ExitCode() {
+		case sys.ExitCodeDeadlineExceeded:
+			return fmt.Errorf("%w: the call ran past its deadline of %s", ErrDeadline, in.m.host.intr.limit())
+		case sys.ExitCodeContextCanceled:
+			return fmt.Errorf("%w: %w", ErrCanceled, context.Cause(parent))
+		}
+		cause := fmt.Errorf("%w: the guest called proc_exit(%d) during the call", ErrExit, exit.ExitCode())
+		if in.nearMemoryLimit() {
+			return in.memoryLimit(cause)
+		}
+		return cause
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n") // drop the wasm stack trace
+	msg = strings.TrimPrefix(msg, "wasm error: ")
+	cause := fmt.Errorf("%w: %s", ErrTrap, msg)
+	if in.nearMemoryLimit() {
+		return in.memoryLimit(cause)
+	}
+	return cause
+}
+
+// nearMemoryLimit reports whether the guest's memory is within 1/16 of
+// the page limit (at least one page): a failure there is most likely a
+// refused memory.grow.
+func (in *instance) nearMemoryLimit() bool {
+	limit := uint64(in.m.host.cfg.MemoryLimitPages)
+	pages := uint64(in.mem.Size()) / 65536
+	return pages+max(1, limit/16) > limit
+}
+
+func (in *instance) memoryLimit(cause error) error {
+	limit := uint64(in.m.host.cfg.MemoryLimitPages)
+	return fmt.Errorf("%w: guest memory at %d of %d pages (%s, MemoryLimitPages) could not grow: %w",
+		ErrMemoryLimit, uint64(in.mem.Size())/65536, limit, sizeText(limit*65536), cause)
+}
+
+// writeInput asks the guest for a buffer of len(b) bytes and copies b
+// there.
+func (in *instance) writeInput(b []byte) (uint32, error) {
+	name := exportNames[expBuffer]
+	if len(b) > math.MaxInt32 {
+		return 0, in.fail(name, fmt.Errorf("an input of %d bytes does not fit a wasm32 buffer", len(b)))
+	}
+	in.stack[0] = uint64(len(b))
+	if _, err := in.invoke(expBuffer, outNone); err != nil {
+		return 0, err
+	}
+	ptr := uint32(in.stack[0])
+	if ptr == 0 && len(b) > 0 {
+		cause := fmt.Errorf("returned 0 for %d bytes: the guest could not allocate its input", len(b))
+		limit := uint64(in.m.host.cfg.MemoryLimitPages) * 65536
+		if in.nearMemoryLimit() || uint64(in.mem.Size())+uint64(len(b)) > limit {
+			return 0, in.poison(name, in.memoryLimit(cause))
+		}
+		return 0, in.fail(name, cause)
+	}
+	if !in.mem.Write(ptr, b) {
+		return 0, in.poison(name, fmt.Errorf("%w: returned ptr=0x%x for %d bytes, which pass the end of guest memory (%d bytes)",
+			ErrABI, ptr, len(b), in.mem.Size()))
+	}
+	return ptr, nil
+}
+
+// deliver hands the output of the last call to out, in emit order.
+func (in *instance) deliver(out runtime.Collector) error {
+	for _, s := range in.c.emits {
+		if err := out.Emit(s.port, in.c.out[s.start:s.end], s.count); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fail builds the error of a call that did not poison the instance.
+func (in *instance) fail(export string, cause error) *PluginError {
+	return &PluginError{
+		Plugin: in.m.name, Operator: in.who.operator, Edge: in.who.edge,
+		Subtask: in.who.subtask, Parallelism: in.who.parallelism,
+		Export: export, Cause: cause, Stderr: in.stderr.String(),
+	}
+}
+
+// poison closes the instance and builds the error of the call that broke
+// it; the owner makes a fresh instance for the next call.
+func (in *instance) poison(export string, cause error) *PluginError {
+	pe := in.fail(export, cause)
+	pe.Poisoned = true
+	in.close()
+	return pe
+}
+
+// close releases the wasm instance.
+func (in *instance) close() {
+	if in.dead {
+		return
+	}
+	in.dead = true
+	in.bound.release()
+	if in.mod != nil {
+		_ = in.mod.Close(context.Background())
+	}
+}

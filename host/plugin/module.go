@@ -1,0 +1,116 @@
+package plugin
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// Module is a checked, compiled plugin. It is immutable and may be shared;
+// each subtask makes its own instances from it.
+type Module struct {
+	host     *Host
+	name     string
+	path     string
+	size     int
+	sum      [sha256.Size]byte
+	bin      *wasmBinary
+	compiled wazero.CompiledModule
+}
+
+// Name is the plugin's name: given to Load, or the file name without .wasm.
+func (m *Module) Name() string { return m.name }
+
+// Host returns the Host that compiled the module.
+func (m *Module) Host() *Host { return m.host }
+
+// LoadFile reads, checks and compiles the plugin at path. Its name is the
+// file name without the .wasm extension.
+func (h *Host) LoadFile(ctx context.Context, path string) (*Module, error) {
+	name := strings.TrimSuffix(filepath.Base(path), ".wasm")
+	fail := func(format string, args ...any) error {
+		return &LoadError{Plugin: name, Path: path, Problems: []string{fmt.Sprintf(format, args...)}}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fail("%v", unwrapPath(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fail("%v", unwrapPath(err))
+	}
+	if st.IsDir() {
+		return nil, fail("is a directory, not a .wasm file")
+	}
+	if st.Size() > int64(h.cfg.MaxModuleBytes) {
+		return nil, fail("is %d bytes, above the limit of %d bytes (MaxModuleBytes)", st.Size(), h.cfg.MaxModuleBytes)
+	}
+	// The file may grow between Stat and read: read at most one byte more
+	// than the limit.
+	bin, err := io.ReadAll(io.LimitReader(f, int64(h.cfg.MaxModuleBytes)+1))
+	if err != nil {
+		return nil, fail("read: %v", unwrapPath(err))
+	}
+	return h.load(ctx, name, path, bin)
+}
+
+// Load checks and compiles the plugin in bin under name.
+func (h *Host) Load(ctx context.Context, name string, bin []byte) (*Module, error) {
+	return h.load(ctx, name, "", bin)
+}
+
+func (h *Host) load(ctx context.Context, name, path string, bin []byte) (*Module, error) {
+	fail := func(problems ...string) error { return &LoadError{Plugin: name, Path: path, Problems: problems} }
+	if len(bin) > h.cfg.MaxModuleBytes {
+		return nil, fail(fmt.Sprintf("is more than %d bytes, the limit (MaxModuleBytes)", h.cfg.MaxModuleBytes))
+	}
+	w, err := parseWasm(bin)
+	if err != nil {
+		return nil, fail(err.Error())
+	}
+	if problems := check(w, h.cfg.MemoryLimitPages, h.wasi); len(problems) > 0 {
+		return nil, fail(problems...)
+	}
+	m := &Module{host: h, name: name, path: path, size: len(bin), sum: sha256.Sum256(bin), bin: w}
+	m.compiled, err = h.compile(ctx, m.sum, bin)
+	if err != nil {
+		return nil, fail("does not compile: " + err.Error())
+	}
+	return m, nil
+}
+
+// compile compiles bin once per Host: later loads of the same bytes reuse
+// the compiled code.
+func (h *Host) compile(ctx context.Context, sum [sha256.Size]byte, bin []byte) (wazero.CompiledModule, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, errors.New("the plugin host is closed")
+	}
+	if c, ok := h.compiled[sum]; ok {
+		return c, nil
+	}
+	c, err := h.rt.CompileModule(ctx, bin)
+	if err != nil {
+		return nil, err
+	}
+	h.compiled[sum] = c
+	return c, nil
+}
+
+// unwrapPath drops the path from an *os.PathError: LoadError names it.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

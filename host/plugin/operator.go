@@ -1,0 +1,112 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+// Operator adapts instances of a plugin to runtime.Operator for one
+// subtask (map, filter, flat-map, process, reduce, co-map, co-process).
+// The wasm instance is made in Open and replaced after a call poisons it.
+type Operator struct {
+	r      runner
+	config map[string]any
+	closed bool
+}
+
+var _ runtime.Operator = (*Operator)(nil)
+
+// NewOperator returns an operator over m for operator id opID. config is
+// used when the OpenContext carries none. Calls into the guest run under
+// ctx (each with its own deadline).
+func (m *Module) NewOperator(ctx context.Context, opID string, config map[string]any) *Operator {
+	return &Operator{r: runner{m: m, ctx: ctx, who: target{operator: opID}}, config: config}
+}
+
+// Open instantiates the plugin and calls sluice_open with the operator's
+// config (a msgpack map), subtask, parallelism and max parallelism.
+func (o *Operator) Open(oc *runtime.OpenContext) error {
+	if oc.Operator != "" {
+		o.r.who.operator = oc.Operator
+	}
+	o.r.who.subtask, o.r.who.parallelism = oc.Subtask, oc.Parallelism
+	o.r.env = env{state: oc.State, port: oc.Port}
+	cfg := oc.Config
+	if cfg == nil {
+		cfg = o.config
+	}
+	b, err := encodeConfig(cfg)
+	if err != nil {
+		return o.errorf(abi.ExportOpen, "%w", err)
+	}
+	if _, ok := o.r.m.bin.export(abi.ExportProcess); !ok {
+		return o.errorf(abi.ExportOpen, "the plugin is a partitioner (it has no %s), not an operator", abi.ExportProcess)
+	}
+	return o.r.open(openArgs{config: b, subtask: int32(oc.Subtask), parallelism: int32(oc.Parallelism), maxParallelism: int32(oc.MaxParallelism)})
+}
+
+// Process writes the batch into the guest's buffer, calls sluice_process
+// and hands the output to out only when the call succeeds.
+func (o *Operator) Process(input int, batch []byte, count int, out runtime.Collector) error {
+	if o.closed {
+		return o.errorf(abi.ExportProcess, "the operator was %w", errClosed)
+	}
+	if !o.r.opened {
+		return o.errorf(abi.ExportProcess, "the operator is not open")
+	}
+	if count == 0 && len(batch) == 0 {
+		return nil
+	}
+	if count < 0 || count > 1<<31-1 {
+		return o.errorf(abi.ExportProcess, "a batch count of %d", count)
+	}
+	in, err := o.r.call(expProcess, outRecords, batch, func(s []uint64, ptr uint32) {
+		s[0], s[1], s[2], s[3] = uint64(uint32(input)), uint64(ptr), uint64(len(batch)), uint64(count)
+	})
+	if err != nil {
+		return err
+	}
+	return in.deliver(out)
+}
+
+// Close calls sluice_close when the plugin exports it (a keyed reduce
+// emits its final results there) and releases the instance. With a nil
+// out (teardown after an error) it only releases.
+func (o *Operator) Close(out runtime.Collector) error {
+	if o.closed {
+		return nil
+	}
+	o.closed = true
+	defer o.r.drop()
+	if out == nil || !o.r.opened {
+		return nil
+	}
+	in, err := o.r.get()
+	if err != nil {
+		return err
+	}
+	if !in.has(expClose) {
+		return nil
+	}
+	if _, err := in.invoke(expClose, outRecords); err != nil {
+		return err
+	}
+	return in.deliver(out)
+}
+
+// Output returns the tails of the guest's stdout and stderr.
+func (o *Operator) Output() (stdout, stderr string) { return o.r.output() }
+
+func (o *Operator) errorf(export, format string, args ...any) error {
+	return &PluginError{
+		Plugin: o.r.m.name, Operator: o.r.who.operator, Subtask: o.r.who.subtask, Parallelism: o.r.who.parallelism,
+		Export: export, Cause: fmt.Errorf(format, args...),
+	}
+}
+
+// errClosed is returned by adapters used after Close.
+var errClosed = errors.New("used after Close")

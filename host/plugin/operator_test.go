@@ -1,0 +1,408 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+func TestIdentityRoundTrip(t *testing.T) {
+	h := newHost(t, nil)
+	m := load(t, h, "identity")
+	cfg := map[string]any{"threshold": 30, "field": "temp"}
+	op := m.NewOperator(context.Background(), "ident", nil)
+	if err := op.Open(&runtime.OpenContext{Operator: "ident", Subtask: 2, Parallelism: 4, MaxParallelism: 128, Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	// open received the config as a msgpack map and the subtask numbers.
+	want, _ := encodeConfig(cfg)
+	if n := global(t, op, "open_config_len"); int(n) != len(want) || !bytes.Equal(mem(t, op, 4096, len(want)), want) {
+		t.Errorf("open config = % x, want % x", mem(t, op, 4096, int(n)), want)
+	}
+	if s, p, mp := global(t, op, "open_subtask"), global(t, op, "open_parallelism"), global(t, op, "open_max_parallelism"); s != 2 || p != 4 || mp != 128 {
+		t.Errorf("open(subtask %d, parallelism %d, max %d), want 2, 4, 128", s, p, mp)
+	}
+	var w abi.Writer
+	for i := int64(0); i < 100; i++ {
+		w.AppendRaw(record(abi.AppendStr(nil, "k"), i, i-50))
+	}
+	out := &sink{}
+	if err := op.Process(0, w.Buf, w.Count, out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.got) != 1 || out.got[0].port != 0 || out.got[0].count != 100 || !bytes.Equal(out.got[0].buf, w.Buf) {
+		t.Fatalf("output %+v, want the batch unchanged on port 0", out.got)
+	}
+	// An empty batch is not sent to the guest.
+	if err := op.Process(0, nil, 0, out); err != nil || len(out.got) != 1 {
+		t.Fatalf("empty batch: %v, %d emits", err, len(out.got))
+	}
+	inst := op.r.inst
+	if err := op.Close(out); err != nil {
+		t.Fatal(err)
+	}
+	if got := int32(uint32(inst.mod.ExportedGlobal("closes").Get())); got != 1 {
+		t.Errorf("sluice_close called %d times", got)
+	}
+	if !inst.dead || op.r.inst != nil {
+		t.Error("Close left the instance open")
+	}
+	err := op.Process(0, w.Buf, w.Count, out)
+	wantErr(t, err, `plugin "identity" (operator ident, subtask 3/4) export sluice_process: the operator was used after Close`)
+}
+
+func TestOperatorConfigFallback(t *testing.T) {
+	h := newHost(t, nil)
+	op := load(t, h, "identity").NewOperator(context.Background(), "x", map[string]any{"a": 1})
+	if err := op.Open(&runtime.OpenContext{Parallelism: 1}); err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close(nil)
+	want, _ := encodeConfig(map[string]any{"a": 1})
+	if got := mem(t, op, 4096, len(want)); !bytes.Equal(got, want) {
+		t.Errorf("config = % x, want % x", got, want)
+	}
+	// nil config is an empty map.
+	if b, _ := encodeConfig(nil); !bytes.Equal(b, []byte{0x80}) {
+		t.Errorf("encodeConfig(nil) = % x", b)
+	}
+}
+
+// nativeFilter is the Go twin of testdata/filter.wat, on the same bytes
+// with abi's scanner: keep records whose int "amount" > 0, doubled.
+func nativeFilter(w *abi.Writer, batch []byte, count int) error {
+	rd := abi.NewReader(batch, count)
+	for rd.Next() {
+		r := rd.Record()
+		raw, ok, err := abi.MapField(r.Value, "amount")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		amt, err := abi.ReadInt(raw)
+		if err != nil || amt <= 0 {
+			continue
+		}
+		at := cap(r.Raw) - cap(raw) // offset of the amount inside the envelope
+		w.Buf = append(w.Buf, r.Raw[:at]...)
+		w.Buf = abi.AppendInt(w.Buf, 2*amt)
+		w.Buf = append(w.Buf, r.Raw[at+len(raw):]...)
+		w.Count++
+	}
+	return rd.Err()
+}
+
+// filterBatch builds count transaction-like records, a third of them with
+// amount <= 0.
+func filterBatch(count int) abi.Writer {
+	var w abi.Writer
+	for i := 0; i < count; i++ {
+		v := abi.AppendMapHeader(nil, 5)
+		v = abi.AppendStr(v, "txnId")
+		v = abi.AppendInt(v, int64(100000+i))
+		v = abi.AppendStr(v, "accountId")
+		v = abi.AppendStr(v, "acct-"+string(rune('a'+i%26)))
+		v = abi.AppendStr(v, "amount")
+		v = abi.AppendInt(v, int64(i%3-1)*int64(i*37%5000))
+		v = abi.AppendStr(v, "currency")
+		v = abi.AppendStr(v, "EUR")
+		v = abi.AppendStr(v, "ts")
+		v = abi.AppendInt(v, 1700000000000+int64(i))
+		w.Append(1700000000000+int64(i), true, nil, v)
+	}
+	return w
+}
+
+func TestFilterMatchesNative(t *testing.T) {
+	h := newHost(t, nil)
+	op := open(t, load(t, h, "filter"), runtime.OpenContext{})
+	w := filterBatch(1024)
+	// Edge cases: every int width, a float amount, no amount, nested
+	// values before the amount, a long string key.
+	for _, amt := range []int64{0, 1, -1, 63, 64, 127, 128, 255, 256, 65535, 65536, 1 << 31, 1 << 40, -1 << 40} {
+		w.AppendRaw(record(abi.AppendInt(nil, amt), 7, amt))
+	}
+	v := abi.AppendMapHeader(nil, 3)
+	v = abi.AppendStr(v, "tags")
+	v = abi.AppendArrayHeader(v, 1)
+	v = abi.AppendMapHeader(v, 1)
+	v = abi.AppendStr(v, "x")
+	v = abi.AppendBin(v, make([]byte, 300))
+	v = abi.AppendStr(v, "a long key that needs str8, more than 31 bytes")
+	v = abi.AppendFloat(v, 1.5)
+	v = abi.AppendStr(v, "amount")
+	v = abi.AppendInt(v, 21)
+	w.Append(0, false, abi.AppendStr(nil, "key"), v)
+	v = abi.AppendMapHeader(nil, 1)
+	v = abi.AppendStr(v, "amount")
+	v = abi.AppendFloat(v, 2.5)
+	w.Append(0, false, nil, v)
+	v = abi.AppendMapHeader(nil, 1)
+	v = abi.AppendStr(v, "other")
+	v = abi.AppendInt(v, 5)
+	w.Append(0, false, nil, v)
+
+	var want abi.Writer
+	if err := nativeFilter(&want, w.Buf, w.Count); err != nil {
+		t.Fatal(err)
+	}
+	out := &sink{}
+	if err := op.Process(0, w.Buf, w.Count, out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.got) != 1 || out.got[0].count != want.Count || !bytes.Equal(out.got[0].buf, want.Buf) {
+		t.Fatalf("wasm kept %d records (%d bytes), native %d (%d bytes)", out.records(), len(out.got[0].buf), want.Count, len(want.Buf))
+	}
+	if want.Count < 300 || want.Count > 800 {
+		t.Fatalf("native kept %d of %d: the fixture data is not mixed", want.Count, w.Count)
+	}
+}
+
+func TestTrapMidBatchDiscardsOutput(t *testing.T) {
+	h := newHost(t, nil)
+	op := open(t, load(t, h, "script"), runtime.OpenContext{})
+	s := &script{}
+	rec := s.data(record(nil, 1, 10))
+	s.do(opEmit, 0, 0, rec, int32(len(record(nil, 1, 10))), 1).do(opTrap, 0)
+	out, err := s.run(op)
+	pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: wasm trap: unreachable`)
+	if !pe.Poisoned || !errors.Is(err, ErrTrap) || len(out.got) != 0 {
+		t.Fatalf("poisoned %v, output %d emits: a trapped batch must emit nothing", pe.Poisoned, len(out.got))
+	}
+	if op.r.inst != nil {
+		t.Fatal("the trapped instance is still in use")
+	}
+	// The next batch runs on a fresh instance, opened again.
+	s = &script{}
+	rec = s.data(record(nil, 2, 20))
+	s.do(opCheckOpened, 0).do(opEmit, 0, 0, rec, int32(len(record(nil, 2, 20))), 1)
+	out, err = s.run(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.records() != 1 || !bytes.Equal(out.got[0].buf, record(nil, 2, 20)) {
+		t.Fatalf("output after replacement: %+v", out.got)
+	}
+}
+
+func TestDeadline(t *testing.T) {
+	h := newHost(t, func(c *Config) { c.CallTimeout = 50 * time.Millisecond })
+	m := load(t, h, "script")
+	t.Run("process", func(t *testing.T) {
+		op := open(t, m, runtime.OpenContext{})
+		began := time.Now()
+		out, err := (&script{}).do(opSpin, 0).run(op)
+		if took := time.Since(began); took > time.Second {
+			t.Errorf("the call stopped %s after it began, want near its 50ms deadline", took)
+		}
+		pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: deadline exceeded: the call ran past its deadline of 50ms (CallTimeout)`)
+		if !pe.Poisoned || !errors.Is(err, ErrDeadline) || len(out.got) != 0 {
+			t.Fatalf("poisoned %v, %d emits", pe.Poisoned, len(out.got))
+		}
+		if _, err := (&script{}).do(opCheckOpened, 0).run(op); err != nil {
+			t.Fatalf("after a deadline the next batch fails: %v", err)
+		}
+	})
+	t.Run("open", func(t *testing.T) {
+		op := m.NewOperator(context.Background(), "op1", nil)
+		err := op.Open(&runtime.OpenContext{Operator: "op1", Subtask: 1, Parallelism: 2, MaxParallelism: 128})
+		wantErr(t, err, `plugin "script" (operator op1, subtask 2/2) export sluice_open: deadline exceeded: the call ran past its deadline of 50ms (CallTimeout)`)
+		op.Close(nil)
+	})
+	t.Run("partition", func(t *testing.T) {
+		p, err := load(t, h, "partition").NewPartitioner(context.Background(), "a", "b", 0, 1, 128, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		err = p.Partition(record(nil, 1, 1), 1, 99, make([]int32, 1))
+		wantErr(t, err, `plugin "partition" (edge a->b, subtask 1/1) export sluice_partition: deadline exceeded: the call ran past its deadline of 50ms (CallTimeout)`)
+	})
+}
+
+func TestOpenStatusError(t *testing.T) {
+	h := newHost(t, nil)
+	op := load(t, h, "script").NewOperator(context.Background(), "op1", nil)
+	err := op.Open(&runtime.OpenContext{Operator: "op1", Subtask: 2, Parallelism: 3, MaxParallelism: 128})
+	pe := wantErr(t, err, `plugin "script" (operator op1, subtask 3/3) export sluice_open: plugin returned status -6 (config error): config error: subtask 2 refuses to open`)
+	if pe.Status != abi.StatusConfig || pe.Text != "config error: subtask 2 refuses to open" || !errors.Is(err, ErrStatus) {
+		t.Errorf("status %d text %q", pe.Status, pe.Text)
+	}
+	err = op.Process(0, []byte{1}, 1, &sink{})
+	wantErr(t, err, `plugin "script" (operator op1, subtask 3/3) export sluice_process: the operator is not open`)
+	op.Close(nil)
+}
+
+func TestMemoryLimit(t *testing.T) {
+	h := newHost(t, func(c *Config) { c.MemoryLimitPages = 32 })
+	m := load(t, h, "script")
+	t.Run("trap", func(t *testing.T) {
+		op := open(t, m, runtime.OpenContext{})
+		_, err := (&script{}).do(opGrow, 0, 0).run(op)
+		pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: memory limit: guest memory at 32 of 32 pages (2 MiB, MemoryLimitPages) could not grow: wasm trap: unreachable`)
+		if !pe.Poisoned || !errors.Is(err, ErrMemoryLimit) || !errors.Is(err, ErrTrap) {
+			t.Fatalf("poisoned %v, cause %v", pe.Poisoned, pe.Cause)
+		}
+	})
+	t.Run("status", func(t *testing.T) {
+		op := open(t, m, runtime.OpenContext{})
+		_, err := (&script{}).do(opGrow, -2, 1).run(op)
+		pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: memory limit: guest memory at 32 of 32 pages (2 MiB, MemoryLimitPages) could not grow: plugin returned status -2 (out of memory): out of memory`)
+		if !pe.Poisoned || pe.Status != abi.StatusOutOfMemory {
+			t.Fatalf("poisoned %v status %d", pe.Poisoned, pe.Status)
+		}
+		// The replacement starts small again.
+		if _, err := (&script{}).do(opCheckOpened, 0).run(op); err != nil {
+			t.Fatal(err)
+		}
+		if pages := op.r.inst.mem.Size() / 65536; pages != 2 {
+			t.Errorf("fresh instance has %d pages", pages)
+		}
+	})
+	t.Run("input", func(t *testing.T) {
+		op := open(t, m, runtime.OpenContext{})
+		_, err := op.r.get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = op.Process(0, make([]byte, 3<<20), 1, &sink{})
+		wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_buffer: memory limit: guest memory at 2 of 32 pages (2 MiB, MemoryLimitPages) could not grow: returned 0 for 3145728 bytes: the guest could not allocate its input`)
+	})
+}
+
+func TestErrorTextAndStatus(t *testing.T) {
+	h := newHost(t, nil)
+	op := open(t, load(t, h, "script"), runtime.OpenContext{})
+	s := &script{}
+	msg := s.data([]byte("amount must be positive"))
+	rec := s.data(record(nil, 1, 1))
+	s.do(opEmit, 0, 0, rec, int32(len(record(nil, 1, 1))), 1).do(opError, -3, msg, 23)
+	inst := op.r.inst
+	out, err := s.run(op)
+	pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: plugin returned status -3 (user error): amount must be positive`)
+	if pe.Poisoned || op.r.inst != inst || pe.Status != abi.StatusUser || pe.Text != "amount must be positive" || len(out.got) != 0 {
+		t.Fatalf("poisoned %v, same instance %v, status %d, text %q, %d emits", pe.Poisoned, op.r.inst == inst, pe.Status, pe.Text, len(out.got))
+	}
+	// The text is cut at abi.MaxErrorText; control bytes are quoted.
+	s = &script{}
+	long := s.data(bytes.Repeat([]byte("x"), abi.MaxErrorText+100))
+	s.do(opError, -3, long, abi.MaxErrorText+100)
+	_, err = s.run(op)
+	if errors.As(err, &pe); len(pe.Text) != abi.MaxErrorText {
+		t.Errorf("kept %d bytes of error text, want %d", len(pe.Text), abi.MaxErrorText)
+	}
+	s = &script{}
+	esc := s.data([]byte("bad\x1b[31m"))
+	s.do(opError, -1, esc, 8)
+	_, err = s.run(op)
+	wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: plugin returned status -1 (malformed input): "bad\x1b[31m"`)
+	// The text of one call does not leak into the next.
+	_, err = (&script{}).do(opCheckOpened, -4).run(op)
+	wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: plugin returned status -4 (unsupported)`)
+}
+
+func TestProcExitMidBatch(t *testing.T) {
+	h := newHost(t, nil)
+	op := open(t, load(t, h, "script"), runtime.OpenContext{})
+	s := &script{}
+	rec := s.data(record(nil, 1, 1))
+	s.do(opEmit, 0, 0, rec, int32(len(record(nil, 1, 1))), 1).do(opExit, 0, 3)
+	out, err := s.run(op)
+	pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: plugin exited: the guest called proc_exit(3) during the call`)
+	if !pe.Poisoned || !errors.Is(err, ErrExit) || len(out.got) != 0 {
+		t.Fatalf("poisoned %v, %d emits", pe.Poisoned, len(out.got))
+	}
+	// Exit code 0 is a failure too.
+	_, err = (&script{}).do(opExit, 0, 0).run(op)
+	wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: plugin exited: the guest called proc_exit(0) during the call`)
+	if _, err := (&script{}).do(opCheckOpened, 0).run(op); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStderrCapturedAndCapped(t *testing.T) {
+	h := newHost(t, func(c *Config) { c.StderrCap = 32 })
+	op := open(t, load(t, h, "script"), runtime.OpenContext{})
+	s := &script{}
+	digits := s.data([]byte("0123456789"))
+	end := s.data([]byte("END\n"))
+	s.do(opStderr, 0, digits, 10, 1000).do(opStderr, 0, end, 4, 1).do(opTrap, 0)
+	_, err := s.run(op)
+	pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: wasm trap: unreachable; stderr tail: "2345678901234567890123456789END\n"`)
+	if len(pe.Stderr) != 32 {
+		t.Errorf("kept %d bytes of stderr, want 32", len(pe.Stderr))
+	}
+	_, stderr := op.Output()
+	if stderr != pe.Stderr {
+		t.Errorf("Output() stderr %q, want the tail of the closed instance", stderr)
+	}
+}
+
+func TestSetImplementsPlugins(t *testing.T) {
+	h := newHost(t, nil)
+	set := &Set{
+		Modules: map[string]*Module{"identity": load(t, h, "identity"), "partition": load(t, h, "partition"), "keysel": load(t, h, "keysel")},
+		Configs: map[string]map[string]any{"ident": {"k": "v"}},
+	}
+	var plugins runtime.Plugins = set
+	if _, err := plugins.Operator("x", "nope", 0); err == nil || err.Error() != `operator x: no plugin named "nope" (loaded: identity, keysel, partition)` {
+		t.Errorf("unknown plugin: %v", err)
+	}
+	op, err := plugins.Operator("ident", "identity", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := op.Open(&runtime.OpenContext{Operator: "ident", Subtask: 1, Parallelism: 2, MaxParallelism: 128}); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := encodeConfig(map[string]any{"k": "v"})
+	if got := mem(t, op.(*Operator), 4096, len(want)); !bytes.Equal(got, want) {
+		t.Errorf("config from the Set: % x", got)
+	}
+	out := &sink{}
+	if err := op.Process(0, record(nil, 1, 1), 1, out); err != nil || out.records() != 1 {
+		t.Fatalf("%v, %d records", err, out.records())
+	}
+	if err := op.Close(out); err != nil {
+		t.Fatal(err)
+	}
+	// A partitioner is not an operator.
+	op, _ = plugins.Operator("p", "partition", 0)
+	err = op.Open(&runtime.OpenContext{Operator: "p", Parallelism: 1})
+	wantErr(t, err, `plugin "partition" (operator p, subtask 1/1) export sluice_open: the plugin is a partitioner (it has no sluice_process), not an operator`)
+	part, err := plugins.Partitioner("partition", "a", "b", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer part.Close()
+	if _, err := plugins.Partitioner("identity", "a", "b", 0); err == nil {
+		t.Error("identity accepted as a partitioner")
+	} else {
+		wantErr(t, err, `plugin "identity" (edge a->b, subtask 1/1) export sluice_partition: the plugin has no export sluice_partition`)
+	}
+	ks, err := plugins.KeySelector("keysel", "a", "b", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ks.Close()
+}
+
+func TestUnboundedRecursion(t *testing.T) {
+	h := newHost(t, nil)
+	op := open(t, load(t, h, "script"), runtime.OpenContext{})
+	_, err := (&script{}).do(opRecurse, 0).run(op)
+	pe := wantErr(t, err, prefix+"wasm trap: stack overflow")
+	if !pe.Poisoned {
+		t.Error("not poisoned")
+	}
+	if _, err := (&script{}).do(opCheckOpened, 0).run(op); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,113 @@
+package plugin
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"sync"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// Host runs plugins: one wazero runtime (compiler engine) with the
+// limits of its Config, the sluice_v1 host functions and WASI. It is safe
+// for concurrent use; the instances it creates are not.
+type Host struct {
+	cfg   Config
+	rt    wazero.Runtime
+	cache wazero.CompilationCache // nil without CacheDir
+	intr  interrupter
+	wasi  map[string]funcType
+
+	mu       sync.Mutex
+	compiled map[[sha256.Size]byte]wazero.CompiledModule
+	closed   bool
+}
+
+// New builds a Host. Close releases it.
+func New(ctx context.Context, cfg Config) (*Host, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	h := &Host{cfg: cfg, intr: deadlineInterrupter{cfg.CallTimeout}, compiled: map[[sha256.Size]byte]wazero.CompiledModule{}}
+	rc := wazero.NewRuntimeConfigCompiler().WithMemoryLimitPages(cfg.MemoryLimitPages)
+	rc = h.intr.configure(rc)
+	if cfg.CacheDir != "" {
+		c, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("plugin compilation cache %s: %w", cfg.CacheDir, err)
+		}
+		h.cache = c
+		rc = rc.WithCompilationCache(c)
+	}
+	h.rt = wazero.NewRuntimeWithConfig(ctx, rc)
+	if err := h.instantiateHostModules(ctx); err != nil {
+		_ = h.Close(ctx)
+		return nil, err
+	}
+	return h, nil
+}
+
+// Config returns the Host's configuration.
+func (h *Host) Config() Config { return h.cfg }
+
+func (h *Host) instantiateHostModules(ctx context.Context) error {
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, h.rt); err != nil {
+		return fmt.Errorf("plugin host: instantiate WASI: %w", err)
+	}
+	h.wasi = map[string]funcType{}
+	for name, def := range h.rt.Module(wasiModule).ExportedFunctionDefinitions() {
+		h.wasi[name] = funcType{params: apiTypes(def.ParamTypes()), results: apiTypes(def.ResultTypes())}
+	}
+	b := h.rt.NewHostModuleBuilder(abi.ImportModule)
+	for _, f := range hostFuncs {
+		t := importSigs[f.name]
+		b.NewFunctionBuilder().
+			WithGoModuleFunction(f.fn, wazeroTypes(t.params), wazeroTypes(t.results)).
+			WithParameterNames(f.params...).
+			Export(f.name)
+	}
+	if _, err := b.Instantiate(ctx); err != nil {
+		return fmt.Errorf("plugin host: instantiate %s: %w", abi.ImportModule, err)
+	}
+	return nil
+}
+
+// Close releases the runtime, every compiled module and instance, and the
+// compilation cache.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	h.compiled = nil
+	h.mu.Unlock()
+	err := h.rt.Close(ctx)
+	if h.cache != nil {
+		if cerr := h.cache.Close(ctx); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+func apiTypes(v []api.ValueType) []valType {
+	out := make([]valType, len(v))
+	for i, t := range v {
+		out[i] = valType(t)
+	}
+	return out
+}
+
+func wazeroTypes(v []valType) []api.ValueType {
+	out := make([]api.ValueType, len(v))
+	for i, t := range v {
+		out[i] = api.ValueType(t)
+	}
+	return out
+}

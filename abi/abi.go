@@ -22,7 +22,11 @@ const (
 	// ExportBuffer: buffer(size i32) -> ptr i32.
 	// Returns a pointer to at least size writable bytes in guest memory, or 0
 	// when the guest cannot allocate them. The host writes the next call's
-	// input there. Valid until the next call to buffer. Required.
+	// input there. The region stays reserved for the host until the next
+	// call to buffer: the guest never writes to it, and the host may write
+	// the input of later calls there without calling buffer again as long as
+	// it fits in size bytes (it calls buffer only to get a larger region).
+	// Required.
 	ExportBuffer = "sluice_buffer"
 
 	// ExportOpen: open(ptr i32, len i32, subtask i32, parallelism i32,
@@ -71,8 +75,10 @@ const (
 	// output port: 0 is the main output, other ports come from ImportPort.
 	// The host copies the bytes before it returns. It returns StatusOK,
 	// StatusLimit when the call's output would pass the configured
-	// per-call limit (nothing is copied), or fails the call with
-	// StatusHost for an out-of-bounds range or unknown port.
+	// per-call limit (nothing is copied), StatusMalformed when the bytes
+	// are not count well-formed records, or StatusHost for an out-of-bounds
+	// range or unknown port. Any status but StatusOK fails the whole call,
+	// whatever the guest returns: a batch is all-or-nothing.
 	ImportEmit = "emit"
 
 	// ImportPort: port(ptr i32, len i32) -> port i32.
@@ -93,7 +99,9 @@ const (
 	// msgpack-encoded record key. Returns the value's length and copies it
 	// into buf when it fits; when len > buf_cap nothing is written and the
 	// guest calls again with a larger buffer. Returns -1 when there is no
-	// value. Only keyed operators may call it.
+	// value, and StatusState or StatusHost (both below -1) when the call is
+	// refused: state on an unkeyed operator, or a bad range. Only keyed
+	// operators may call it.
 	ImportStateGet = "state_get"
 
 	// ImportStatePut: state_put(slot i32, key_ptr i32, key_len i32,

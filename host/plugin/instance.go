@@ -69,6 +69,8 @@ type instance struct {
 	ports  []int            // guest port -> engine port (-1: dropped)
 	tags   map[string]int32 // side-output tag -> guest port
 	buf    []byte           // scratch for state_get
+	inPtr  uint32           // the input region the guest reserved (abi.ExportBuffer)
+	inCap  int              // its size; reused while inputs fit
 	c      call
 	dead   bool
 }
@@ -224,11 +226,21 @@ func (in *instance) writeInput(b []byte) (uint32, error) {
 	if len(b) > math.MaxInt32 {
 		return 0, in.fail(name, fmt.Errorf("an input of %d bytes does not fit a wasm32 buffer", len(b)))
 	}
+	if in.inPtr != 0 && len(b) <= in.inCap {
+		// ABI v1: the region stays reserved for the host until the next
+		// call to buffer, so an input that fits needs no guest call.
+		if !in.mem.Write(in.inPtr, b) {
+			return 0, in.poison(name, fmt.Errorf("%w: the reserved input region ptr=0x%x (%d bytes) passes the end of guest memory (%d bytes)",
+				ErrABI, in.inPtr, in.inCap, in.mem.Size()))
+		}
+		return in.inPtr, nil
+	}
 	in.stack[0] = uint64(len(b))
 	if _, err := in.invoke(expBuffer, outNone); err != nil {
 		return 0, err
 	}
 	ptr := uint32(in.stack[0])
+	in.inPtr, in.inCap = ptr, len(b)
 	if ptr == 0 && len(b) > 0 {
 		cause := fmt.Errorf("returned 0 for %d bytes: the guest could not allocate its input", len(b))
 		limit := uint64(in.m.host.cfg.MemoryLimitPages) * 65536

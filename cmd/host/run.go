@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/host/connector"
+	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plan"
+	"github.com/sluicehq/sluice/host/plugin"
+	"github.com/sluicehq/sluice/host/runtime"
+	"github.com/sluicehq/sluice/host/settings"
+)
+
+func init() { addCommand(newRunCmd) }
+
+func newRunCmd() *cobra.Command {
+	var progress, logLevel string
+	var roots []string
+	cmd := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Run a pipeline: print sinks write to stdout, progress and the summary go to stderr",
+		Long: `Run lints, plans and executes a pipeline on this machine. Problems in the
+file are printed as file:line:col and exit 1. Print sinks write to stdout,
+so it stays parseable; logs, progress and the end-of-run summary (records
+per operator, rate, skew, back-pressure, hot keys) go to stderr. Ctrl-C
+stops the job cleanly. A failed job exits 1 with the first error, naming
+the operator and subtask.
+
+--progress auto shows a live line (done/total, rate, ETA) when stderr is a
+terminal and a plain line every few seconds otherwise; plain always prints
+lines; none prints no progress.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPipeline(cmd, args[0], progress, logLevel, roots)
+		},
+	}
+	cmd.Flags().StringVar(&progress, "progress", "auto", "progress display: auto, plain or none")
+	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
+	cmd.Flags().Int("batch-size", 0, "records per batch between tasks (default from the host settings: 1024)")
+	cmd.Flags().Duration("linger", 0, "longest a partly filled batch waits before it is sent (default 5ms)")
+	cmd.Flags().Int("slots", 0, "task slots this host offers (0: unlimited); the job is refused if it needs more")
+	addPluginRootFlag(cmd, &roots)
+	return cmd
+}
+
+func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []string) error {
+	stderr := cmd.ErrOrStderr()
+	if progress != "auto" && progress != "plain" && progress != "none" {
+		return fmt.Errorf("unknown --progress %q: use auto, plain or none", progress)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	hs, err := hostSettings(cmd)
+	if err != nil {
+		return err
+	}
+	p, err := readPipeline(file, roots)
+	var g *plan.JobGraph
+	if err == nil {
+		g, err = plan.Plan(p, plan.Options{Slots: hs.Slots})
+	}
+	if err != nil {
+		printProblems(stderr, file, err)
+		return exitCode(1)
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	plugins, closePlugins, err := loadPlugins(ctx, file, p, g, hs)
+	if err != nil {
+		fmt.Fprintln(stderr, "error:", err)
+		return exitCode(1)
+	}
+	defer closePlugins()
+	deps := runtime.Deps{
+		Plugins:    plugins,
+		Connectors: &connector.Builtin{Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Root: filepath.Dir(file)},
+		Logger:     log,
+		Options: runtime.Options{
+			BatchSize: hs.BatchSize, BatchBytes: hs.BatchBytes, Linger: hs.Linger, QueueCapacity: hs.QueueCapacity,
+		},
+	}
+	job, err := runtime.Start(ctx, g, deps)
+	if err != nil {
+		fmt.Fprintln(stderr, "error:", err)
+		return exitCode(1)
+	}
+	stopProgress := showProgress(stderr, progress, job)
+	res, err := job.Wait()
+	stopProgress()
+	if res != nil {
+		_ = res.WriteSummary(stderr)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		fmt.Fprintln(stderr, "cancelled:", err)
+		return exitCode(130)
+	}
+	fmt.Fprintln(stderr, "error:", err)
+	return exitCode(1)
+}
+
+// printProblems prints every problem of a pipeline as file:line:col.
+func printProblems(w io.Writer, file string, err error) {
+	var list pipeline.Errors
+	if errors.As(err, &list) {
+		for _, e := range list {
+			fmt.Fprintln(w, e)
+		}
+		return
+	}
+	fmt.Fprintf(w, "%s: %v\n", file, err)
+}
+
+// loadPlugins compiles the pipeline's plugins (paths relative to the
+// pipeline file) into a plugin.Set; nil when the pipeline has none.
+func loadPlugins(ctx context.Context, file string, p *pipeline.Pipeline, g *plan.JobGraph, hs settings.Settings) (runtime.Plugins, func(), error) {
+	if len(p.Plugins) == 0 {
+		return nil, func() {}, nil
+	}
+	cfg := plugin.DefaultConfig()
+	cfg.MemoryLimitPages = hs.MemoryPages
+	cfg.CallTimeout = hs.CallTimeout
+	cfg.MaxOutputBytes = hs.MaxOutputBytes
+	cfg.MaxModuleBytes = hs.MaxModuleBytes
+	cfg.CacheDir = hs.CacheDir
+	if cfg.CacheDir != "" {
+		if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
+			cfg.CacheDir = "" // no cache: compile in memory
+		}
+	}
+	h, err := plugin.New(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	closeHost := func() { _ = h.Close(context.Background()) }
+	set := &plugin.Set{Context: ctx, Modules: map[string]*plugin.Module{}, Configs: map[string]map[string]any{}, Parallelism: map[string]int{}}
+	names := make([]string, 0, len(p.Plugins))
+	for name := range p.Plugins {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		pl := p.Plugins[name]
+		m, err := h.LoadFile(ctx, filepath.Join(filepath.Dir(file), pl.Path))
+		if err != nil {
+			closeHost()
+			return nil, nil, fmt.Errorf("plugin %q: %w", name, err)
+		}
+		set.Modules[name] = m
+	}
+	// partitioners and key selectors are opened with their plugin's config
+	// and the upstream operator's parallelism
+	for _, op := range g.Operators {
+		set.Parallelism[op.ID] = op.Parallelism
+	}
+	for _, e := range g.Edges {
+		name := e.CustomPlugin
+		if name == "" {
+			name = e.KeyPlugin
+		}
+		if pl := p.Plugins[name]; pl != nil {
+			set.Configs[e.From+"->"+e.To] = pl.Config
+		}
+	}
+	return set, closeHost, nil
+}
+
+// showProgress starts the progress display and returns its stop function.
+func showProgress(w io.Writer, mode string, job *runtime.Execution) func() {
+	if mode == "none" {
+		return func() {}
+	}
+	live := mode == "auto" && isTerminal(w)
+	every := 5 * time.Second
+	if live {
+		every = 200 * time.Millisecond
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				line := progressLine(job.Snapshot())
+				if live {
+					fmt.Fprintf(w, "\r\033[K%s", line)
+				} else {
+					fmt.Fprintln(w, line)
+				}
+			case <-stop:
+				if live {
+					fmt.Fprint(w, "\r\033[K")
+				}
+				return
+			}
+		}
+	}()
+	return func() { close(stop); <-done }
+}
+
+// progressLine says how far the sources are: done/total, rate and ETA for
+// a bounded job, done and rate otherwise.
+func progressLine(r *runtime.Result) string {
+	secs := r.Duration.Seconds()
+	rate := 0.0
+	if secs > 0 {
+		rate = float64(r.Done) / secs
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", r.Job, count(r.Done))
+	if r.Total > 0 {
+		fmt.Fprintf(&b, "/%s records (%.0f%%)", count(r.Total), 100*float64(r.Done)/float64(r.Total))
+	} else {
+		b.WriteString(" records")
+	}
+	fmt.Fprintf(&b, ", %s records/s", count(int64(rate)))
+	if r.Total > 0 && rate > 0 && r.Done < r.Total {
+		eta := time.Duration(float64(r.Total-r.Done) / rate * float64(time.Second))
+		fmt.Fprintf(&b, ", ETA %s", eta.Round(time.Second))
+	}
+	var bp int64
+	for _, m := range r.Operators {
+		bp = max(bp, m.BackPressuredMs)
+	}
+	if bp > 0 {
+		fmt.Fprintf(&b, ", back-pressured %s", (time.Duration(bp) * time.Millisecond).Round(time.Millisecond))
+	}
+	return b.String()
+}
+
+// count writes n compactly: 950, 12.3K, 4.5M.
+func count(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1fG", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1e4:
+		return fmt.Sprintf("%.1fK", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

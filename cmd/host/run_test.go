@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+// TestRunPrintsRecordsOnStdoutSummaryOnStderr: stdout holds only the print
+// sink's lines, stderr the summary.
+func TestRunPrintsRecordsOnStdoutSummaryOnStderr(t *testing.T) {
+	code, out, errs := runHost(t, "run", "--progress=none", "configs/keyby-running-total.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	re := regexp.MustCompile(`^total:[1-4]> \{"txnId":"t\d+","accountId":"acct-\d+","amount":-?\d+,"currency":"[A-Z]{3}","country":"[A-Z]{2}","ts":\d+\}$`)
+	if len(lines) != 1000 {
+		t.Fatalf("%d lines on stdout", len(lines))
+	}
+	for _, l := range lines {
+		if !re.MatchString(l) {
+			t.Fatalf("not a print line: %q", l)
+		}
+	}
+	for _, want := range []string{`job "keyby-running-total" (streaming)`, "operator", "records in", "skew", "totals  ", "1,000"} {
+		if !strings.Contains(errs, want) {
+			t.Fatalf("summary lacks %q:\n%s", want, errs)
+		}
+	}
+}
+
+func TestRunSkewConfigShowsSkewBeforeAndAfter(t *testing.T) {
+	code, _, errs := runHost(t, "run", "--progress=none", "configs/skew.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	skew := func(op string) float64 {
+		m := regexp.MustCompile(`(?m)^` + op + `\s+sum\s+4\s+[\d,]+\s+[\d,]+\s+[\d,]+\s+(\d+\.\d+)`).FindStringSubmatch(errs)
+		if m == nil {
+			t.Fatalf("no %s row in\n%s", op, errs)
+		}
+		f, _ := strconv.ParseFloat(m[1], 64)
+		return f
+	}
+	if before, after := skew("totals"), skew("partials"); before < 3 || after > 1.5 {
+		t.Fatalf("skew before %.2f, after salting %.2f", before, after)
+	}
+	if !strings.Contains(errs, `warning: hot key "acct-corp" carries`) || !strings.Contains(errs, "txns -> totals") {
+		t.Fatalf("no hot key warning:\n%s", errs)
+	}
+	if strings.Contains(errs, "txns -> partials") {
+		t.Fatalf("the salted edge has no hot key:\n%s", errs)
+	}
+}
+
+func TestRunLintErrorsExit1(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, bad, `version: 1
+name: bad
+operators:
+  - id: src
+    source: { type: generator, preset: sequence, count: 5 }
+  - id: total
+    sum: n
+  - id: out
+    sink: { type: print, colour: red }
+`)
+	code, out, errs := runHost(t, "run", bad)
+	if code != 1 || out != "" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	if !strings.Contains(errs, bad+":7:5: ") || !strings.Contains(errs, bad+":9:26: ") {
+		t.Fatalf("want every problem as file:line:col, got:\n%s", errs)
+	}
+}
+
+func TestRunFailureNamesOperatorAndKeepsOutput(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "in.jsonl"), "{\"n\":1}\n{\"n\":2}\nnot json\n{\"n\":4}\n")
+	p := filepath.Join(dir, "p.yaml")
+	writeFile(t, p, `version: 1
+name: bad-line
+operators:
+  - id: lines
+    source: { type: file, path: in.jsonl }
+  - id: out
+    sink: { type: print }
+`)
+	code, out, errs := runHost(t, "run", "--progress=none", p)
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	if out != "{\"n\":1}\n{\"n\":2}\n" {
+		t.Fatalf("stdout %q: the records before the bad line must be printed", out)
+	}
+	if !strings.Contains(errs, `error: operator "lines" (subtask 1/1): `) || !strings.Contains(errs, ":3") {
+		t.Fatalf("stderr:\n%s", errs)
+	}
+}
+
+// lockedBuffer lets the test read stdout while the job writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Len()
+}
+
+func TestRunCancelStopsCleanly(t *testing.T) {
+	t.Chdir("../..")
+	dir := t.TempDir()
+	p := filepath.Join(dir, "forever.yaml")
+	writeFile(t, p, `version: 1
+name: forever
+parallelism: 2
+operators:
+  - id: nums
+    source: { type: generator, preset: sequence }
+  - id: out
+    key-by: n
+    sink: { type: print }
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out lockedBuffer
+	var errs bytes.Buffer
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"run", "--progress=none", p}, strings.NewReader(""), &out, &errs) }()
+	for out.Len() == 0 {
+		time.Sleep(time.Millisecond) // until the job prints
+	}
+	cancel()
+	if code := <-done; code != 130 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	if !strings.Contains(errs.String(), "cancelled") || !strings.Contains(errs.String(), `job "forever"`) {
+		t.Fatalf("stderr:\n%s", errs.String())
+	}
+}
+
+func TestRunRefusesBadFlags(t *testing.T) {
+	for _, c := range []struct{ flag, file, want string }{
+		{"--progress=fancy", "configs/global.yaml", "--progress"},
+		{"--batch-size=-1", "configs/global.yaml", "batch-size"},
+		{"--slots=1", "configs/quickstart.yaml", "slots"},
+	} {
+		t.Run(c.flag, func(t *testing.T) {
+			if code, out, errs := runHost(t, "run", c.flag, c.file); code != 1 || out != "" || !strings.Contains(errs, c.want) {
+				t.Fatalf("exit %d, stdout %q: %s", code, out, errs)
+			}
+		})
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	r := &runtime.Result{Job: "j", Duration: 2 * time.Second, Done: 500_000, Total: 2_000_000}
+	if got, want := progressLine(r), "j: 500.0K/2.0M records (25%), 250.0K records/s, ETA 6s"; got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	r = &runtime.Result{Job: "j", Duration: time.Second, Done: 1234, Total: -1,
+		Operators: []runtime.OperatorMetrics{{ID: "a", BackPressuredMs: 300}}}
+	if got, want := progressLine(r), "j: 1234 records, 1234 records/s, back-pressured 300ms"; got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+}

@@ -1,0 +1,270 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/pipeline"
+)
+
+// aggregate is a built-in keyed rolling aggregation with Flink's semantics
+// (flink-semantics.md §5, Flink's SumAggregator and ComparableAggregator):
+//
+//   - sum, min, max keep the FIRST record seen for the key and update only
+//     the field: sum adds (int + int stays int, any float makes it float),
+//     min/max keep the smallest/largest value (numbers, or strings in code
+//     point order);
+//   - min-by, max-by keep the whole record holding the extreme value, the
+//     earlier one on ties;
+//   - count emits {<key field>: key, ..., "count": n} (the key fields of the
+//     key-by, or "key" for a key-selector plugin): Flink has no count on a
+//     KeyedStream, and this is what SQL's GROUP BY key, COUNT(*) gives.
+//
+// STREAMING emits the current aggregate of the key for every input record.
+// BATCH emits only the final aggregate of each key when the input ends, in
+// key-group order then the order keys were first seen.
+//
+// State lives in the subtask's KeyedStore (slot 0), one cell per key.
+type aggregate struct {
+	kind      pipeline.Kind
+	field     string
+	keyFields []string // count: names of the key's fields
+	batch     bool
+	batchSize int
+
+	store *KeyedStore
+	w     abi.Writer
+	tmp   []byte
+	seen  int64 // records processed, for error positions
+}
+
+func newAggregate(kind pipeline.Kind, field string, keyFields []string, batch bool, batchSize int) *aggregate {
+	return &aggregate{kind: kind, field: field, keyFields: keyFields, batch: batch, batchSize: batchSize}
+}
+
+func (a *aggregate) Open(ctx *OpenContext) error {
+	st, ok := ctx.State.(*KeyedStore)
+	if !ok {
+		return fmt.Errorf("%s needs keyed input (key-by) and the host's keyed state", a.kind)
+	}
+	a.store = st
+	return nil
+}
+
+func (a *aggregate) Process(_ int, b []byte, count int, out Collector) error {
+	rd := abi.NewReader(b, count)
+	for rd.Next() {
+		r := rd.Record()
+		a.seen++
+		c, err := a.add(r)
+		if err != nil {
+			return fmt.Errorf("%s: input record %d: %w: %s", a.kind, a.seen, err, preview(r.Value))
+		}
+		if a.batch {
+			continue
+		}
+		a.w.Append(r.Time, r.HasTime, r.Key, cellValue(c.val))
+		if a.w.Count >= a.batchSize {
+			if err := a.flush(out); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return fmt.Errorf("%s: input batch: %w", a.kind, err)
+	}
+	return a.flush(out)
+}
+
+func (a *aggregate) flush(out Collector) error {
+	if a.w.Count == 0 {
+		return nil
+	}
+	err := out.Emit(0, a.w.Buf, a.w.Count)
+	a.w.Reset()
+	return err
+}
+
+// Close emits the final aggregates in batch mode.
+func (a *aggregate) Close(out Collector) error {
+	if out == nil || !a.batch || a.store == nil {
+		return nil
+	}
+	var err error
+	start, end := a.store.KeyGroups()
+	for kg := start; kg <= end && err == nil; kg++ {
+		a.store.Range(kg, 0, func(key string, val []byte) bool {
+			t, ok := cellTime(val)
+			a.w.Append(t, ok, []byte(key), cellValue(val))
+			if a.w.Count >= a.batchSize {
+				err = a.flush(out)
+			}
+			return err == nil
+		})
+	}
+	if err != nil {
+		return err
+	}
+	return a.flush(out)
+}
+
+// add folds record r into its key's cell and returns the cell.
+func (a *aggregate) add(r abi.Record) (*cell, error) {
+	if r.Key == nil {
+		return nil, errors.New("record has no key (the input edge must be a key-by)")
+	}
+	c := a.store.lookup(0, r.Key)
+	kg := -1
+	if c == nil {
+		var err error
+		if kg, err = a.store.KeyGroup(r.Key); err != nil {
+			return nil, err
+		}
+	}
+	if a.kind == pipeline.KindCount {
+		if c == nil {
+			v, err := a.countValue(r.Key)
+			if err != nil {
+				return nil, err
+			}
+			c = a.store.insert(kg, 0, r.Key, v)
+		} else {
+			f := cellField(c.val)
+			putFixed(f, num{i: readFixed(f).i + 1})
+		}
+		setCellTime(c.val, r.Time, r.HasTime)
+		return c, nil
+	}
+	raw, ok, err := abi.MapField(r.Value, a.field)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, fmt.Errorf("no field %q", a.field)
+	case abi.IsNil(raw):
+		return nil, fmt.Errorf("field %q is null", a.field)
+	}
+	if c == nil {
+		v, err := a.first(r, raw)
+		if err != nil {
+			return nil, err
+		}
+		return a.store.insert(kg, 0, r.Key, v), nil
+	}
+	if err := a.update(c, r, raw); err != nil {
+		return nil, err
+	}
+	setCellTime(c.val, r.Time, r.HasTime)
+	return c, nil
+}
+
+// first builds the cell of a new key from its first record.
+func (a *aggregate) first(r abi.Record, raw []byte) ([]byte, error) {
+	off := fieldOffset(r.Value, raw)
+	v := make([]byte, 0, cellHeader+len(r.Value)+9)
+	v = putHeader(v, off, r.Time, r.HasTime)
+	switch a.kind {
+	case pipeline.KindMinBy, pipeline.KindMaxBy:
+		if _, err := compareValues(raw, raw); err != nil {
+			return nil, fmt.Errorf("field %q: %w", a.field, err)
+		}
+		return append(v, r.Value...), nil
+	case pipeline.KindMin, pipeline.KindMax:
+		if abi.TypeOf(raw) == abi.TypeStr {
+			return append(v, r.Value...), nil
+		}
+	}
+	n, err := readNum(raw)
+	if err != nil {
+		return nil, fmt.Errorf("field %q %w", a.field, err)
+	}
+	v = append(v, r.Value[:off]...)
+	v = appendFixed(v, n)
+	return append(v, r.Value[off+len(raw):]...), nil
+}
+
+// update folds the field value raw of record r into cell c.
+func (a *aggregate) update(c *cell, r abi.Record, raw []byte) error {
+	f := cellField(c.val)
+	if a.kind == pipeline.KindSum {
+		n, err := readNum(raw)
+		if err != nil {
+			return fmt.Errorf("field %q %w", a.field, err)
+		}
+		putFixed(f, add(readFixed(f), n))
+		return nil
+	}
+	end, err := abi.Skip(f, 0)
+	if err != nil {
+		return err
+	}
+	cur := f[:end]
+	cmp, err := compareValues(raw, cur)
+	if err != nil {
+		return fmt.Errorf("field %q: %w", a.field, err)
+	}
+	better := cmp < 0
+	if a.kind == pipeline.KindMax || a.kind == pipeline.KindMaxBy {
+		better = cmp > 0
+	}
+	if !better { // ties keep the earlier record
+		return nil
+	}
+	switch a.kind {
+	case pipeline.KindMinBy, pipeline.KindMaxBy:
+		c.val = append(c.val[:cellHeader], r.Value...)
+		putHeader(c.val[:0], fieldOffset(r.Value, raw), 0, false)
+		return nil
+	}
+	if abi.TypeOf(raw) != abi.TypeStr && abi.TypeOf(cur) != abi.TypeStr {
+		n, err := readNum(raw)
+		if err != nil {
+			return err
+		}
+		putFixed(f, n)
+		return nil
+	}
+	// a string field changes length: rebuild the map around the new value
+	off := cellOff(c.val)
+	a.tmp = append(a.tmp[:0], c.val[:cellHeader+off]...)
+	if abi.TypeOf(raw) == abi.TypeStr {
+		a.tmp = append(a.tmp, raw...)
+	} else {
+		n, _ := readNum(raw)
+		a.tmp = appendFixed(a.tmp, n)
+	}
+	a.tmp = append(a.tmp, f[end:]...)
+	c.val = append(c.val[:0], a.tmp...)
+	return nil
+}
+
+// countValue builds the cell of a new key for count: the key's fields then
+// "count": 1.
+func (a *aggregate) countValue(key []byte) ([]byte, error) {
+	v := putHeader(nil, 0, 0, false)
+	names := a.keyFields
+	if len(names) == 0 {
+		names = []string{"key"}
+	}
+	v = abi.AppendMapHeader(v, len(names)+1)
+	if len(names) == 1 {
+		v = append(abi.AppendStr(v, names[0]), key...)
+	} else {
+		n, off, err := abi.Len(key)
+		if err != nil || abi.TypeOf(key) != abi.TypeArray || n != len(names) {
+			return nil, fmt.Errorf("composite key is not an array of %d fields", len(names))
+		}
+		for _, name := range names {
+			end, err := abi.Skip(key, off)
+			if err != nil {
+				return nil, err
+			}
+			v = append(abi.AppendStr(v, name), key[off:end]...)
+			off = end
+		}
+	}
+	v = abi.AppendStr(v, "count")
+	putHeader(v[:0], len(v)-cellHeader, 0, false)
+	return appendFixed(v, num{i: 1}), nil
+}

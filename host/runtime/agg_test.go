@@ -1,0 +1,199 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/host/pipeline"
+)
+
+// aggPipeline runs one keyed aggregation over elements at parallelism 1,
+// so the sink sees the outputs in input order.
+const aggPipeline = `
+version: 1
+name: agg
+mode: %s
+plugins:
+  reducesum: { path: reducesum.wasm }
+operators:
+  - id: src
+    source: { type: elements, values: %s }
+  - id: agg
+    key-by: k
+    %s
+  - id: out
+    sink: { type: discard }
+`
+
+func runAgg(t *testing.T, mode, values, agg string) []string {
+	t.Helper()
+	conn, _, _, err := runYAML(t, fmt.Sprintf(aggPipeline, mode, values, agg), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range conn.records("out") {
+		out = append(out, r.JSON)
+	}
+	return out
+}
+
+// The values of Flink's documentation example for min vs minBy: min keeps
+// the first record and updates the field, minBy returns the record holding
+// the minimum (the earlier one on ties).
+const ties = `[{k: a, v: 5, tag: first}, {k: a, v: 3, tag: second}, {k: b, v: 9, tag: other}, {k: a, v: 3, tag: third}, {k: a, v: 7, tag: fourth}]`
+
+func TestRollingAggregationsFlinkSemantics(t *testing.T) {
+	for _, c := range []struct {
+		agg  string
+		want []string
+	}{
+		{"sum: v", []string{`{"k":"a","v":5,"tag":"first"}`, `{"k":"a","v":8,"tag":"first"}`, `{"k":"b","v":9,"tag":"other"}`, `{"k":"a","v":11,"tag":"first"}`, `{"k":"a","v":18,"tag":"first"}`}},
+		{"min: v", []string{`{"k":"a","v":5,"tag":"first"}`, `{"k":"a","v":3,"tag":"first"}`, `{"k":"b","v":9,"tag":"other"}`, `{"k":"a","v":3,"tag":"first"}`, `{"k":"a","v":3,"tag":"first"}`}},
+		{"max: v", []string{`{"k":"a","v":5,"tag":"first"}`, `{"k":"a","v":5,"tag":"first"}`, `{"k":"b","v":9,"tag":"other"}`, `{"k":"a","v":5,"tag":"first"}`, `{"k":"a","v":7,"tag":"first"}`}},
+		{"min-by: v", []string{`{"k":"a","v":5,"tag":"first"}`, `{"k":"a","v":3,"tag":"second"}`, `{"k":"b","v":9,"tag":"other"}`, `{"k":"a","v":3,"tag":"second"}`, `{"k":"a","v":3,"tag":"second"}`}},
+		{"max-by: v", []string{`{"k":"a","v":5,"tag":"first"}`, `{"k":"a","v":5,"tag":"first"}`, `{"k":"b","v":9,"tag":"other"}`, `{"k":"a","v":5,"tag":"first"}`, `{"k":"a","v":7,"tag":"fourth"}`}},
+		{"count: true", []string{`{"k":"a","count":1}`, `{"k":"a","count":2}`, `{"k":"b","count":1}`, `{"k":"a","count":3}`, `{"k":"a","count":4}`}},
+	} {
+		t.Run(c.agg, func(t *testing.T) {
+			got := runAgg(t, "streaming", ties, c.agg)
+			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+				t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestBatchModeEmitsOnlyFinals(t *testing.T) {
+	for _, c := range []struct {
+		agg  string
+		want []string
+	}{
+		{"sum: v", []string{`{"k":"a","v":18,"tag":"first"}`, `{"k":"b","v":9,"tag":"other"}`}},
+		{"min-by: v", []string{`{"k":"a","v":3,"tag":"second"}`, `{"k":"b","v":9,"tag":"other"}`}},
+		{"max: v", []string{`{"k":"a","v":7,"tag":"first"}`, `{"k":"b","v":9,"tag":"other"}`}},
+		{"count: true", []string{`{"k":"a","count":4}`, `{"k":"b","count":1}`}},
+	} {
+		t.Run(c.agg, func(t *testing.T) {
+			got := runAgg(t, "batch", ties, c.agg)
+			joined := strings.Join(got, "\n")
+			// key "a" and "b" fall in key groups whose order decides the output order
+			if len(got) != 2 || !strings.Contains(joined, c.want[0]) || !strings.Contains(joined, c.want[1]) {
+				t.Fatalf("got\n%s\nwant (any order)\n%s", joined, strings.Join(c.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestSumTypes(t *testing.T) {
+	got := runAgg(t, "streaming", `[{k: a, v: 1}, {k: a, v: 2}, {k: a, v: 2.5}, {k: a, v: 1}]`, "sum: v")
+	want := `{"k":"a","v":1} {"k":"a","v":3} {"k":"a","v":5.5} {"k":"a","v":6.5}`
+	if strings.Join(got, " ") != want {
+		t.Fatalf("got %v, want %s (int stays int, a float makes it float)", got, want)
+	}
+	got = runAgg(t, "streaming", `[{k: a, v: 0.5}, {k: a, v: 2}]`, "sum: v")
+	if strings.Join(got, " ") != `{"k":"a","v":0.5} {"k":"a","v":2.5}` {
+		t.Fatalf("float then int: %v", got)
+	}
+}
+
+func TestMinMaxOfStrings(t *testing.T) {
+	got := runAgg(t, "streaming", `[{k: a, v: pear, n: 1}, {k: a, v: apple, n: 2}, {k: a, v: zucchini, n: 3}]`, "min: v")
+	want := `{"k":"a","v":"pear","n":1} {"k":"a","v":"apple","n":1} {"k":"a","v":"apple","n":1}`
+	if strings.Join(got, " ") != want {
+		t.Fatalf("got %v, want %s", got, want)
+	}
+	got = runAgg(t, "streaming", `[{k: a, v: pear, n: 1}, {k: a, v: apple, n: 2}, {k: a, v: zucchini, n: 3}]`, "max-by: v")
+	if g := got[len(got)-1]; g != `{"k":"a","v":"zucchini","n":3}` {
+		t.Fatalf("max-by of strings: %v", got)
+	}
+}
+
+func TestAggregationErrorsNamePosition(t *testing.T) {
+	for _, c := range []struct{ values, agg, want string }{
+		{`[{k: a, v: 1}, {k: a, w: 2}]`, "sum: v", `operator "agg" (subtask 1/1): sum: input record 2: no field "v": {"k":"a","w":2}`},
+		{`[{k: a, v: 1}, {k: a, v: x}]`, "sum: v", `input record 2: field "v" is str, want a number`},
+		{`[{k: a, v: 1}, {k: a, v: x}]`, "min: v", `input record 2: field "v": cannot compare int with str`},
+		{`[{k: a, v: true}]`, "max-by: v", `input record 1: field "v": cannot compare bool with bool`},
+	} {
+		t.Run(c.agg, func(t *testing.T) {
+			_, _, _, err := runYAML(t, fmt.Sprintf(aggPipeline, "streaming", c.values, c.agg), nil, Options{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestReducePluginStreamingAndBatch(t *testing.T) {
+	values := `[{k: a, n: 1}, {k: b, n: 10}, {k: a, n: 2}, {k: a, n: 3}, {k: b, n: 20}]`
+	got := runAgg(t, "streaming", values, "reduce: reducesum")
+	want := `{"k":"a","n":1} {"k":"b","n":10} {"k":"a","n":3} {"k":"a","n":6} {"k":"b","n":30}`
+	if strings.Join(got, " ") != want {
+		t.Fatalf("streaming: got %v, want %s", got, want)
+	}
+	got = runAgg(t, "batch", values, "reduce: reducesum")
+	joined := strings.Join(got, " ")
+	if len(got) != 2 || !strings.Contains(joined, `{"k":"a","n":6}`) || !strings.Contains(joined, `{"k":"b","n":30}`) {
+		t.Fatalf("batch: got %v, want only the finals a=6 b=30", got)
+	}
+}
+
+// Batch mode at parallelism 4 over keys from a key selector: each key's
+// final, once.
+func TestBatchFinalsAtParallelism4(t *testing.T) {
+	src := `
+version: 1
+name: finals
+plugins:
+  mod3: { path: mod3.wasm }
+operators:
+  - id: src
+    source: { type: generator, preset: sequence, count: 3000 }
+    parallelism: 2
+  - id: sums
+    key-by: { plugin: mod3 }
+    sum: n
+    parallelism: 4
+  - id: out
+    sink: { type: discard }
+    parallelism: 4
+`
+	conn, _, _, err := runYAML(t, src, func(p *pipeline.Pipeline) { p.Mode = pipeline.Batch }, Options{BatchSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// sums of n over 0..2999 with n mod 3 = 0, 1, 2
+	want := []string{`{"n":1498500}`, `{"n":1499500}`, `{"n":1500500}`}
+	if got := conn.jsons("out"); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("batch finals %v, want %v", got, want)
+	}
+}
+
+func TestCountOfCompositeKey(t *testing.T) {
+	src := `
+version: 1
+name: count
+operators:
+  - id: src
+    source: { type: elements, values: [{k: a, g: 1, x: 0}, {k: a, g: 2, x: 0}, {k: a, g: 1, x: 0}] }
+  - id: agg
+    key-by: [k, g]
+    count: true
+  - id: out
+    sink: { type: discard }
+`
+	conn, _, _, err := runYAML(t, src, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range conn.records("out") {
+		got = append(got, r.JSON)
+	}
+	want := `{"k":"a","g":1,"count":1} {"k":"a","g":2,"count":1} {"k":"a","g":1,"count":2}`
+	if strings.Join(got, " ") != want {
+		t.Fatalf("got %v, want %s", got, want)
+	}
+}

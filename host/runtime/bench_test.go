@@ -1,0 +1,257 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/pipeline"
+)
+
+// Benchmarks of the engine on its own, with performance.md's record: an
+// 11-byte key out of 1000, two int64, a 32-byte payload. Sources replay a
+// pre-encoded batch, sinks drop, so what is measured is the engine.
+// Figures: records/s (wall) and cpu-ns/rec (user+system CPU of the whole
+// process per record, the cost on a 2-core machine).
+
+// benchBatch is 1024 encoded transaction records.
+func benchBatch() ([]byte, int) {
+	var w abi.Writer
+	payload := "0123456789abcdef0123456789abcdef"
+	for i := 0; i < 1024; i++ {
+		w.Append(0, false, nil, enc("accountId", fmt.Sprintf("acct-%06d", i*7919%1000),
+			"amount", int64(i%200-98), "ts", int64(1700000000000+i), "payload", payload))
+	}
+	return w.Buf, w.Count
+}
+
+// benchConnectors: every source replays benchBatch until it emitted its
+// share of n records; every sink drops what it gets.
+type benchConnectors struct {
+	n     int64
+	batch []byte
+	count int
+	sunk  atomic.Int64
+}
+
+func (c *benchConnectors) Bounded(*pipeline.Connector) bool { return true }
+func (c *benchConnectors) Source(spec *pipeline.Operator, subtask, p int) (Source, error) {
+	return &benchSource{c: c, n: (c.n + int64(p-1-subtask)) / int64(p)}, nil
+}
+func (c *benchConnectors) Sink(*pipeline.Operator, int, int) (Operator, error) {
+	return &benchSink{c: c}, nil
+}
+
+type benchSource struct {
+	c *benchConnectors
+	n int64
+}
+
+func (s *benchSource) Open(*OpenContext) error { return nil }
+func (s *benchSource) Total() int64            { return s.n }
+func (s *benchSource) Close() error            { return nil }
+func (s *benchSource) Run(ctx context.Context, out Collector) error {
+	for left := s.n; left > 0; {
+		if left >= int64(s.c.count) {
+			if err := out.Emit(0, s.c.batch, s.c.count); err != nil {
+				return err
+			}
+			left -= int64(s.c.count)
+			continue
+		}
+		end := 0
+		for i := int64(0); i < left; i++ {
+			end, _ = abi.Skip(s.c.batch, end)
+		}
+		return out.Emit(0, s.c.batch[:end], int(left))
+	}
+	return nil
+}
+
+type benchSink struct{ c *benchConnectors }
+
+func (s *benchSink) Open(*OpenContext) error { return nil }
+func (s *benchSink) Process(_ int, _ []byte, count int, _ Collector) error {
+	s.c.sunk.Add(int64(count))
+	return nil
+}
+func (s *benchSink) Close(Collector) error { return nil }
+
+// identity is a native map operator that forwards its batch.
+type identity struct{}
+
+func (identity) Open(*OpenContext) error { return nil }
+func (identity) Process(_ int, b []byte, count int, out Collector) error {
+	return out.Emit(0, b, count)
+}
+func (identity) Close(Collector) error { return nil }
+
+type identityPlugins struct{ *fakePlugins }
+
+func (*identityPlugins) Operator(string, string, int) (Operator, error) { return identity{}, nil }
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func benchRun(b *testing.B, src string, edit func(*pipeline.Pipeline)) {
+	g := planYAML(b, src, edit)
+	batch, count := benchBatch()
+	conn := &benchConnectors{n: int64(b.N), batch: batch, count: count}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0, t0 := cpuTime(), time.Now()
+	if _, err := Run(context.Background(), g, Deps{Connectors: conn, Plugins: &identityPlugins{}}); err != nil {
+		b.Fatal(err)
+	}
+	wall, cpu := time.Since(t0), cpuTime()-cpu0
+	b.StopTimer()
+	if conn.sunk.Load() == 0 {
+		b.Fatal("nothing reached the sink")
+	}
+	b.ReportMetric(float64(b.N)/wall.Seconds(), "records/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/rec")
+}
+
+const edgePipeline = `
+version: 1
+name: edge
+plugins:
+  id: { path: id.wasm }
+operators:
+  - id: src
+    source: { type: generator, preset: transactions }
+  - id: m
+    map: id
+  - id: out
+    sink: { type: discard }
+    %s
+`
+
+// BenchmarkEdge: source -> map -> sink fused into one task, against the
+// same with the map -> sink edge not chained (a queue of batches between
+// two goroutines: a FORWARD edge forwards whole batches). The difference
+// of cpu-ns/rec is the cost of one edge. rebalance-1to2 routes record by
+// record.
+func BenchmarkEdge(b *testing.B) {
+	b.Run("fused", func(b *testing.B) { benchRun(b, fmt.Sprintf(edgePipeline, ""), nil) })
+	b.Run("edge", func(b *testing.B) { benchRun(b, fmt.Sprintf(edgePipeline, "chaining: false"), nil) })
+	// per-record routing: one upstream subtask, round robin over two
+	b.Run("rebalance-1to2", func(b *testing.B) {
+		benchRun(b, fmt.Sprintf(edgePipeline, "partition: rebalance\n    parallelism: 2"), nil)
+	})
+}
+
+const shufflePipeline = `
+version: 1
+name: shuffle
+parallelism: 2
+operators:
+  - id: src
+    source: { type: generator, preset: transactions }
+  - id: totals
+    key-by: accountId
+    sum: amount
+  - id: out
+    sink: { type: discard }
+`
+
+// BenchmarkKeyedShuffle: 2 sources -> HASH on accountId -> 2 keyed sums ->
+// discard, against BenchmarkKeyedShuffleNative doing the same with Go
+// structs and goroutines.
+func BenchmarkKeyedShuffle(b *testing.B) {
+	benchRun(b, shufflePipeline, nil)
+}
+
+// BenchmarkKeyedShuffleNative is the limit: 2 producers hash-partition
+// structs in batches of 1024 over channels to 2 goroutines keeping a sum
+// per key in a map and producing the updated record for each input.
+func BenchmarkKeyedShuffleNative(b *testing.B) {
+	type txn struct {
+		account    string
+		amount, ts int64
+		payload    string
+	}
+	recs := make([]txn, 1024)
+	for i := range recs {
+		recs[i] = txn{fmt.Sprintf("acct-%06d", i*7919%1000), int64(i%200 - 98), int64(1700000000000 + i), "0123456789abcdef0123456789abcdef"}
+	}
+	const p = 2
+	seed := maphash.MakeSeed()
+	var sunk atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0, t0 := cpuTime(), time.Now()
+	chans := make([]chan []txn, p)
+	var wg sync.WaitGroup
+	for i := range chans {
+		chans[i] = make(chan []txn, 4*p)
+		wg.Add(1)
+		go func(in chan []txn) {
+			defer wg.Done()
+			sums := map[string]*txn{}
+			out := make([]txn, 0, 1024)
+			var n int64
+			for batch := range in {
+				for _, r := range batch {
+					t := sums[r.account]
+					if t == nil {
+						c := r
+						t = &c
+						sums[r.account] = t
+					} else {
+						t.amount += r.amount
+					}
+					if out = append(out, *t); len(out) == cap(out) {
+						out = out[:0] // emitted
+					}
+					n++
+				}
+			}
+			sunk.Add(n)
+		}(chans[i])
+	}
+	var prod sync.WaitGroup
+	for s := 0; s < p; s++ {
+		prod.Add(1)
+		go func(share int) {
+			defer prod.Done()
+			out := make([][]txn, p)
+			for left := share; left > 0; {
+				for _, r := range recs[:min(left, len(recs))] {
+					c := int(maphash.String(seed, r.account) % p)
+					out[c] = append(out[c], r)
+					if len(out[c]) == 1024 {
+						chans[c] <- out[c]
+						out[c] = make([]txn, 0, 1024)
+					}
+				}
+				left -= min(left, len(recs))
+			}
+			for c := range out {
+				if len(out[c]) > 0 {
+					chans[c] <- out[c]
+				}
+			}
+		}((b.N + p - 1 - s) / p)
+	}
+	prod.Wait()
+	for _, c := range chans {
+		close(c)
+	}
+	wg.Wait()
+	wall, cpu := time.Since(t0), cpuTime()-cpu0
+	if sunk.Load() != int64(b.N) {
+		b.Fatalf("summed %d of %d", sunk.Load(), b.N)
+	}
+	b.ReportMetric(float64(b.N)/wall.Seconds(), "records/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/rec")
+}

@@ -1,0 +1,249 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plan"
+)
+
+// Options tune the engine. Zero values take the defaults.
+type Options struct {
+	// BatchSize cuts a batch on an edge between tasks at this many records
+	// (default 1024).
+	BatchSize int
+	// BatchBytes cuts a batch at this many bytes (default 64 KiB).
+	BatchBytes int
+	// Linger is how long a partly filled batch may wait before it is sent
+	// (Flink's buffer timeout; default 5ms).
+	Linger time.Duration
+	// QueueCapacity is the number of batches in flight per (upstream
+	// subtask, downstream subtask) channel (default 4). Memory for edges is
+	// at most channels * QueueCapacity * ~BatchBytes.
+	QueueCapacity int
+	// Seed seeds REBALANCE's start channels and SHUFFLE (default 0: the
+	// same channels on every run).
+	Seed int64
+	// DrainTimeout bounds how long the job drains after a failure (records
+	// already emitted still reach the sinks) before it is torn down
+	// (default 10s).
+	DrainTimeout time.Duration
+	// HotKeyShare is the share of a HASH edge's records above which the
+	// summary names the key as hot (default 0.5).
+	HotKeyShare float64
+}
+
+// Defaults of Options.
+const (
+	DefaultBatchSize     = 1024
+	DefaultBatchBytes    = 64 << 10
+	DefaultLinger        = 5 * time.Millisecond
+	DefaultQueueCapacity = 4
+	DefaultDrainTimeout  = 10 * time.Second
+	DefaultHotKeyShare   = 0.5
+)
+
+func (o Options) withDefaults() Options {
+	if o.BatchSize <= 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	if o.BatchBytes <= 0 {
+		o.BatchBytes = DefaultBatchBytes
+	}
+	if o.Linger <= 0 {
+		o.Linger = DefaultLinger
+	}
+	if o.QueueCapacity <= 0 {
+		o.QueueCapacity = DefaultQueueCapacity
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = DefaultDrainTimeout
+	}
+	if o.HotKeyShare <= 0 {
+		o.HotKeyShare = DefaultHotKeyShare
+	}
+	return o
+}
+
+// Deps is what a run needs from outside the engine.
+type Deps struct {
+	Plugins    Plugins    // plugin-backed operators, partitioners, key selectors
+	Connectors Connectors // sources and sinks
+	Logger     *slog.Logger
+	Options
+}
+
+// Execution is a running job. Its methods are safe for concurrent use.
+type Execution struct {
+	job  *plan.JobGraph
+	deps Deps
+	opts Options
+	log  *slog.Logger
+
+	ctx         context.Context // torn down: every blocking operation gives up
+	cancel      context.CancelCauseFunc
+	srcCtx      context.Context // sources stop: the job drains
+	stopSources context.CancelFunc
+
+	subtasks [][]*subtask // [task][subtask]
+	outs     []*edgeOut
+	hot      map[*plan.Edge][]*hotKeys
+
+	mu    sync.Mutex
+	err   error
+	drain *time.Timer
+
+	wg       sync.WaitGroup
+	started  time.Time
+	finished atomic.Int64 // UnixNano; 0 while running
+	done     chan struct{}
+	result   *Result
+}
+
+// Run executes job until it ends, fails or ctx is cancelled, and returns
+// what it did. On failure the error is the first one, naming operator and
+// subtask (*OpError); the Result is returned too.
+func Run(ctx context.Context, job *plan.JobGraph, deps Deps) (*Result, error) {
+	e, err := Start(ctx, job, deps)
+	if err != nil {
+		return nil, err
+	}
+	return e.Wait()
+}
+
+// Start launches job and returns at once. Cancelling ctx tears the job
+// down.
+func Start(ctx context.Context, job *plan.JobGraph, deps Deps) (*Execution, error) {
+	if job == nil || len(job.Tasks) == 0 {
+		return nil, errors.New("runtime: empty job graph")
+	}
+	if deps.Connectors == nil {
+		return nil, errors.New("runtime: no connectors for sources and sinks")
+	}
+	if job.Mode == pipeline.Batch {
+		for _, op := range job.Operators {
+			if op.Kind == pipeline.KindSource && !deps.Connectors.Bounded(op.Spec.Source) {
+				return nil, fmt.Errorf("%w: source %q never ends", ErrBatchUnbounded, op.ID)
+			}
+		}
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	e := &Execution{job: job, deps: deps, opts: deps.Options.withDefaults(), log: log, done: make(chan struct{})}
+	e.ctx, e.cancel = context.WithCancelCause(ctx)
+	e.srcCtx, e.stopSources = context.WithCancel(e.ctx)
+	if err := e.build(); err != nil {
+		e.stopSources()
+		e.cancel(err)
+		return nil, err
+	}
+	e.started = time.Now()
+	log.Info("job started", "job", job.Name, "mode", string(job.Mode), "tasks", len(job.Tasks))
+	for _, sts := range e.subtasks {
+		for _, st := range sts {
+			e.wg.Add(1)
+			go st.run()
+		}
+	}
+	flushed := make(chan struct{})
+	go e.flushLoop(flushed)
+	go e.finish(flushed)
+	return e, nil
+}
+
+// Wait blocks until the job ended and returns its result and first error.
+func (e *Execution) Wait() (*Result, error) {
+	<-e.done
+	return e.result, e.err
+}
+
+// Done is closed when the job has ended.
+func (e *Execution) Done() <-chan struct{} { return e.done }
+
+// Cancel tears the job down; Wait returns context.Canceled.
+func (e *Execution) Cancel() { e.cancel(context.Canceled) }
+
+// finish waits for every subtask, then stops the flusher and records the
+// result.
+func (e *Execution) finish(flushed chan struct{}) {
+	e.wg.Wait()
+	e.finished.Store(time.Now().UnixNano())
+	e.mu.Lock()
+	if e.drain != nil {
+		e.drain.Stop()
+	}
+	if e.err == nil && e.ctx.Err() != nil {
+		e.err = fmt.Errorf("job %q cancelled: %w", e.job.Name, context.Cause(e.ctx))
+	}
+	e.mu.Unlock()
+	e.stopSources()
+	e.cancel(context.Canceled)
+	<-flushed
+	e.result = e.Snapshot()
+	if e.err != nil {
+		e.log.Info("job failed", "job", e.job.Name, "error", e.err) // Wait returns it: the caller reports it
+	} else {
+		e.log.Info("job finished", "job", e.job.Name, "duration", e.result.Duration)
+	}
+	close(e.done)
+}
+
+// fail records the first failure and starts the drain: sources stop, what
+// was emitted flows on to the sinks, and a timer tears the job down if the
+// drain hangs.
+func (e *Execution) fail(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err != nil {
+		return
+	}
+	e.err = err
+	e.log.Info("subtask failed, draining the job", "error", err)
+	e.stopSources()
+	e.drain = time.AfterFunc(e.opts.DrainTimeout, func() {
+		e.teardown(fmt.Errorf("drain after failure took longer than %v", e.opts.DrainTimeout))
+	})
+}
+
+func (e *Execution) failed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err != nil
+}
+
+func (e *Execution) teardown(cause error) { e.cancel(cause) }
+
+// hardStopped reports whether the job is being torn down.
+func (e *Execution) hardStopped() bool { return e.ctx.Err() != nil }
+
+// flushLoop is the linger timer: it sends every batch that has waited
+// since the last tick. An output busy in its owner's hands is skipped: its
+// owner is filling it.
+func (e *Execution) flushLoop(flushed chan struct{}) {
+	defer close(flushed)
+	t := time.NewTicker(e.opts.Linger)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			for _, o := range e.outs {
+				if o.mu.TryLock() {
+					if !o.ended {
+						_ = o.flushPending() // fails only when torn down
+					}
+					o.mu.Unlock()
+				}
+			}
+		case <-e.ctx.Done():
+			return
+		}
+	}
+}

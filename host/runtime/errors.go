@@ -1,0 +1,39 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+)
+
+// OpError is the failure of one operator subtask. Run returns the first
+// one, as Flink reports the root cause with the task that failed.
+type OpError struct {
+	Operator    string
+	Subtask     int // 0-based; printed 1-based, as Flink does
+	Parallelism int
+	Err         error
+}
+
+func (e *OpError) Error() string {
+	return fmt.Sprintf("operator %q (subtask %d/%d): %v", e.Operator, e.Subtask+1, e.Parallelism, e.Err)
+}
+
+func (e *OpError) Unwrap() error { return e.Err }
+
+// errStopped is returned by blocking operations when the job is torn down
+// (a cancel, or the drain after a failure took too long).
+var errStopped = errors.New("job stopped")
+
+// ErrBatchUnbounded is returned by Run for a BATCH job with an unbounded
+// source.
+var ErrBatchUnbounded = errors.New("batch mode needs bounded sources")
+
+// opErr wraps err as the failure of op's subtask, unless it already names
+// an operator.
+func opErr(op string, subtask, parallelism int, err error) *OpError {
+	var oe *OpError
+	if errors.As(err, &oe) {
+		return oe
+	}
+	return &OpError{Operator: op, Subtask: subtask, Parallelism: parallelism, Err: err}
+}

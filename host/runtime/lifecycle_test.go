@@ -1,0 +1,265 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sluicehq/sluice/host/pipeline"
+)
+
+// Each test here runs inside a synctest bubble: when the bubble's root
+// returns, synctest.Test fails if any goroutine the job started is still
+// blocked, so every test is also a goroutine-leak check. runWith checks
+// that every source, sink and plugin instance was closed exactly once.
+
+const failing = `
+version: 1
+name: failing
+parallelism: 2
+plugins:
+  failing: { path: failing.wasm, config: { at: 500 } }
+operators:
+  - id: src
+    source: { type: generator, preset: sequence, count: 10000 }
+  - id: m
+    map: failing
+    config: { at: 500 }
+    %s
+  - id: out
+    sink: { type: discard }
+    %s
+`
+
+func TestFailureNamesOperatorAndSubtaskAndKeepsEmitted(t *testing.T) {
+	for _, c := range []struct{ name, m, out string }{
+		{"chained", "", ""},
+		{"sink shuffled", "", "partition: rebalance\n    parallelism: 1"},
+		// m fails while src still sends to it: m drains its input
+		{"map shuffled", "partition: rebalance", "partition: rebalance\n    parallelism: 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				conn, _, _, err := runYAML(t, fmt.Sprintf(failing, c.m, c.out), nil, Options{DrainTimeout: time.Hour, BatchSize: 10, QueueCapacity: 1})
+				if time.Since(start) >= time.Hour {
+					t.Fatal("the job hung after the failure until the drain timeout tore it down")
+				}
+				want := `operator "m" (subtask 1/2): refusing n=500`
+				if err == nil || err.Error() != want {
+					t.Fatalf("error %v, want %q", err, want)
+				}
+				var oe *OpError
+				if !errors.As(err, &oe) || oe.Operator != "m" || oe.Subtask != 0 {
+					t.Fatalf("not an *OpError for m/0: %#v", err)
+				}
+				if c.m != "" {
+					return // which records m's subtask 0 got depends on the rebalance
+				}
+				// subtask 0 emits n = 0, 2, 4, ...; the failing batch (the fake
+				// source's third, n in [400, 600)) is dropped whole; every
+				// record before it reached the sink.
+				got := map[int64]bool{}
+				for _, r := range conn.records("out") {
+					got[intField(r.Value, "n")] = true
+				}
+				for n := int64(0); n < 400; n += 2 {
+					if !got[n] {
+						t.Fatalf("n=%d was emitted before the failure and is lost", n)
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestMissingKeyFieldNamesRecordAndKeepsEarlier(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := fmt.Sprintf(aggPipeline, "streaming", `[{k: a, v: 1}, {v: 2}, {k: b, v: 3}]`, "sum: v")
+		conn, _, _, err := runYAML(t, src, nil, Options{})
+		want := `operator "src" (subtask 1/1): key-by "k" of "agg": record 2: no key field "k": {"v":2}`
+		if err == nil || err.Error() != want {
+			t.Fatalf("error %v\nwant  %s", err, want)
+		}
+		if got := conn.jsons("out"); len(got) != 1 || got[0] != `{"k":"a","v":1}` {
+			t.Fatalf("sink got %v, want the record before the bad one", got)
+		}
+	})
+}
+
+func TestCustomPartitionerOutOfRange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := fmt.Sprintf(seq, 100, 1, 4, "partition: { custom: off-by-one, key: n }")
+		src += "plugins:\n  off-by-one: { path: p.wasm }\n"
+		conn, _, _, err := runYAML(t, src, nil, Options{})
+		want := `operator "src" (subtask 1/1): custom partitioner plugin "off-by-one" of "out" returned channel 4 for record 8 (key 7), want [0, 4): {"n":7}`
+		if err == nil || err.Error() != want {
+			t.Fatalf("error %v\nwant  %s", err, want)
+		}
+		_ = conn
+	})
+}
+
+func TestSinkOpenFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		conn := newFakeConnectors()
+		conn.fail["out"] = errors.New("open /proc/nope/out.jsonl: no such file or directory")
+		_, _, _, err := runWith(t, context.Background(), conn, fmt.Sprintf(seq, 100000, 2, 2, "partition: rebalance"), nil, Options{})
+		want := `operator "out" (subtask `
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "/2): open /proc/nope/out.jsonl: no such file or directory") {
+			t.Fatalf("error %v", err)
+		}
+	})
+}
+
+func TestCancelStopsUnboundedJob(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		conn := newFakeConnectors()
+		batches := 0
+		conn.before["out"] = func(int) {
+			if batches++; batches == 5 {
+				cancel()
+			}
+		}
+		src := `
+version: 1
+name: forever
+parallelism: 2
+plugins:
+  double: { path: double.wasm }
+operators:
+  - id: src
+    source: { type: generator, preset: sequence }
+  - id: m
+    map: double
+  - id: out
+    sink: { type: discard }
+    parallelism: 1
+`
+		_, _, res, err := runWith(t, ctx, conn, src, nil, Options{})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("error %v, want context.Canceled", err)
+		}
+		if res == nil || res.Operator("src").RecordsOut == 0 || res.Total != -1 {
+			t.Fatalf("result %+v", res)
+		}
+	})
+}
+
+// A slow sink: the source is back-pressured (the metrics say so) and the
+// records in flight never exceed what the queues hold.
+func TestSlowSinkBackPressuresAndBoundsMemory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const batch, capacity = 100, 2
+		conn := newFakeConnectors()
+		received, worst := int64(0), int64(0)
+		conn.before["out"] = func(count int) {
+			time.Sleep(time.Millisecond)
+			worst = max(worst, conn.emitted.Load()-received)
+			received += int64(count)
+		}
+		src := `
+version: 1
+name: slow
+plugins:
+  double: { path: double.wasm }
+operators:
+  - id: src
+    source: { type: generator, preset: sequence, count: 20000 }
+  - id: m
+    map: double
+  - id: out
+    partition: rebalance
+    sink: { type: discard }
+`
+		_, _, res, err := runWith(t, context.Background(), conn, src, nil, Options{BatchSize: batch, QueueCapacity: capacity})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// in flight: the queue's buffers, the batch being filled and the
+		// source's own batch of 100
+		if bound := int64((capacity+1)*batch + 100); worst > bound || worst == 0 {
+			t.Fatalf("up to %d records in flight, bound %d", worst, bound)
+		}
+		if received != 20000 {
+			t.Fatalf("sink got %d records", received)
+		}
+		src0 := res.Operator("src").Subtasks[0]
+		if src0.BackPressuredMs == 0 || res.Operator("m").BackPressuredMs == 0 {
+			t.Fatalf("source not back-pressured: %+v", src0)
+		}
+		if sink := res.Operator("out").Subtasks[0]; sink.BusyMs == 0 {
+			t.Fatalf("sink not busy: %+v", sink)
+		}
+	})
+}
+
+// The same runs outside a bubble, counting goroutines with the real
+// scheduler: after success, failure and cancel the count returns to where
+// it was.
+func TestNoGoroutineLeftBehind(t *testing.T) {
+	base := runtime.NumGoroutine()
+	check := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > base {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("after %s: %d goroutines, %d before\n%s", what, n, base, buf[:runtime.Stack(buf, true)])
+		}
+	}
+	if _, _, _, err := runYAML(t, fmt.Sprintf(seq, 20000, 2, 3, "key-by: n"), nil, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	check("success")
+	if _, _, _, err := runYAML(t, fmt.Sprintf(failing, "partition: rebalance", "partition: rebalance"), nil, Options{}); err == nil {
+		t.Fatal("no error")
+	}
+	check("failure")
+	ctx, cancel := context.WithCancel(context.Background())
+	conn := newFakeConnectors()
+	conn.before["out"] = func(int) { cancel() }
+	unbounded := strings.Replace(fmt.Sprintf(seq, 1, 2, 2, "partition: rebalance"), ", count: 1", "", 1)
+	if _, _, _, err := runWith(t, ctx, conn, unbounded, func(p *pipeline.Pipeline) {}, Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancel: %v", err)
+	}
+	check("cancel")
+}
+
+// Snapshot may be called while the job runs (progress display, host
+// serve): under -race this checks the metrics are read safely, and the
+// figures only grow.
+func TestSnapshotWhileRunning(t *testing.T) {
+	g := planYAML(t, fmt.Sprintf(seq, 200000, 2, 3, "key-by: n"), nil)
+	conn := newFakeConnectors()
+	e, err := Start(context.Background(), g, Deps{Connectors: conn, Plugins: newFakePlugins()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	for done := false; !done; {
+		select {
+		case <-e.Done():
+			done = true
+		default:
+		}
+		r := e.Snapshot()
+		if r.Done < last || (r.Total != -1 && r.Total != 200000) {
+			t.Fatalf("done %d after %d, total %d", r.Done, last, r.Total)
+		}
+		last = r.Done
+	}
+	res, err := e.Wait()
+	if err != nil || res.Done != 200000 || res.Total != 200000 || res.Operator("out").RecordsIn != 200000 {
+		t.Fatalf("%v %+v", err, res)
+	}
+}

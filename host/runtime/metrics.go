@@ -1,0 +1,120 @@
+package runtime
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// counter is a metric written by one goroutine and read by any: an atomic
+// add per batch, never per record.
+type counter struct{ v atomic.Int64 }
+
+func (c *counter) add(n int64) { c.v.Add(n) }
+func (c *counter) load() int64 { return c.v.Load() }
+
+// opCounters are the metrics of one operator subtask (Flink's
+// numRecordsIn/Out, numBytesIn/Out).
+type opCounters struct {
+	recordsIn, recordsOut counter
+	bytesIn, bytesOut     counter
+}
+
+// taskCounters are the metrics of one task subtask, the goroutine that runs
+// a chain: time waiting for input (idle), waiting for a free output buffer
+// (back-pressured), and the rest (busy), as Flink's idleTimeMsPerSecond,
+// backPressuredTimeMsPerSecond and busyTimeMsPerSecond.
+type taskCounters struct {
+	idle, backPressured counter // nanoseconds
+	started, ended      atomic.Int64
+}
+
+func (t *taskCounters) elapsed(now time.Time) time.Duration {
+	s := t.started.Load()
+	if s == 0 {
+		return 0
+	}
+	e := t.ended.Load()
+	if e == 0 {
+		e = now.UnixNano()
+	}
+	return time.Duration(e - s)
+}
+
+// SubtaskMetrics are one operator subtask's figures. The times are those of
+// the task subtask running the operator (every operator of a chain shares
+// them).
+type SubtaskMetrics struct {
+	Subtask               int
+	RecordsIn, RecordsOut int64
+	BytesIn, BytesOut     int64
+	BusyMs, IdleMs        int64
+	BackPressuredMs       int64
+}
+
+// OperatorMetrics are one operator's figures, per subtask and summed.
+type OperatorMetrics struct {
+	ID          string
+	Kind        string
+	Task        string // the chain it runs in
+	Parallelism int
+	Subtasks    []SubtaskMetrics
+
+	RecordsIn, RecordsOut int64
+	BytesIn, BytesOut     int64
+	BackPressuredMs       int64
+	// Skew is the busiest subtask's records in against the mean over the
+	// subtasks (1 is even; p means one subtask got everything). Sources
+	// are measured on records out. 0 when nothing arrived.
+	Skew float64
+}
+
+// HotKey is a key that carried more than Options.HotKeyShare of a HASH
+// edge's sampled records.
+type HotKey struct {
+	From, To string
+	Key      string  // rendered as JSON
+	Share    float64 // estimated fraction of the edge's records
+	Subtask  int     // the downstream subtask that owns it
+}
+
+// Result is what a run did.
+type Result struct {
+	Job       string
+	Mode      string
+	Duration  time.Duration
+	Operators []OperatorMetrics // in plan order
+	HotKeys   []HotKey
+	// Done and Total are the records the sources produced and, for bounded
+	// jobs, will produce (-1: unknown or unbounded).
+	Done, Total int64
+}
+
+// Operator returns the metrics of operator id, or nil.
+func (r *Result) Operator(id string) *OperatorMetrics {
+	for i := range r.Operators {
+		if r.Operators[i].ID == id {
+			return &r.Operators[i]
+		}
+	}
+	return nil
+}
+
+func (m *OperatorMetrics) sum() {
+	var maxIn, maxOut int64
+	for _, s := range m.Subtasks {
+		m.RecordsIn += s.RecordsIn
+		m.RecordsOut += s.RecordsOut
+		m.BytesIn += s.BytesIn
+		m.BytesOut += s.BytesOut
+		m.BackPressuredMs += s.BackPressuredMs
+		maxIn = max(maxIn, s.RecordsIn)
+		maxOut = max(maxOut, s.RecordsOut)
+	}
+	n := float64(len(m.Subtasks))
+	switch {
+	case m.RecordsIn > 0:
+		m.Skew = float64(maxIn) / (float64(m.RecordsIn) / n)
+	case m.RecordsOut > 0:
+		m.Skew = float64(maxOut) / (float64(m.RecordsOut) / n)
+	}
+}

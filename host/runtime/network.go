@@ -1,0 +1,150 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plan"
+	"github.com/sluicehq/sluice/partition"
+)
+
+// build lays out the job before anything runs: a subtask per task and
+// index, a chainOp per operator and subtask, each operator's collector
+// (chained edges are calls, the others network outputs), and the channels
+// and input gates between tasks. Plugin and connector instances are made
+// later, by each subtask in its own goroutine.
+func (e *Execution) build() error {
+	job := e.job
+	byID := make(map[string]*plan.Operator, len(job.Operators))
+	for _, op := range job.Operators {
+		byID[op.ID] = op
+	}
+	chains := make(map[string][]*chainOp, len(job.Operators))
+	e.subtasks = make([][]*subtask, len(job.Tasks))
+	for ti, t := range job.Tasks {
+		if t.Parallelism < 1 || len(t.Operators) == 0 {
+			return fmt.Errorf("runtime: task %q has parallelism %d and %d operators", t.Name, t.Parallelism, len(t.Operators))
+		}
+		sts := make([]*subtask, t.Parallelism)
+		for i := range sts {
+			st := &subtask{e: e, task: t, index: i, metrics: &taskCounters{}}
+			st.total.Store(-1)
+			for _, id := range t.Operators {
+				op := byID[id]
+				if op == nil {
+					return fmt.Errorf("runtime: task %q names unknown operator %q", t.Name, id)
+				}
+				if op.Parallelism != t.Parallelism {
+					return fmt.Errorf("runtime: operator %q has parallelism %d in task %q of parallelism %d", id, op.Parallelism, t.Name, t.Parallelism)
+				}
+				co := &chainOp{spec: op, metrics: &opCounters{}, st: st}
+				st.ops = append(st.ops, co)
+				chains[id] = append(chains[id], co)
+			}
+			if st.ops[0].spec.Kind != pipeline.KindSource {
+				st.gate = &gate{}
+			}
+			sts[i] = st
+		}
+		e.subtasks[ti] = sts
+	}
+	e.hot = map[*plan.Edge][]*hotKeys{}
+	for _, op := range job.Operators {
+		tags, n := portsOf(op)
+		for i, co := range chains[op.ID] {
+			co.out = &collector{owner: co, ports: make([][]target, n)}
+			for _, edge := range op.Outputs {
+				var t target
+				if edge.Chained {
+					down := chains[edge.To]
+					if len(down) != len(chains[op.ID]) {
+						return fmt.Errorf("runtime: chained edge %s -> %s joins unequal parallelisms", edge.From, edge.To)
+					}
+					t = target{op: down[i], input: edge.InputIndex}
+				} else {
+					out, err := e.newEdgeOut(edge, i, byID)
+					if err != nil {
+						return err
+					}
+					co.st.outs = append(co.st.outs, out)
+					e.outs = append(e.outs, out)
+					t = target{net: out}
+				}
+				p := tags[edge.SideOutput]
+				co.out.ports[p] = append(co.out.ports[p], t)
+			}
+		}
+	}
+	for _, sts := range e.subtasks {
+		for _, st := range sts {
+			if g := st.gate; g != nil {
+				// room for every buffer of every channel plus its end
+				g.queue = make(chan message, len(g.inputs)*(e.opts.QueueCapacity+1))
+			}
+		}
+	}
+	return nil
+}
+
+// newEdgeOut makes upstream subtask i's output into a non-chained edge:
+// its channels (pointwise or all-to-all) and how it routes records.
+func (e *Execution) newEdgeOut(edge *plan.Edge, i int, byID map[string]*plan.Operator) (*edgeOut, error) {
+	from, to := byID[edge.From], byID[edge.To]
+	if from == nil || to == nil {
+		return nil, fmt.Errorf("runtime: edge %s -> %s names an unknown operator", edge.From, edge.To)
+	}
+	down := e.subtasks[to.Task]
+	if down[0].ops[0].spec != to {
+		return nil, fmt.Errorf("runtime: edge %s -> %s is not chained but %q does not start its task", edge.From, edge.To, edge.To)
+	}
+	s, t := from.Parallelism, to.Parallelism
+	st := e.subtasks[from.Task][i]
+	o := &edgeOut{
+		edge: edge, subtask: i, parallel: s,
+		batchSize: e.opts.BatchSize, batchBytes: e.opts.BatchBytes,
+		done: e.ctx.Done(), blocked: &st.metrics.backPressured,
+		chans: make([]*channel, t),
+	}
+	first, end := 0, t
+	if partition.IsPointwise(edge.ShipStrategy) {
+		first, end = partition.PointwiseTargets(i, s, t)
+	}
+	for d := first; d < end; d++ {
+		o.chans[d] = newChannel(down[d].gate, edge.InputIndex, e.opts.QueueCapacity, e.opts.BatchBytes)
+	}
+	cfg := partition.Config{Upstream: i, UpstreamParallelism: s, DownstreamParallelism: t, MaxParallelism: to.MaxParallelism, Seed: e.opts.Seed}
+	var err error
+	switch edge.ShipStrategy {
+	case plan.Hash:
+		o.route = routeHash
+		o.keys = &keyReader{fields: edge.KeyFields, plugin: edge.KeyPlugin}
+		if len(edge.KeyFields) == 0 && edge.KeyPlugin == "" {
+			return nil, fmt.Errorf("runtime: HASH edge %s -> %s has no key", edge.From, edge.To)
+		}
+		o.hot = newHotKeys(uint64(e.opts.Seed) ^ uint64(i+1)*0x9e3779b97f4a7c15 ^ uint64(len(e.outs)))
+		e.hot[edge] = append(e.hot[edge], o.hot)
+		o.part, err = partition.New(plan.Hash, cfg)
+		o.memo = newHashMemo()
+	case plan.Custom:
+		o.route = routeCustom
+		o.keys = &keyReader{fields: []string{edge.CustomKey}}
+		if edge.CustomPlugin == "" || edge.CustomKey == "" {
+			return nil, fmt.Errorf("runtime: CUSTOM edge %s -> %s needs a partitioner plugin and a key field", edge.From, edge.To)
+		}
+	case plan.Broadcast:
+		o.route = routeAll
+	case plan.Global:
+		o.route, o.one = routeOne, o.chans[0]
+	default:
+		if end-first == 1 {
+			o.route, o.one = routeOne, o.chans[first]
+		} else {
+			o.route = routePerRecord
+			o.part, err = partition.New(edge.ShipStrategy, cfg)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("runtime: edge %s -> %s: %w", edge.From, edge.To, err)
+	}
+	return o, nil
+}

@@ -1,0 +1,124 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+
+	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plan"
+	"github.com/sluicehq/sluice/partition"
+)
+
+// makeOperator creates the instance of co for this subtask: a source or
+// sink from the connectors, a built-in aggregation, or a plugin operator
+// (wrapped for sorted keyed input in BATCH mode).
+func (s *subtask) makeOperator(co *chainOp) error {
+	e, spec := s.e, co.spec
+	p := spec.Parallelism
+	batchMode := e.job.Mode == pipeline.Batch
+	switch spec.Kind {
+	case pipeline.KindSource:
+		src, err := e.deps.Connectors.Source(spec.Spec, s.index, p)
+		if err != nil {
+			return err
+		}
+		s.source = src
+	case pipeline.KindSink:
+		op, err := e.deps.Connectors.Sink(spec.Spec, s.index, p)
+		if err != nil {
+			return err
+		}
+		co.op = op
+	case pipeline.KindSum, pipeline.KindMin, pipeline.KindMax, pipeline.KindMinBy, pipeline.KindMaxBy, pipeline.KindCount:
+		var keyFields []string
+		if len(spec.Inputs) > 0 {
+			keyFields = spec.Inputs[0].KeyFields
+		}
+		co.op = newAggregate(spec.Kind, spec.Spec.Field, keyFields, batchMode, e.opts.BatchSize)
+	default:
+		if e.deps.Plugins == nil {
+			return fmt.Errorf("%s plugin %q: the host has no plugin runtime", spec.Kind, spec.Spec.Plugin)
+		}
+		op, err := e.deps.Plugins.Operator(spec.ID, spec.Spec.Plugin, s.index)
+		if err != nil {
+			return err
+		}
+		if op == nil {
+			return fmt.Errorf("%s plugin %q: no operator returned", spec.Kind, spec.Spec.Plugin)
+		}
+		if batchMode && spec.Keyed {
+			op = newSortedInput(op, spec.Kind, e.opts.BatchSize)
+		}
+		co.op = op
+	}
+	return nil
+}
+
+// openContext is what co learns when it opens.
+func (s *subtask) openContext(co *chainOp) *OpenContext {
+	spec := co.spec
+	ctx := &OpenContext{
+		Operator:       spec.ID,
+		Subtask:        s.index,
+		Parallelism:    spec.Parallelism,
+		MaxParallelism: spec.MaxParallelism,
+		Config:         s.config(spec),
+	}
+	if spec.Keyed {
+		start, end := partition.KeyGroupRange(spec.MaxParallelism, spec.Parallelism, s.index)
+		if s.index < len(spec.KeyGroups) {
+			start, end = spec.KeyGroups[s.index].Start, spec.KeyGroups[s.index].End
+		}
+		ctx.KeyGroupStart, ctx.KeyGroupEnd = start, end
+		ctx.State = NewKeyedStore(spec.MaxParallelism, start, end)
+	}
+	tags, _ := portsOf(spec)
+	ctx.Port = func(tag string) int {
+		if p, ok := tags[tag]; ok {
+			return p
+		}
+		return -1
+	}
+	return ctx
+}
+
+// config is a plugin operator's configuration: the plugin's config from
+// the plugins: section, overridden key by key by the operator's own.
+func (s *subtask) config(spec *plan.Operator) map[string]any {
+	own := spec.Spec.Config
+	p := s.e.job.Pipeline
+	if p == nil || spec.Spec.Plugin == "" || p.Plugins[spec.Spec.Plugin] == nil || len(p.Plugins[spec.Spec.Plugin].Config) == 0 {
+		return own
+	}
+	merged := maps.Clone(p.Plugins[spec.Spec.Plugin].Config)
+	maps.Copy(merged, own)
+	return merged
+}
+
+// makeEdgePlugins creates the key selector or custom partitioner instance
+// of a network output.
+func (s *subtask) makeEdgePlugins(o *edgeOut) error {
+	e, edge := s.e, o.edge
+	if o.route != routeCustom && (o.keys == nil || o.keys.plugin == "") {
+		return nil
+	}
+	if e.deps.Plugins == nil {
+		return errors.New("the edge needs a plugin but the host has no plugin runtime")
+	}
+	if o.route == routeHash {
+		sel, err := e.deps.Plugins.KeySelector(o.keys.plugin, edge.From, edge.To, s.index)
+		if err != nil {
+			return fmt.Errorf("key-selector plugin %q of %q: %w", o.keys.plugin, edge.To, err)
+		}
+		o.keys.sel = sel
+		return nil
+	}
+	cp, err := e.deps.Plugins.Partitioner(edge.CustomPlugin, edge.From, edge.To, s.index)
+	if err != nil {
+		return fmt.Errorf("custom partitioner plugin %q of %q: %w", edge.CustomPlugin, edge.To, err)
+	}
+	o.user = cp
+	o.custom, err = partition.NewCustom(cp, len(o.chans))
+	return err
+}

@@ -1,0 +1,299 @@
+package runtime
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/plan"
+	"github.com/sluicehq/sluice/partition"
+)
+
+// route is how an edgeOut places records.
+type route uint8
+
+const (
+	routeOne       route = iota // every record to the one connected channel (FORWARD, GLOBAL, pointwise with one target, n = 1)
+	routeAll                    // every record to every channel (BROADCAST)
+	routePerRecord              // the partitioner picks a channel per record (REBALANCE, RESCALE, SHUFFLE)
+	routeHash                   // read the key, write it into the envelope, pick by key group (HASH)
+	routeCustom                 // a user partitioner picks a channel per record, a batch at a time (CUSTOM)
+)
+
+// edgeOut is the output of one upstream subtask into one non-chained edge:
+// it routes each record to a downstream channel and batches per channel. It
+// is a target of its operator's collector, called by the subtask goroutine;
+// the linger flusher also takes mu to send batches that wait too long.
+type edgeOut struct {
+	mu       sync.Mutex
+	edge     *plan.Edge
+	subtask  int // upstream subtask
+	parallel int // upstream parallelism
+	route    route
+	chans    []*channel // by downstream subtask; nil where not connected
+	one      *channel   // routeOne
+	part     partition.Partitioner
+	keys     *keyReader        // routeHash, routeCustom
+	custom   *partition.Custom // routeCustom
+	user     CustomPartitioner // routeCustom: the plugin instance
+	hot      *hotKeys          // routeHash
+
+	batchSize, batchBytes int
+	done                  <-chan struct{}
+	blocked               *counter // the subtask's back-pressured time
+	ended                 bool
+
+	routed  int64 // records routed, for error positions
+	chanIdx []int32
+	rekeyed abi.Writer
+	memo    *[hashMemoSize]hashMemo // routeHash
+}
+
+// hashMemo remembers the channel of a key hash: HASH's channel is a pure
+// function of the hash (key group, then subtask: two integer divisions),
+// and a stream repeats its keys.
+type hashMemo struct {
+	hash    int32
+	channel int32 // -1: empty
+}
+
+const hashMemoBits = 12
+const hashMemoSize = 1 << hashMemoBits
+
+func newHashMemo() *[hashMemoSize]hashMemo {
+	m := new([hashMemoSize]hashMemo)
+	for i := range m {
+		m[i].channel = -1
+	}
+	return m
+}
+
+// hashChannel is o.part.Channel(h), memoised.
+func (o *edgeOut) hashChannel(h int32) int {
+	m := &o.memo[(uint32(h)*0x9e3779b1)>>(32-hashMemoBits)] // Fibonacci hashing
+	if m.channel < 0 || m.hash != h {
+		*m = hashMemo{hash: h, channel: int32(o.part.Channel(h))}
+	}
+	return int(m.channel)
+}
+
+// Emit routes count records of b. It is the edge's collector target.
+func (o *edgeOut) emit(b []byte, count int) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch o.route {
+	case routeOne:
+		return o.appendBatch(o.one, b, count)
+	case routeAll:
+		for _, c := range o.chans {
+			if err := o.appendBatch(c, b, count); err != nil {
+				return err
+			}
+		}
+		return nil
+	case routePerRecord:
+		for off := 0; off < len(b); {
+			end, err := abi.Skip(b, off)
+			if err != nil {
+				return o.recordErr(err)
+			}
+			if err := o.appendRecord(o.chans[o.part.Channel(0)], b[off:end]); err != nil {
+				return err
+			}
+			o.routed++
+			off = end
+		}
+		return nil
+	case routeHash:
+		return o.emitHash(b, count)
+	}
+	return o.emitCustom(b, count)
+}
+
+func (o *edgeOut) emitHash(b []byte, count int) error {
+	if err := o.keys.load(b, count); err != nil {
+		return o.keyErr(err)
+	}
+	rd := abi.NewReader(b, count)
+	for rd.Next() {
+		r := rd.Record()
+		key, err := o.keys.next(r)
+		if err != nil {
+			return o.keyErr(fmt.Errorf("record %d: %w: %s", o.routed+1, err, preview(r.Value)))
+		}
+		h, err := abi.KeyHash(key)
+		if err != nil {
+			return o.keyErr(fmt.Errorf("record %d: key %s: %w: %s", o.routed+1, preview(key), err, preview(r.Value)))
+		}
+		o.hot.observe(key)
+		c := o.chans[o.hashChannel(h)]
+		if c.cur == nil {
+			if err := c.acquire(o.done, o.blocked); err != nil {
+				return err
+			}
+		}
+		cur := c.cur
+		cur.data = abi.AppendEnvelope(cur.data, r.Time, r.HasTime, key, r.Value)
+		cur.count++
+		if cur.count >= o.batchSize || len(cur.data) >= o.batchBytes {
+			if err := c.flush(o.done); err != nil {
+				return err
+			}
+		}
+		o.routed++
+	}
+	if err := rd.Err(); err != nil {
+		return o.recordErr(err)
+	}
+	return nil
+}
+
+// emitCustom sets each record's key to the partitioning field, asks the
+// user partitioner for the channels of the whole batch, checks them, then
+// sends the records (unchanged: a custom partitioning does not key the
+// stream).
+func (o *edgeOut) emitCustom(b []byte, count int) error {
+	o.rekeyed.Reset()
+	rd := abi.NewReader(b, count)
+	for i := 0; rd.Next(); i++ {
+		r := rd.Record()
+		key, err := o.keys.next(r)
+		if err != nil {
+			return o.keyErr(fmt.Errorf("record %d: %w: %s", o.routed+int64(i)+1, err, preview(r.Value)))
+		}
+		o.rekeyed.AppendRecordWithKey(r, key)
+	}
+	if err := rd.Err(); err != nil {
+		return o.recordErr(err)
+	}
+	if cap(o.chanIdx) < count {
+		o.chanIdx = make([]int32, count)
+	}
+	if err := o.custom.Partition(o.rekeyed.Buf, count, o.chanIdx[:count]); err != nil {
+		return o.customErr(err)
+	}
+	off := 0
+	for i := 0; i < count; i++ {
+		end, err := abi.Skip(b, off)
+		if err != nil {
+			return o.recordErr(err)
+		}
+		if err := o.appendRecord(o.chans[o.chanIdx[i]], b[off:end]); err != nil {
+			return err
+		}
+		o.routed++
+		off = end
+	}
+	return nil
+}
+
+// appendRecord appends one raw envelope to c, cutting the batch when full.
+func (o *edgeOut) appendRecord(c *channel, env []byte) error {
+	if c.cur == nil {
+		if err := c.acquire(o.done, o.blocked); err != nil {
+			return err
+		}
+	}
+	cur := c.cur
+	cur.data = append(cur.data, env...)
+	cur.count++
+	if cur.count >= o.batchSize || len(cur.data) >= o.batchBytes {
+		return c.flush(o.done)
+	}
+	return nil
+}
+
+// appendBatch appends a whole batch to c without splitting it into
+// records: a one-target edge forwards bytes.
+func (o *edgeOut) appendBatch(c *channel, b []byte, count int) error {
+	if count == 0 {
+		return nil
+	}
+	if cur := c.cur; cur != nil && (cur.count+count > o.batchSize || len(cur.data)+len(b) > o.batchBytes) {
+		if err := c.flush(o.done); err != nil {
+			return err
+		}
+	}
+	if c.cur == nil {
+		if err := c.acquire(o.done, o.blocked); err != nil {
+			return err
+		}
+	}
+	cur := c.cur
+	cur.data = append(cur.data, b...)
+	cur.count += count
+	o.routed += int64(count)
+	if cur.count >= o.batchSize || len(cur.data) >= o.batchBytes {
+		return c.flush(o.done)
+	}
+	return nil
+}
+
+// flushPending sends every pending batch (the linger timer).
+func (o *edgeOut) flushPending() error {
+	for _, c := range o.chans {
+		if c != nil {
+			if err := c.flush(o.done); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// end sends what is pending then the end of every channel, once.
+func (o *edgeOut) end() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ended {
+		return nil
+	}
+	o.ended = true
+	for _, c := range o.chans {
+		if c != nil {
+			if err := c.end(o.done); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// close releases the user partitioner and key-selector instances.
+func (o *edgeOut) close() error {
+	var first error
+	if o.user != nil {
+		first = o.user.Close()
+		o.user = nil
+	}
+	if err := o.keys.close(); err != nil && first == nil {
+		first = err
+	}
+	return first
+}
+
+func (o *edgeOut) recordErr(err error) error {
+	return fmt.Errorf("output to %q: record %d: %w", o.edge.To, o.routed+1, err)
+}
+
+func (o *edgeOut) keyErr(err error) error {
+	what := "key-by"
+	if o.route == routeCustom {
+		what = "custom partition key"
+	}
+	return fmt.Errorf("%s %s of %q: %w", what, o.keys.describe(), o.edge.To, err)
+}
+
+func (o *edgeOut) customErr(err error) error {
+	if ce, ok := err.(*partition.ChannelError); ok {
+		// recover the record for the message
+		rd := abi.NewReader(o.rekeyed.Buf, ce.Count)
+		var rec abi.Record
+		for i := 0; i <= ce.Record && rd.Next(); i++ {
+			rec = rd.Record()
+		}
+		return fmt.Errorf("custom partitioner plugin %q of %q returned channel %d for record %d (key %s), want [0, %d): %s",
+			o.edge.CustomPlugin, o.edge.To, ce.Channel, o.routed+int64(ce.Record)+1, preview(rec.Key), ce.N, preview(rec.Value))
+	}
+	return fmt.Errorf("custom partitioner plugin %q of %q: %w", o.edge.CustomPlugin, o.edge.To, err)
+}

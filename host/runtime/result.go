@@ -1,0 +1,105 @@
+package runtime
+
+import (
+	"time"
+
+	"github.com/sluicehq/sluice/abi"
+
+	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/partition"
+)
+
+// minHotSample is the smallest sample of a HASH edge that can name a hot
+// key.
+const minHotSample = 64 // with a mean gap of 32: about 2,000 records
+
+// Snapshot returns the metrics so far; while the job runs they move on.
+func (e *Execution) Snapshot() *Result {
+	now := time.Now()
+	end := now
+	if f := e.finished.Load(); f != 0 {
+		end = time.Unix(0, f)
+	}
+	r := &Result{Job: e.job.Name, Mode: string(e.job.Mode), Duration: end.Sub(e.started), Total: 0}
+	byOp := map[string][]*chainOp{}
+	for _, sts := range e.subtasks {
+		for _, st := range sts {
+			for _, co := range st.ops {
+				byOp[co.spec.ID] = append(byOp[co.spec.ID], co)
+			}
+		}
+	}
+	for _, op := range e.job.Operators {
+		m := OperatorMetrics{ID: op.ID, Kind: string(op.Kind), Parallelism: op.Parallelism}
+		if op.Task >= 0 && op.Task < len(e.job.Tasks) {
+			m.Task = e.job.Tasks[op.Task].Name
+		}
+		for i, co := range byOp[op.ID] {
+			tc := co.st.metrics
+			elapsed := tc.elapsed(now)
+			idle, bp := time.Duration(tc.idle.load()), time.Duration(tc.backPressured.load())
+			m.Subtasks = append(m.Subtasks, SubtaskMetrics{
+				Subtask:         i,
+				RecordsIn:       co.metrics.recordsIn.load(),
+				RecordsOut:      co.metrics.recordsOut.load(),
+				BytesIn:         co.metrics.bytesIn.load(),
+				BytesOut:        co.metrics.bytesOut.load(),
+				IdleMs:          idle.Milliseconds(),
+				BackPressuredMs: bp.Milliseconds(),
+				BusyMs:          max(elapsed-idle-bp, 0).Milliseconds(),
+			})
+		}
+		m.sum()
+		if op.Kind == pipeline.KindSource {
+			r.Done += m.RecordsOut
+		}
+		r.Operators = append(r.Operators, m)
+	}
+	r.Total = e.total()
+	r.HotKeys = e.hotKeys()
+	return r
+}
+
+// total is the number of records the sources will produce, or -1.
+func (e *Execution) total() int64 {
+	var sum int64
+	for ti, t := range e.job.Tasks {
+		if len(t.Operators) == 0 || e.subtasks[ti][0].ops[0].spec.Kind != pipeline.KindSource {
+			continue
+		}
+		for _, st := range e.subtasks[ti] {
+			n := st.total.Load()
+			if n < 0 {
+				return -1
+			}
+			sum += n
+		}
+	}
+	return sum
+}
+
+// hotKeys names the keys that carry more than HotKeyShare of a HASH
+// edge's records, with the downstream subtask that has to process them.
+func (e *Execution) hotKeys() []HotKey {
+	var out []HotKey
+	for _, edge := range e.job.Edges {
+		sketches := e.hot[edge]
+		if len(sketches) == 0 {
+			continue
+		}
+		p, maxP := 1, 1
+		for _, op := range e.job.Operators {
+			if op.ID == edge.To {
+				p, maxP = op.Parallelism, op.MaxParallelism
+			}
+		}
+		for _, ks := range mergeHotKeys(sketches, e.opts.HotKeyShare, minHotSample) {
+			hk := HotKey{From: edge.From, To: edge.To, Key: preview(ks.key), Share: ks.share, Subtask: -1}
+			if h, err := abi.KeyHash(ks.key); err == nil {
+				hk.Subtask = partition.OperatorIndexForKeyGroup(maxP, p, partition.KeyGroup(h, maxP))
+			}
+			out = append(out, hk)
+		}
+	}
+	return out
+}

@@ -1,0 +1,266 @@
+package runtime
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/partition"
+)
+
+// These tests check every ship strategy record by record against Flink's
+// rules (flink-semantics.md §1, §2), with each record's subtask read from
+// the sink that received it.
+
+const seq = `
+version: 1
+name: routing
+operators:
+  - id: src
+    source: { type: generator, preset: sequence, count: %d }
+    parallelism: %d
+  - id: out
+    sink: { type: discard }
+    parallelism: %d
+    %s
+`
+
+func TestHashRoutesByKeyGroup(t *testing.T) {
+	for _, p := range []int{1, 3, 4} {
+		t.Run(fmt.Sprint(p), func(t *testing.T) {
+			conn, _, _, err := runYAML(t, fmt.Sprintf(seq, 2000, 2, p, "key-by: n"), nil, Options{BatchSize: 64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := conn.records("out")
+			if len(got) != 2000 {
+				t.Fatalf("got %d records, want 2000", len(got))
+			}
+			maxP := partition.DefaultMaxParallelism(p)
+			for _, r := range got {
+				n := intField(r.Value, "n")
+				h, _ := abi.KeyHash(abi.AppendInt(nil, n))
+				want := partition.OperatorIndexForKeyGroup(maxP, p, partition.KeyGroup(h, maxP))
+				if r.Subtask != want {
+					t.Fatalf("n=%d on subtask %d, key-group rule says %d", n, r.Subtask, want)
+				}
+			}
+		})
+	}
+}
+
+func TestHashCompositeKeyHashesAsTuple(t *testing.T) {
+	src := `
+version: 1
+name: composite
+operators:
+  - id: src
+    source: { type: elements, values: [{a: x, b: 1}, {a: y, b: 2}, {a: x, b: 3}, {a: hello, b: 4}, {a: z, b: 5}, {a: y, b: 6}] }
+  - id: out
+    key-by: [a, b]
+    sink: { type: discard }
+    parallelism: 4
+`
+	conn, _, _, err := runYAML(t, src, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := conn.records("out")
+	if len(got) != 6 {
+		t.Fatalf("got %d records", len(got))
+	}
+	for _, r := range got {
+		a, _, _ := abi.MapField(r.Value, "a")
+		b, _, _ := abi.MapField(r.Value, "b")
+		key := append(abi.AppendArrayHeader(nil, 2), append(append([]byte{}, a...), b...)...)
+		h, err := abi.KeyHash(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sa, _ := abi.ReadStr(a)
+		nb, _ := abi.ReadInt(b)
+		if want := 31*abi.StringHash(sa) + int32(nb); h != want {
+			t.Fatalf("tuple hash %d, want 31*hash(a)+hash(b) = %d", h, want)
+		}
+		if want := partition.OperatorIndexForKeyGroup(128, 4, partition.KeyGroup(h, 128)); r.Subtask != want {
+			t.Fatalf("%s on subtask %d, want %d", r.JSON, r.Subtask, want)
+		}
+	}
+}
+
+func TestRescaleFollowsPointwisePairing(t *testing.T) {
+	for _, c := range []struct{ s, t int }{{2, 4}, {4, 2}, {2, 3}, {3, 2}} {
+		t.Run(fmt.Sprintf("%d-%d", c.s, c.t), func(t *testing.T) {
+			conn, _, _, err := runYAML(t, fmt.Sprintf(seq, 1200, c.s, c.t, "partition: rescale"), nil, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// per upstream subtask i (records n with n mod s == i, in order):
+			// round robin over its targets starting at the first
+			perUp := map[int]int{}
+			counts := map[int]int{}
+			for _, r := range sortByN(conn.records("out")) {
+				n := int(intField(r.Value, "n"))
+				up := n % c.s
+				first, end := partition.PointwiseTargets(up, c.s, c.t)
+				want := first + perUp[up]%(end-first)
+				perUp[up]++
+				if r.Subtask != want {
+					t.Fatalf("n=%d from subtask %d went to %d, want %d", n, up, r.Subtask, want)
+				}
+				counts[r.Subtask]++
+			}
+			if len(perUp) != c.s || len(counts) != c.t {
+				t.Fatalf("upstreams %v downstreams %v", perUp, counts)
+			}
+		})
+	}
+}
+
+func TestRebalanceSpreadsEvenly(t *testing.T) {
+	conn, _, _, err := runYAML(t, fmt.Sprintf(seq, 1000, 2, 3, "partition: rebalance"), nil, Options{Seed: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// each upstream subtask sends round robin from a random start: its 500
+	// records differ by at most one across the 3 channels
+	per := map[[2]int]int{}
+	for _, r := range conn.records("out") {
+		per[[2]int{int(intField(r.Value, "n")) % 2, r.Subtask}]++
+	}
+	for up := 0; up < 2; up++ {
+		lo, hi := 1<<30, 0
+		for d := 0; d < 3; d++ {
+			lo, hi = min(lo, per[[2]int{up, d}]), max(hi, per[[2]int{up, d}])
+		}
+		if hi-lo > 1 || lo < 166 {
+			t.Fatalf("upstream %d spread %v", up, per)
+		}
+	}
+}
+
+func TestGlobalLandsOnSubtaskZero(t *testing.T) {
+	conn, _, _, err := runYAML(t, fmt.Sprintf(seq, 500, 2, 4, "partition: global"), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := conn.records("out")
+	if len(got) != 500 {
+		t.Fatalf("got %d records", len(got))
+	}
+	for _, r := range got {
+		if r.Subtask != 0 {
+			t.Fatalf("%s on subtask %d", r.JSON, r.Subtask)
+		}
+	}
+}
+
+func TestBroadcastReachesEverySubtask(t *testing.T) {
+	conn, _, _, err := runYAML(t, fmt.Sprintf(seq, 300, 2, 3, "partition: broadcast"), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[[2]int64]int{}
+	for _, r := range conn.records("out") {
+		seen[[2]int64{intField(r.Value, "n"), int64(r.Subtask)}]++
+	}
+	for n := int64(0); n < 300; n++ {
+		for d := int64(0); d < 3; d++ {
+			if seen[[2]int64{n, d}] != 1 {
+				t.Fatalf("n=%d reached subtask %d %d times", n, d, seen[[2]int64{n, d}])
+			}
+		}
+	}
+}
+
+func TestShuffleDeliversEverythingOnce(t *testing.T) {
+	conn, _, _, err := runYAML(t, fmt.Sprintf(seq, 1000, 2, 3, "partition: shuffle"), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertSequence(t, conn.records("out"), 1000)
+}
+
+func TestForwardNotChainedKeepsSubtask(t *testing.T) {
+	conn, _, res, err := runYAML(t, fmt.Sprintf(seq, 1000, 3, 3, "chaining: false"), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range conn.records("out") {
+		if n := int(intField(r.Value, "n")); n%3 != r.Subtask {
+			t.Fatalf("n=%d from subtask %d reached subtask %d", n, n%3, r.Subtask)
+		}
+	}
+	if m := res.Operator("out"); m.RecordsIn != 1000 || res.Operator("src").RecordsOut != 1000 {
+		t.Fatalf("metrics: src out %d, out in %d", res.Operator("src").RecordsOut, m.RecordsIn)
+	}
+}
+
+func TestCustomPartitioner(t *testing.T) {
+	src := fmt.Sprintf(seq, 100, 2, 4, "partition: { custom: mod, key: n }")
+	src += "plugins:\n  mod: { path: mod.wasm }\n"
+	conn, _, _, err := runYAML(t, src, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range conn.records("out") {
+		if n := int(intField(r.Value, "n")); n%4 != r.Subtask {
+			t.Fatalf("n=%d on subtask %d, partitioner said %d", n, r.Subtask, n%4)
+		}
+	}
+	assertSequence(t, conn.records("out"), 100)
+}
+
+func TestKeySelectorPlugin(t *testing.T) {
+	src := `
+version: 1
+name: selector
+plugins:
+  mod3: { path: mod3.wasm }
+operators:
+  - id: src
+    source: { type: generator, preset: sequence, count: 300 }
+  - id: counts
+    key-by: { plugin: mod3 }
+    count: true
+    parallelism: 2
+  - id: out
+    sink: { type: discard }
+    parallelism: 2
+`
+	conn, _, _, err := runYAML(t, src, func(p *pipeline.Pipeline) { p.Mode = pipeline.Batch }, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"key":0,"count":100}`, `{"key":1,"count":100}`, `{"key":2,"count":100}`}
+	if got := conn.jsons("out"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+func sortByN(rs []outRec) []outRec {
+	out := make([]outRec, len(rs))
+	for _, r := range rs {
+		out[intField(r.Value, "n")] = r
+	}
+	return out
+}
+
+// assertSequence checks that records are {n: 0..count-1}, each once.
+func assertSequence(t *testing.T, rs []outRec, count int) {
+	t.Helper()
+	seen := make([]int, count)
+	for _, r := range rs {
+		n := intField(r.Value, "n")
+		if n < 0 || n >= int64(count) {
+			t.Fatalf("unexpected %s", r.JSON)
+		}
+		seen[n]++
+	}
+	for n, c := range seen {
+		if c != 1 {
+			t.Fatalf("n=%d arrived %d times", n, c)
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/partition"
+)
+
+func strKey(s string) []byte { return abi.AppendStr(nil, s) }
+
+func TestKeyedStoreByKeyGroup(t *testing.T) {
+	// subtask 1 of 4 over 128 key groups owns [32, 63]
+	st := NewKeyedStore(128, 32, 63)
+	owned, foreign := [][]byte{}, []byte(nil)
+	for i := 0; len(owned) < 50 || foreign == nil; i++ {
+		k := strKey(fmt.Sprintf("key-%d", i))
+		h, _ := abi.KeyHash(k)
+		if kg := partition.KeyGroup(h, 128); kg >= 32 && kg <= 63 {
+			owned = append(owned, k)
+		} else if foreign == nil {
+			foreign = k
+		}
+	}
+	for i, k := range owned {
+		if err := st.Put(0, k, []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Put(1, k, []byte{byte(100 + i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Put(0, foreign, []byte{1}); err == nil || !strings.Contains(err.Error(), "not in this subtask's range [32, 63]") {
+		t.Fatalf("put of a key of another subtask: %v", err)
+	}
+	if _, _, err := st.Get(0, abi.AppendNil(nil), nil); err == nil {
+		t.Fatal("a nil key is an error")
+	}
+	for i, k := range owned {
+		v, ok, err := st.Get(1, k, make([]byte, 0, 1))
+		if err != nil || !ok || v[0] != byte(100+i) {
+			t.Fatalf("get slot 1 %s: %v %v %v", preview(k), v, ok, err)
+		}
+	}
+	if st.Len(0) != len(owned) || st.Len(1) != len(owned) || st.Len(2) != 0 {
+		t.Fatalf("len %d %d %d", st.Len(0), st.Len(1), st.Len(2))
+	}
+	// deleting, then storing again, keeps the first-stored order; Range
+	// visits each key of a key group once
+	if err := st.Delete(0, owned[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := st.Get(0, owned[0], nil); ok {
+		t.Fatal("deleted key still there")
+	}
+	_ = st.Put(0, owned[0], []byte{7})
+	seen := map[string]int{}
+	for kg := 32; kg <= 63; kg++ {
+		var order []string
+		st.Range(kg, 0, func(key string, val []byte) bool {
+			order = append(order, key)
+			seen[key]++
+			h, _ := abi.KeyHash([]byte(key))
+			if partition.KeyGroup(h, 128) != kg {
+				t.Fatalf("key %s listed in key group %d", preview([]byte(key)), kg)
+			}
+			return true
+		})
+		// first-stored order: the order of owned
+		last := -1
+		for _, k := range order {
+			i := indexOf(owned, k)
+			if i < last {
+				t.Fatalf("key group %d out of first-stored order: %v", kg, order)
+			}
+			last = i
+		}
+	}
+	if len(seen) != len(owned) {
+		t.Fatalf("Range saw %d keys, want %d", len(seen), len(owned))
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s visited %d times", k, n)
+		}
+	}
+}
+
+func indexOf(keys [][]byte, k string) int {
+	for i, x := range keys {
+		if string(x) == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// Deleting and storing keys again and again must not grow the store.
+func TestKeyedStoreChurnStaysBounded(t *testing.T) {
+	st := NewKeyedStore(1, 0, 0)
+	k := strKey("k")
+	for i := 0; i < 10000; i++ {
+		_ = st.Put(0, k, []byte{1})
+		_ = st.Delete(0, k)
+	}
+	if n := len(st.groups[0][0].order); n > 100 {
+		t.Fatalf("order grew to %d entries for one key", n)
+	}
+}
+
+func TestHotKeysFindsTheHotKey(t *testing.T) {
+	h := newHotKeys(1)
+	hot := strKey("acct-corp")
+	for i := 0; i < 100000; i++ {
+		if i%10 < 8 {
+			h.observe(hot)
+		} else {
+			h.observe(strKey(fmt.Sprintf("acct-%04d", i%997)))
+		}
+	}
+	got := mergeHotKeys([]*hotKeys{h, newHotKeys(2)}, 0.5, 64)
+	if len(got) != 1 || string(got[0].key) != string(hot) || got[0].share < 0.7 || got[0].share > 0.85 {
+		t.Fatalf("hot keys %+v", got)
+	}
+	// a uniform stream has none, even when its keys repeat with the
+	// sampling gap's period
+	u := newHotKeys(3)
+	for i := 0; i < 100000; i++ {
+		u.observe(strKey(fmt.Sprintf("k%d", i%hotKeyGap)))
+	}
+	if got := mergeHotKeys([]*hotKeys{u}, 0.5, 64); len(got) != 0 {
+		t.Fatalf("uniform stream: %+v", got)
+	}
+	if got := mergeHotKeys([]*hotKeys{newHotKeys(4)}, 0.5, 64); got != nil {
+		t.Fatalf("no sample: %+v", got)
+	}
+}
+
+func TestPreview(t *testing.T) {
+	v := enc("s", "a\"b", "i", -5, "f", 1.5, "b", true, "n", nil, "a", []any{1, "x"})
+	if got, want := preview(v), `{"s":"a\"b","i":-5,"f":1.5,"b":true,"n":null,"a":[1,"x"]}`; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	long := enc("s", strings.Repeat("é", 200))
+	if got := preview(long); len(got) > previewLimit+3 || !strings.HasSuffix(got, "...") {
+		t.Fatalf("long value: %d bytes %q", len(got), got)
+	}
+	if got := preview([]byte{0x82, 0xa1}); !strings.Contains(got, "malformed") {
+		t.Fatalf("malformed: %q", got)
+	}
+}

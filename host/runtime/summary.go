@@ -1,0 +1,84 @@
+package runtime
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// WriteSummary prints the end-of-run summary: per operator the records in
+// and out, the rate, the skew (busiest subtask's records against the mean,
+// 1.00 is even) and the back-pressured time, then a warning for every hot
+// key of a HASH edge.
+func (r *Result) WriteSummary(w io.Writer) error {
+	secs := r.Duration.Seconds()
+	rows := [][]string{{"operator", "kind", "par", "records in", "records out", "records/s", "skew", "back-pressured"}}
+	for _, m := range r.Operators {
+		n := m.RecordsIn
+		if n == 0 {
+			n = m.RecordsOut
+		}
+		rate := "-"
+		if secs > 0 {
+			rate = group(int64(float64(n) / secs))
+		}
+		skew := "-"
+		if m.Skew > 0 {
+			skew = strconv.FormatFloat(m.Skew, 'f', 2, 64)
+		}
+		rows = append(rows, []string{m.ID, m.Kind, strconv.Itoa(m.Parallelism), group(m.RecordsIn), group(m.RecordsOut),
+			rate, skew, strconv.FormatInt(m.BackPressuredMs, 10) + "ms"})
+	}
+	width := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, c := range row {
+			width[i] = max(width[i], len(c))
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "job %q (%s): %s\n", r.Job, r.Mode, r.Duration.Round(100*time.Microsecond))
+	for _, row := range rows {
+		for i, c := range row {
+			pad := strings.Repeat(" ", width[i]-len(c))
+			switch {
+			case i < 2: // names: left-aligned
+				b.WriteString(c + pad + "  ")
+			case i == len(row)-1:
+				b.WriteString(pad + c)
+			default:
+				b.WriteString(pad + c + "  ")
+			}
+		}
+		b.WriteByte('\n')
+	}
+	for _, h := range r.HotKeys {
+		where := ""
+		if h.Subtask >= 0 {
+			if m := r.Operator(h.To); m != nil {
+				where = fmt.Sprintf(": subtask %d/%d of %q processes all of them", h.Subtask+1, m.Parallelism, h.To)
+			}
+		}
+		fmt.Fprintf(&b, "warning: hot key %s carries %.0f%% of the records on the HASH edge %s -> %s%s; "+
+			"salt the key and merge, or pre-aggregate before the key-by\n", h.Key, 100*h.Share, h.From, h.To, where)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// group writes n with thousands separators.
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	if n < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

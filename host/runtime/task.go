@@ -1,0 +1,216 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicehq/sluice/host/plan"
+)
+
+// subtask is one parallel instance of a task: one goroutine running the
+// task's chain of operators.
+type subtask struct {
+	e       *Execution
+	task    *plan.Task
+	index   int
+	ops     []*chainOp // head first
+	gate    *gate      // nil for a source task
+	outs    []*edgeOut // network outputs of every operator of the chain
+	metrics *taskCounters
+
+	source Source
+	total  atomic.Int64 // source records to come; -1 unknown or not open yet
+	err    *OpError
+}
+
+func (s *subtask) parallelism() int { return s.task.Parallelism }
+
+// run is the subtask's goroutine:
+//
+//	setup: make and open the chain's operators (tail first, as Flink does)
+//	run:   the source's loop, or receive batches from the gate until every
+//	       input channel ended
+//	close: head to tail, each Close may emit into the next (batch finals)
+//	end:   send what is pending and the end of every output channel
+//
+// On a failure, its own or another subtask's, what was emitted still flows
+// downstream (the job drains: sources stop, ends propagate) and a failed
+// subtask keeps consuming its input until its upstream ended. On teardown
+// (cancel, drain timeout) every blocking call gives up at once. Whatever
+// happens, every operator, source, partitioner and key selector made is
+// closed.
+func (s *subtask) run() {
+	e := s.e
+	defer e.wg.Done()
+	s.metrics.started.Store(time.Now().UnixNano())
+	defer func() { s.metrics.ended.Store(time.Now().UnixNano()) }()
+
+	err := s.setup()
+	if err == nil {
+		if s.source != nil {
+			err = s.runSource()
+		} else {
+			err = s.runInput()
+		}
+	}
+	if err == nil {
+		_ = s.closeChain(true)
+	}
+	if s.err != nil {
+		e.fail(s.err) // first: sources stop while this subtask cleans up
+	}
+	_ = s.closeChain(false)
+	if s.source != nil {
+		if cerr := s.source.Close(); cerr != nil && s.err == nil {
+			s.ops[0].fail(cerr)
+		}
+	}
+	if !e.hardStopped() {
+		for _, o := range s.outs {
+			if err := o.end(); err != nil {
+				break // torn down meanwhile
+			}
+		}
+	}
+	for _, o := range s.outs {
+		if cerr := o.close(); cerr != nil && s.err == nil {
+			s.ownerOf(o).fail(cerr)
+		}
+	}
+	if s.err != nil {
+		e.fail(s.err)
+	}
+	if s.gate != nil {
+		s.drain()
+	}
+}
+
+// setup makes the chain's operators, the edge plugin instances, and opens
+// the operators from the tail to the head.
+func (s *subtask) setup() error {
+	e := s.e
+	for _, co := range s.ops {
+		if err := s.makeOperator(co); err != nil {
+			return co.fail(err)
+		}
+	}
+	for _, o := range s.outs {
+		if err := s.makeEdgePlugins(o); err != nil {
+			return s.ownerOf(o).fail(err)
+		}
+	}
+	for i := len(s.ops) - 1; i >= 0; i-- {
+		co := s.ops[i]
+		ctx := s.openContext(co)
+		var err error
+		if co.op != nil {
+			err = co.op.Open(ctx)
+		} else {
+			err = s.source.Open(ctx)
+			if err == nil {
+				s.total.Store(s.source.Total())
+			}
+		}
+		co.opened = true
+		if err != nil {
+			return co.fail(err)
+		}
+		if e.hardStopped() {
+			return errStopped
+		}
+	}
+	return nil
+}
+
+// runSource runs the source until it ends. A source stopped because the
+// job drains after a failure elsewhere ends normally.
+func (s *subtask) runSource() error {
+	err := s.source.Run(s.e.srcCtx, s.ops[0].out)
+	switch {
+	case err == nil:
+		return nil
+	case s.err != nil:
+		return s.err // an operator of the chain failed inside Emit
+	case s.e.hardStopped():
+		return errStopped
+	case s.e.srcCtx.Err() != nil && errors.Is(err, context.Canceled):
+		return nil
+	}
+	return s.ops[0].fail(err)
+}
+
+// runInput feeds the head operator until every input channel ended.
+func (s *subtask) runInput() error {
+	g, head := s.gate, s.ops[0]
+	done := s.e.ctx.Done()
+	for g.ended < len(g.inputs) {
+		m, ok := g.receive(done, &s.metrics.idle)
+		if !ok {
+			return errStopped
+		}
+		switch m.kind {
+		case msgData:
+			err := head.process(g.inputs[m.channel], m.buf.data, m.buf.count)
+			m.buf.release()
+			if err != nil {
+				return err
+			}
+		case msgEnd:
+			g.ended++
+		}
+	}
+	return nil
+}
+
+// drain consumes and drops what still arrives, so that upstream subtasks
+// never block on a subtask that stopped early, until every channel ended
+// or the job is torn down.
+func (s *subtask) drain() {
+	g := s.gate
+	done := s.e.ctx.Done()
+	for g.ended < len(g.inputs) {
+		m, ok := g.receive(done, &s.metrics.idle)
+		if !ok {
+			return
+		}
+		if m.kind == msgData {
+			m.buf.release()
+		} else if m.kind == msgEnd {
+			g.ended++
+		}
+	}
+}
+
+// closeChain closes the operators not closed yet, head to tail. With
+// emit (a clean end of input) each Close gets its collector and may emit
+// final results into the operators after it; otherwise (failure,
+// teardown) Close(nil) only releases resources.
+func (s *subtask) closeChain(emit bool) error {
+	for _, co := range s.ops {
+		if co.op == nil || co.closed {
+			continue
+		}
+		co.closed = true
+		var out Collector
+		if emit && s.err == nil && !s.e.hardStopped() {
+			out = co.out
+		}
+		if err := co.op.Close(out); err != nil && out != nil {
+			return co.fail(err)
+		} else if err != nil && s.err == nil && !errors.Is(err, errStopped) {
+			co.fail(err)
+		}
+	}
+	return nil
+}
+
+func (s *subtask) ownerOf(o *edgeOut) *chainOp {
+	for _, co := range s.ops {
+		if co.spec.ID == o.edge.From {
+			return co
+		}
+	}
+	return s.ops[0]
+}

@@ -6,7 +6,7 @@ GOWASM   := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -l
 GO_PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 FUZZTIME ?= 10s
 
-.PHONY: all build plugins run test fuzz bench check clean tools
+.PHONY: all build plugins run demo-plugins test fuzz bench check clean tools
 
 all: build plugins
 
@@ -20,9 +20,12 @@ plugins/%.wasm: FORCE
 
 FORCE:
 
-# The demo: the example plugins over sample records (until the engine runs
-# whole pipelines, this is what `make run` shows).
+# The demo: configs/quickstart.yaml (generator -> Wasm filter -> Wasm map ->
+# keyBy -> sum -> print). `make demo-plugins` shows the plugins one by one.
 run: build plugins
+	./$(BIN) run configs/quickstart.yaml
+
+demo-plugins: build plugins
 	./scripts/demo.sh
 
 # The whole suite: unit, golden, end-to-end and plugin tests, then a short

@@ -1,0 +1,26 @@
+// The host functions of ABI v1 (module "sluice_v1", abi/abi.go). Pointers
+// are offsets in this module's memory; the host copies before returning.
+
+// @ts-ignore: decorator
+@external("sluice_v1", "emit")
+export declare function hostEmit(port: i32, ptr: usize, len: i32, count: i32): i32;
+
+// @ts-ignore: decorator
+@external("sluice_v1", "port")
+export declare function hostPort(ptr: usize, len: i32): i32;
+
+// @ts-ignore: decorator
+@external("sluice_v1", "error")
+export declare function hostError(ptr: usize, len: i32): void;
+
+// @ts-ignore: decorator
+@external("sluice_v1", "state_get")
+export declare function hostStateGet(slot: i32, kp: usize, kl: i32, bp: usize, bc: i32): i32;
+
+// @ts-ignore: decorator
+@external("sluice_v1", "state_put")
+export declare function hostStatePut(slot: i32, kp: usize, kl: i32, vp: usize, vl: i32): i32;
+
+// @ts-ignore: decorator
+@external("sluice_v1", "state_del")
+export declare function hostStateDel(slot: i32, kp: usize, kl: i32): i32;

@@ -1,0 +1,231 @@
+// Records (zero-copy envelope views) and Edit (typed setters that rebuild a
+// record's value map).
+
+import { Buf, mapHeaderSize } from "./buf";
+import { Iter, Type, Value, bytesEqual, skipAt, typeOf, why } from "./value";
+
+/** A small pool of views handed out while a record is processed; reused
+ * for the next record, so field lookups allocate nothing in steady state. */
+class Pool {
+  items: Value[] = [];
+  used: i32 = 0;
+  active: bool = false; // outside a record, views are fresh objects
+
+  take(): Value {
+    if (!this.active) return new Value();
+    if (this.used == this.items.length) this.items.push(new Value());
+    return unchecked(this.items[this.used++]);
+  }
+}
+
+export const pool = new Pool();
+
+/** One envelope [event_time|nil, key|nil, value]: views into the batch,
+ * valid during the callback that receives it. */
+export class Record {
+  raw: Value = new Value();    // the whole envelope
+  hasTime: bool = false;
+  time: i64 = 0;               // ms since the Unix epoch, when hasTime
+  key: Value = new Value();    // raw msgpack key; key.exists is false when nil
+  value: Value = new Value();  // the record, by convention a map str -> any
+
+  /** A top-level field of the value map (exists is false when missing). */
+  field(name: string): Value {
+    return this.value.getInto(name, pool.take());
+  }
+  has(name: string): bool { return this.field(name).exists; }
+  /** An integer field with the Go SDK's semantics (see Value.int). */
+  int(name: string): i64 { return this.field(name).int(); }
+  /** A number field: a float, an integer converted, else 0. */
+  float(name: string): f64 { return this.field(name).asF64(); }
+  bool(name: string): bool { return this.field(name).asBool(); }
+}
+
+/** Reads the envelope at p (before e) into r; the end, or 0 (reason in `parseWhy`). */
+export let parseWhy: string = "";
+
+const timeView = new Value();
+
+export function parseRecord(p: usize, e: usize, r: Record): usize {
+  const start = p;
+  if (p >= e) { parseWhy = "truncated msgpack"; return 0; }
+  if (load<u8>(p) != 0x93) { parseWhy = "record is not a [event_time, key, value] envelope"; return 0; }
+  p++;
+  if (p >= e) { parseWhy = "truncated msgpack"; return 0; }
+  if (load<u8>(p) == 0xc0) {
+    r.hasTime = false;
+    r.time = 0;
+    p++;
+  } else {
+    if (typeOf(p, <i32>(e - p)) != Type.Int) { parseWhy = "event time is not an int or nil"; return 0; }
+    const end = skipAt(p, e, 1);
+    if (end == 0) { parseWhy = why; return 0; }
+    if (load<u8>(p) == 0xcf && load<u8>(p + 1) >= 0x80) { parseWhy = "event time out of range"; return 0; }
+    const t = timeView.set(p, <i32>(end - p));
+    r.time = t.asInt();
+    r.hasTime = true;
+    p = end;
+  }
+  const kEnd = skipAt(p, e, 1);
+  if (kEnd == 0) { parseWhy = why; return 0; }
+  if (load<u8>(p) == 0xc0) r.key.set(p, 0);
+  else r.key.set(p, <i32>(kEnd - p));
+  const end = skipAt(kEnd, e, 1);
+  if (end == 0) { parseWhy = why; return 0; }
+  r.value.set(kEnd, <i32>(end - kEnd));
+  r.raw.set(start, <i32>(end - start));
+  return end;
+}
+
+/** Appends the head of an envelope: [, the time and the key. */
+export function putEnvelope(b: Buf, hasTime: bool, time: i64, key: Value): void {
+  b.putByte(0x93);
+  if (hasTime) b.putInt(time);
+  else b.putNil();
+  if (key.len > 0) b.putRaw(key.ptr, key.len);
+  else b.putNil();
+}
+
+// An op is 5 i32 in `ops`: name offset, name length, value offset, value
+// length (in `scratch`) and flags.
+const OP_SIZE = 20;
+const UNSET = 1, FOUND = 2;
+
+/**
+ * Typed setters on a record's value map. Existing fields keep their order
+ * (edited in place), new fields are appended in the order first set, a
+ * field set twice keeps the last value, and the map header is rewritten in
+ * its smallest form. With no change the record is passed on byte for byte.
+ */
+export class Edit {
+  ops: Buf = new Buf();
+  scratch: Buf = new Buf();
+  private iter: Iter = new Iter();
+
+  clear(): void {
+    this.ops.reset();
+    this.scratch.reset();
+  }
+
+  get count(): i32 { return this.ops.len / OP_SIZE; }
+
+  private opAt(i: i32): usize { return this.ops.ptr + <usize>(i * OP_SIZE); }
+
+  /** The op for the name in scratch[at, at+n), found or added; the value
+   * to be written next starts at the end of scratch. */
+  private op(at: i32, n: i32, flags: i32): usize {
+    const s = this.scratch;
+    let op: usize = 0;
+    for (let i = 0, c = this.count; i < c; i++) {
+      const o = this.opAt(i);
+      if (bytesEqual(s.ptr + <usize>load<i32>(o), load<i32>(o, 4), s.ptr + <usize>at, n)) { op = o; break; }
+    }
+    if (op == 0) {
+      op = this.ops.grow(OP_SIZE);
+      store<i32>(op, at);
+      store<i32>(op, n, 4);
+    }
+    store<i32>(op, s.len, 8);
+    store<i32>(op, 0, 12);
+    store<i32>(op, flags, 16);
+    return op;
+  }
+
+  private begin(name: string): usize {
+    const at = this.scratch.len;
+    const n = String.UTF8.byteLength(name);
+    String.UTF8.encodeUnsafe(changetype<usize>(name), name.length, this.scratch.grow(n));
+    return this.op(at, n, 0);
+  }
+
+  private done(op: usize): Edit {
+    store<i32>(op, this.scratch.len - load<i32>(op, 8), 12);
+    return this;
+  }
+
+  setInt(name: string, v: i64): Edit { const op = this.begin(name); this.scratch.putInt(v); return this.done(op); }
+  setF64(name: string, v: f64): Edit { const op = this.begin(name); this.scratch.putF64(v); return this.done(op); }
+  setBool(name: string, v: bool): Edit { const op = this.begin(name); this.scratch.putBool(v); return this.done(op); }
+  setNil(name: string): Edit { const op = this.begin(name); this.scratch.putNil(); return this.done(op); }
+  setStr(name: string, v: string): Edit { const op = this.begin(name); this.scratch.putStr(v); return this.done(op); }
+  setStrBytes(name: string, ptr: usize, n: i32): Edit { const op = this.begin(name); this.scratch.putStrBytes(ptr, n); return this.done(op); }
+  setRaw(name: string, v: Value): Edit { const op = this.begin(name); this.scratch.putRaw(v.ptr, v.len); return this.done(op); }
+
+  /** Sets a field named by UTF-8 bytes to a raw msgpack value (copied). */
+  setRawBytes(name: usize, nameLen: i32, v: Value): Edit {
+    const at = this.scratch.len;
+    this.scratch.putRaw(name, nameLen);
+    const op = this.op(at, nameLen, 0);
+    this.scratch.putRaw(v.ptr, v.len);
+    return this.done(op);
+  }
+
+  /** Removes a field (a no-op when missing). */
+  unset(name: string): Edit {
+    const op = this.begin(name);
+    store<i32>(op, UNSET, 16);
+    return this.done(op);
+  }
+
+  /** Appends r with the edits applied, as an envelope, to dst; false when
+   * the value is not a map. */
+  write(r: Record, dst: Buf): bool {
+    const it = this.iter;
+    if (!it.reset(r.value, true)) return false;
+    const c = this.count;
+    if (c == 0) {
+      dst.putRaw(r.raw.ptr, r.raw.len);
+      return true;
+    }
+    putEnvelope(dst, r.hasTime, r.time, r.key);
+    const at = dst.len;
+    dst.grow(5); // room for the largest map header
+    for (let i = 0; i < c; i++) store<i32>(this.opAt(i), load<i32>(this.opAt(i), 16) & ~FOUND, 16);
+    const s = this.scratch;
+    let count = 0;
+    while (it.next()) {
+      const k = it.key;
+      const off = strBody(k);
+      let op: usize = 0;
+      if (off >= 0) {
+        for (let i = 0; i < c; i++) {
+          const o = this.opAt(i);
+          if (bytesEqual(s.ptr + <usize>load<i32>(o), load<i32>(o, 4), k.ptr + <usize>off, k.len - off)) { op = o; break; }
+        }
+      }
+      if (op != 0) {
+        const flags = load<i32>(op, 16);
+        store<i32>(op, flags | FOUND, 16);
+        if (flags & UNSET) continue;
+        dst.putRaw(k.ptr, k.len);
+        dst.putRaw(s.ptr + <usize>load<i32>(op, 8), load<i32>(op, 12));
+      } else {
+        dst.putRaw(k.ptr, k.len);
+        dst.putRaw(it.value.ptr, it.value.len);
+      }
+      count++;
+    }
+    for (let i = 0; i < c; i++) {
+      const o = this.opAt(i);
+      if (load<i32>(o, 16) & (UNSET | FOUND)) continue;
+      dst.putStrBytes(s.ptr + <usize>load<i32>(o), load<i32>(o, 4));
+      dst.putRaw(s.ptr + <usize>load<i32>(o, 8), load<i32>(o, 12));
+      count++;
+    }
+    // write the smallest header and close the gap
+    const h = mapHeaderSize(count);
+    const base = dst.ptr + <usize>at;
+    memory.copy(base + <usize>h, base + 5, <usize>(dst.len - at - 5));
+    dst.len -= 5 - h;
+    if (h == 1) store<u8>(base, <u8>(0x80 | count));
+    else if (h == 3) { store<u8>(base, 0xde); store<u16>(base + 1, bswap<u16>(<u16>count)); }
+    else { store<u8>(base, 0xdf); store<u32>(base + 1, bswap<u32>(<u32>count)); }
+    return true;
+  }
+}
+
+/** The offset of a string key's bytes, or -1. */
+function strBody(k: Value): i32 {
+  const p = k.strPtr;
+  return p == 0 ? -1 : <i32>(p - k.ptr);
+}

@@ -1,0 +1,437 @@
+// The engine behind the ABI exports (abi/abi.go): registration, the batch
+// loop, per-port output buffers (one emit per port per batch, or when a
+// buffer passes 64 KiB), keyed state, error texts and the exports.
+//
+// AssemblyScript has no exceptions: callbacks return a status (0 or a
+// negative Status; a filter returns 1 to keep). Use fail() to return a
+// failure with its text.
+
+import { Buf } from "./buf";
+import { hostEmit, hostError, hostPort, hostStateDel, hostStateGet, hostStatePut } from "./host";
+import { Edit, Record, parseRecord, parseWhy, pool, putEnvelope } from "./record";
+import { Iter, Value, skip } from "./value";
+
+/** The statuses of abi.Status. */
+export enum Status {
+  OK = 0,
+  Malformed = -1,
+  OutOfMemory = -2,
+  User = -3,
+  Unsupported = -4,
+  State = -5,
+  Config = -6,
+  Host = -7,
+  Limit = -8,
+}
+
+/** The output handle of the main output; side output i is i + 1. */
+export const MAIN = 0;
+
+const FLUSH_AT = 64 << 10;
+
+export enum Kind { Map, Filter, FlatMap, Process, Partitioner }
+
+const kindNames: string[] = ["map", "filter", "flat-map", "process", "partitioner"];
+
+/** Where the instance runs: Flink's RuntimeContext. */
+export class Context {
+  subtask: i32 = 0;
+  parallelism: i32 = 0;
+  maxParallelism: i32 = 0;
+}
+
+export type OpenFn = (ctx: Context, config: Value) => i32;
+export type CloseFn = () => i32;
+export type FilterFn = (r: Record) => i32;
+export type MapFn = (r: Record, out: Edit) => i32;
+export type FlatMapFn = (r: Record) => i32;
+export type ProcessFn = (port: i32, r: Record) => i32;
+/** Returns a channel in [0, n), or a negative Status (see fail). */
+export type PartitionFn = (key: Value, n: i32) => i32;
+
+function openNothing(ctx: Context, config: Value): i32 { return Status.OK; }
+function closeNothing(): i32 { return Status.OK; }
+function noFilter(r: Record): i32 { return Status.Unsupported; }
+function noMap(r: Record, out: Edit): i32 { return Status.Unsupported; }
+function noFlatMap(r: Record): i32 { return Status.Unsupported; }
+function noProcess(port: i32, r: Record): i32 { return Status.Unsupported; }
+function noPartition(key: Value, n: i32): i32 { return Status.Unsupported; }
+
+/** The registered operator; describe it further with the chained setters. */
+export class Plugin {
+  tags: string[] = [];
+  isKeyed: bool = false;
+  openFn: OpenFn = openNothing;
+  closeFn: CloseFn = closeNothing;
+  filterFn: FilterFn = noFilter;
+  mapFn: MapFn = noMap;
+  flatMapFn: FlatMapFn = noFlatMap;
+  processFn: ProcessFn = noProcess;
+  partitionFn: PartitionFn = noPartition;
+
+  constructor(public name: string, public kind: Kind) {}
+
+  /** Declares side-output tags: output handle i + 1 is tags[i]. */
+  outputs(tags: string[]): Plugin { this.tags = tags; return this; }
+  /** Marks the operator as using keyed state (reported by describe). */
+  keyed(): Plugin { this.isKeyed = true; return this; }
+  /** Called once with the config (a map, valid for the instance's life). */
+  onOpen(fn: OpenFn): Plugin { this.openFn = fn; return this; }
+  /** Called once at the end of the input; may emit final records. */
+  onClose(fn: CloseFn): Plugin { this.closeFn = fn; return this; }
+}
+
+let plugin: Plugin | null = null;
+
+function register(p: Plugin): Plugin {
+  plugin = p;
+  return p;
+}
+
+/** Registers a filter: fn returns 1 to keep the record, 0 to drop it. */
+export function filter(name: string, fn: FilterFn): Plugin { const p = new Plugin(name, Kind.Filter); p.filterFn = fn; return register(p); }
+/** Registers a map: fn edits `out`, which starts as the record. */
+export function map(name: string, fn: MapFn): Plugin { const p = new Plugin(name, Kind.Map); p.mapFn = fn; return register(p); }
+/** Registers a flatMap: fn emits zero or more records. */
+export function flatMap(name: string, fn: FlatMapFn): Plugin { const p = new Plugin(name, Kind.FlatMap); p.flatMapFn = fn; return register(p); }
+/** Registers a process function: side outputs, keyed state. */
+export function process(name: string, fn: ProcessFn): Plugin { const p = new Plugin(name, Kind.Process); p.processFn = fn; return register(p); }
+/** Registers a custom partitioner. */
+export function partitioner(name: string, fn: PartitionFn): Plugin { const p = new Plugin(name, Kind.Partitioner); p.partitionFn = fn; return register(p); }
+
+// ---- the instance ----------------------------------------------------------
+
+class Port {
+  buf: Buf = new Buf();
+  count: i32 = 0;
+  port: i32 = 0; // the host's port; negative: nothing consumes it, drop
+}
+
+const ports: Port[] = [new Port()];
+const ctx = new Context();
+const rec = new Record();
+const edit = new Edit();
+const input = new Buf();
+const stateBuf = new Buf();
+const errBuf = new Buf();
+const sink = new Buf(); // where records for a bad handle go
+const nilKey = new Value();
+let opened = false;
+let failStatus = 0; // the first output failure of the call
+let errSet = false; // the call has sent an error text
+
+function beginCall(): void {
+  for (let i = 0; i < ports.length; i++) {
+    const p = unchecked(ports[i]);
+    p.buf.reset();
+    p.count = 0;
+  }
+  failStatus = 0;
+  errSet = false;
+  pool.active = false;
+}
+
+/** Sends msg as the call's error text and returns status:
+ * `return fail(Status.User, "no amount")`. */
+export function fail(status: i32, msg: string): i32 {
+  errBuf.reset();
+  const n = String.UTF8.byteLength(msg);
+  String.UTF8.encodeUnsafe(changetype<usize>(msg), msg.length, errBuf.grow(n));
+  hostError(errBuf.ptr, errBuf.len);
+  errSet = true;
+  return status;
+}
+
+function failOnce(status: i32, msg: string): i32 {
+  if (failStatus == 0) failStatus = fail(status, msg);
+  return failStatus;
+}
+
+/** A failing callback's status, with a text and the record's position. */
+function userFailed(st: i32, what: string, i: i32): i32 {
+  if (failStatus != 0) return failStatus;
+  const name = plugin ? (<Plugin>plugin).name : "plugin";
+  const text = errSet ? String.UTF8.decodeUnsafe(errBuf.ptr, <usize>errBuf.len) : name + ": " + what + " failed with status " + st.toString();
+  return fail(st, i >= 0 ? "record " + i.toString() + ": " + text : what + ": " + text);
+}
+
+function portOf(h: i32): Port | null {
+  if (h < 0 || h >= ports.length) {
+    failOnce(Status.User, "unknown output handle " + h.toString());
+    return null;
+  }
+  return unchecked(ports[h]);
+}
+
+function flush(p: Port): i32 {
+  let st = 0;
+  if (p.count > 0 && p.port >= 0) st = hostEmit(p.port, p.buf.ptr, p.buf.len, p.count);
+  p.buf.reset();
+  p.count = 0;
+  if (st == 0) return Status.OK;
+  return failOnce(st, (st == Status.Limit ? "output limit reached on port " : "emit refused on port ") + p.port.toString());
+}
+
+/** Counts a record written to p and flushes a full buffer. */
+function done(p: Port): i32 {
+  p.count++;
+  if (p.buf.len >= FLUSH_AT) return flush(p);
+  return failStatus;
+}
+
+/** Passes r on unchanged to output `out` (MAIN or a side output). */
+export function emit(out: i32, r: Record): i32 {
+  const p = portOf(out);
+  if (p == null) return failStatus;
+  p.buf.putRaw(r.raw.ptr, r.raw.len);
+  return done(p);
+}
+
+/** Emits r's time and key with the value v. */
+export function emitValue(out: i32, r: Record, v: Value): i32 {
+  begin(out, r).putRaw(v.ptr, v.len);
+  return end(out);
+}
+
+/** Starts a record with r's time and key (nil/nil when r is null): write
+ * exactly one value to the returned buffer, then call end(out). */
+export function begin(out: i32, r: Record | null): Buf {
+  if (r == null) return beginWith(out, false, 0, nilKey);
+  return beginWith(out, r.hasTime, r.time, r.key);
+}
+
+/** begin with an explicit time and key (key.exists false for nil). */
+export function beginWith(out: i32, hasTime: bool, time: i64, key: Value): Buf {
+  const p = portOf(out);
+  let b = sink;
+  if (p != null) b = p.buf;
+  else sink.reset();
+  putEnvelope(b, hasTime, time, key);
+  return b;
+}
+
+export function end(out: i32): i32 {
+  const p = portOf(out);
+  return p == null ? failStatus : done(p);
+}
+
+/** An edit of r to emit with emitEdited (map callbacks get one ready). */
+export function startEdit(): Edit {
+  edit.clear();
+  return edit;
+}
+
+/** Emits r changed by e. */
+export function emitEdited(out: i32, r: Record, e: Edit): i32 {
+  const p = portOf(out);
+  if (p == null) return failStatus;
+  if (!e.write(r, p.buf)) return failOnce(Status.Malformed, "record value is not a map");
+  return done(p);
+}
+
+// ---- keyed state -------------------------------------------------------------
+
+/** Reads the state of slot under key (a record's key) into out: 1 when
+ * found (out views an SDK buffer until the next stateGet), 0 when absent,
+ * a negative Status on failure. */
+export function stateGet(slot: i32, key: Value, out: Value): i32 {
+  if (!key.exists) return fail(Status.State, "keyed state needs a key (the record's key is nil)");
+  if (stateBuf.cap < 256) { stateBuf.reset(); stateBuf.grow(256); }
+  let n = hostStateGet(slot, key.ptr, key.len, stateBuf.ptr, stateBuf.cap);
+  if (n > stateBuf.cap) { // too small: grow to the value's length and ask again
+    stateBuf.reset();
+    stateBuf.grow(n);
+    n = hostStateGet(slot, key.ptr, key.len, stateBuf.ptr, stateBuf.cap);
+  }
+  if (n == -1) return 0;
+  if (n < 0) return fail(n, "state_get failed");
+  if (n > stateBuf.cap) return fail(Status.State, "state_get: the value changed size");
+  out.set(stateBuf.ptr, n);
+  return 1;
+}
+
+export function statePut(slot: i32, key: Value, ptr: usize, len: i32): i32 {
+  if (!key.exists) return fail(Status.State, "keyed state needs a key (the record's key is nil)");
+  const st = hostStatePut(slot, key.ptr, key.len, ptr, len);
+  return st == 0 ? Status.OK : fail(st, "state_put failed");
+}
+
+export function stateDel(slot: i32, key: Value): i32 {
+  if (!key.exists) return fail(Status.State, "keyed state needs a key (the record's key is nil)");
+  const st = hostStateDel(slot, key.ptr, key.len);
+  return st == 0 ? Status.OK : fail(st, "state_del failed");
+}
+
+/** The context of the open call. */
+export function context(): Context { return ctx; }
+
+// ---- the exports ----------------------------------------------------------------
+
+export function sluice_abi_v1(): void {}
+
+/** At least size bytes for the host to write the next input to. */
+export function sluice_buffer(size: i32): usize {
+  input.reset();
+  input.grow(size < 1 ? 1 : size); // 0 means failure: always a real pointer
+  return input.ptr;
+}
+
+const cfg = new Value();
+
+export function sluice_open(ptr: usize, len: i32, subtask: i32, parallelism: i32, maxParallelism: i32): i32 {
+  beginCall();
+  if (plugin == null) return fail(Status.Unsupported, "no operator registered: call filter(), map(), ... at the top level of the plugin");
+  const p = <Plugin>plugin;
+  if (opened) return fail(Status.Unsupported, "open called twice");
+  // The config outlives the input buffer: its views stay valid.
+  const copy = heap.alloc(len > 0 ? <usize>len : 1);
+  memory.copy(copy, ptr, <usize>len);
+  cfg.set(copy, len);
+  if (skip(copy, len, 0) != len || !new Iter().reset(cfg, true)) return fail(Status.Config, "the config is not a msgpack map");
+  ctx.subtask = subtask;
+  ctx.parallelism = parallelism;
+  ctx.maxParallelism = maxParallelism;
+  const tag = new Buf();
+  for (let i = 0; i < p.tags.length; i++) {
+    const port = new Port();
+    tag.reset();
+    const t = p.tags[i];
+    String.UTF8.encodeUnsafe(changetype<usize>(t), t.length, tag.grow(String.UTF8.byteLength(t)));
+    port.port = hostPort(tag.ptr, tag.len);
+    ports.push(port);
+  }
+  const open = p.openFn;
+  const st = open(ctx, cfg);
+  if (st < 0) return userFailed(st, "open", -1);
+  opened = true;
+  beginCall();
+  return Status.OK;
+}
+
+/** Runs the kind's callback on one record. */
+function call(p: Plugin, port: i32, r: Record): i32 {
+  switch (p.kind) {
+    case Kind.Filter: {
+      const f = p.filterFn;
+      const st = f(r);
+      return st > 0 ? emit(MAIN, r) : st;
+    }
+    case Kind.Map: {
+      edit.clear();
+      const f = p.mapFn;
+      const st = f(r, edit);
+      return st < 0 ? st : emitEdited(MAIN, r, edit);
+    }
+    case Kind.FlatMap: {
+      const f = p.flatMapFn;
+      return f(r);
+    }
+  }
+  const f = p.processFn;
+  return f(port, r);
+}
+
+function badRecord(i: i32, off: i32, tooFew: bool, why: string): i32 {
+  if (tooFew) why = "batch holds fewer records than its count";
+  return fail(Status.Malformed, "malformed input: record " + i.toString() + " at byte " + off.toString() + ": " + why);
+}
+
+function checkCall(kind: bool, what: string): i32 {
+  if (plugin == null || !opened) return fail(Status.Unsupported, what + " called before open");
+  if (!kind) return fail(Status.Unsupported, what + ": not implemented by a " + kindNames[(<Plugin>plugin).kind]);
+  return Status.OK;
+}
+
+export function sluice_process(port: i32, ptr: usize, len: i32, count: i32): i32 {
+  beginCall();
+  let st = checkCall(plugin != null && (<Plugin>plugin).kind != Kind.Partitioner, "process");
+  if (st < 0) return st;
+  const p = <Plugin>plugin;
+  if (port != 0 && !(p.kind == Kind.Process && port == 1)) return fail(Status.Unsupported, "no input port " + port.toString());
+  if (count < 0) return fail(Status.Malformed, "malformed input: negative record count");
+  const e = ptr + <usize>len;
+  let q = ptr;
+  pool.active = true;
+  for (let i = 0; i < count; i++) {
+    pool.used = 0;
+    const next = parseRecord(q, e, rec);
+    if (next == 0) return badRecord(i, <i32>(q - ptr), q >= e, parseWhy);
+    st = call(p, port, rec);
+    if (st < 0) return userFailed(st, kindNames[p.kind], i);
+    if (failStatus != 0) return failStatus;
+    q = next;
+  }
+  pool.active = false;
+  if (q != e) {
+    return badRecord(count, <i32>(q - ptr), false, "bytes left after the last record");
+  }
+  for (let i = 0; i < ports.length; i++) {
+    st = flush(unchecked(ports[i]));
+    if (st != 0) return st;
+  }
+  return Status.OK;
+}
+
+export function sluice_close(): i32 {
+  beginCall();
+  const st0 = checkCall(true, "close");
+  if (st0 < 0) return st0;
+  const f = (<Plugin>plugin).closeFn;
+  const st = f();
+  if (st < 0) return userFailed(st, "close", -1);
+  for (let i = 0; i < ports.length; i++) {
+    const st2 = flush(unchecked(ports[i]));
+    if (st2 != 0) return st2;
+  }
+  return failStatus;
+}
+
+export function sluice_partition(ptr: usize, len: i32, count: i32, n: i32): i32 {
+  beginCall();
+  let st = checkCall(plugin != null && (<Plugin>plugin).kind == Kind.Partitioner, "partition");
+  if (st < 0) return st;
+  if (n < 1 || count < 0 || count > len) return fail(Status.Malformed, "partition: count must be >= 0 and n > 0");
+  const f = (<Plugin>plugin).partitionFn;
+  const out = unchecked(ports[0]).buf;
+  out.reset();
+  out.grow(4 * count);
+  const e = ptr + <usize>len;
+  let q = ptr;
+  pool.active = true;
+  for (let i = 0; i < count; i++) {
+    pool.used = 0;
+    const next = parseRecord(q, e, rec);
+    if (next == 0) return badRecord(i, <i32>(q - ptr), q >= e, parseWhy);
+    const c = f(rec.key, n);
+    if (c < 0) return userFailed(c, "partition", i);
+    store<i32>(out.ptr + <usize>(4 * i), c); // little-endian
+    q = next;
+  }
+  pool.active = false;
+  if (q != e) {
+    return badRecord(count, <i32>(q - ptr), false, "bytes left after the last record");
+  }
+  st = hostEmit(0, out.ptr, out.len, count);
+  return st == 0 ? Status.OK : fail(st, "emit of the channels refused");
+}
+
+/** {kind, sdk, name, outputs, keyed} on port 0 (abi.Describe plus "keyed",
+ * as sdk/go). */
+export function sluice_describe(): i32 {
+  if (plugin == null) return fail(Status.Unsupported, "no operator registered");
+  const p = <Plugin>plugin;
+  const b = new Buf();
+  b.putMap(5);
+  b.putStr("kind");
+  b.putStr(kindNames[p.kind]);
+  b.putStr("sdk");
+  b.putStr("assemblyscript");
+  b.putStr("name");
+  b.putStr(p.name);
+  b.putStr("outputs");
+  b.putArray(p.tags.length);
+  for (let i = 0; i < p.tags.length; i++) b.putStr(p.tags[i]);
+  b.putStr("keyed");
+  b.putBool(p.isKeyed);
+  return hostEmit(0, b.ptr, b.len, 1);
+}

@@ -1,0 +1,192 @@
+// A minimal ABI v1 host for node (abi/abi.go): enough to run any sluice
+// plugin (AssemblyScript, C, Rust, WAT) in tests, before and besides the
+// real host (host/plugin, wazero). It checks every (ptr, len) the guest
+// passes, copies emitted bytes at once, keeps keyed state in a Map and
+// never holds a memory view across a call into the guest.
+
+import { readFileSync } from "node:fs";
+
+export const Status = {
+  OK: 0, Malformed: -1, OutOfMemory: -2, User: -3, Unsupported: -4,
+  State: -5, Config: -6, Host: -7, Limit: -8,
+};
+
+export class Instance {
+  /** Instantiates a module (a path or bytes). ports maps side-output tags to ports. */
+  static async load(module, { ports = {}, maxOutput = 64 << 20 } = {}) {
+    const bytes = typeof module === "string" ? readFileSync(module) : module;
+    const inst = new Instance(ports, maxOutput);
+    const { instance } = await WebAssembly.instantiate(bytes, inst.imports());
+    inst.exports = instance.exports;
+    if (inst.exports._initialize) inst.exports._initialize();
+    return inst;
+  }
+
+  constructor(ports, maxOutput) {
+    this.ports = ports;
+    this.maxOutput = maxOutput;
+    this.state = new Map();
+    this.reset();
+  }
+
+  reset() {
+    this.outputs = new Map(); // port -> { chunks, count }
+    this.error = "";
+    this.outBytes = 0;
+  }
+
+  mem() { return new Uint8Array(this.exports.memory.buffer); }
+
+  /** The guest bytes at ptr/len, copied; throws on a bad range. */
+  read(ptr, len) {
+    const m = this.mem();
+    ptr >>>= 0; len >>>= 0;
+    if (ptr + len > m.length) throw new Error(`guest range [${ptr}, ${ptr + len}) is outside memory (${m.length})`);
+    return m.slice(ptr, ptr + len);
+  }
+
+  imports() {
+    const key = (slot, kp, kl) => slot + ":" + Buffer.from(this.read(kp, kl)).toString("hex");
+    const sluice_v1 = {
+      emit: (port, ptr, len, count) => {
+        if (this.outBytes + len > this.maxOutput) return Status.Limit;
+        const b = this.read(ptr, len);
+        this.outBytes += len;
+        const o = this.outputs.get(port) || { chunks: [], count: 0, emits: 0 };
+        o.chunks.push(b);
+        o.count += count;
+        o.emits++;
+        this.outputs.set(port, o);
+        return Status.OK;
+      },
+      port: (ptr, len) => {
+        const tag = Buffer.from(this.read(ptr, len)).toString("utf8");
+        return tag === "" ? 0 : (tag in this.ports ? this.ports[tag] : -1);
+      },
+      error: (ptr, len) => { this.error = Buffer.from(this.read(ptr, Math.min(len, 4096))).toString("utf8"); },
+      state_get: (slot, kp, kl, bp, bc) => {
+        const v = this.state.get(key(slot, kp, kl));
+        if (v === undefined) return -1;
+        if (v.length <= bc) { this.read(bp, bc); this.mem().set(v, bp); }
+        return v.length;
+      },
+      state_put: (slot, kp, kl, vp, vl) => { this.state.set(key(slot, kp, kl), this.read(vp, vl)); return Status.OK; },
+      state_del: (slot, kp, kl) => { this.state.delete(key(slot, kp, kl)); return Status.OK; },
+    };
+    // WASI: a plugin gets nothing; any call traps.
+    const wasi = new Proxy({}, { get: (_, name) => () => { throw new Error(`wasi ${String(name)} called`); } });
+    return { sluice_v1, wasi_snapshot_preview1: wasi, env: { abort: () => { throw new Error("env.abort called"); } } };
+  }
+
+  /** Writes bytes into a guest buffer; returns [ptr, len]. */
+  write(bytes) {
+    const ptr = this.exports.sluice_buffer(bytes.length);
+    if (ptr === 0) throw new Error("sluice_buffer returned 0");
+    this.mem().set(bytes, ptr >>> 0); // a fresh view: the call may have grown memory
+    return [ptr, bytes.length];
+  }
+
+  /** The result of a call: status, error text and output per port. */
+  result(status) {
+    const out = {};
+    for (const [port, o] of this.outputs) out[port] = { bytes: Buffer.concat(o.chunks), count: o.count, emits: o.emits };
+    return { status, error: this.error, out };
+  }
+
+  open(config = Uint8Array.of(0x80), subtask = 0, parallelism = 1, maxParallelism = 128) {
+    this.reset();
+    const [p, n] = this.write(config);
+    return this.result(this.exports.sluice_open(p, n, subtask, parallelism, maxParallelism));
+  }
+
+  process(batch, count, port = 0) {
+    this.reset();
+    const [p, n] = this.write(batch);
+    return this.result(this.exports.sluice_process(port, p, n, count));
+  }
+
+  partition(batch, count, n) {
+    this.reset();
+    const [p, len] = this.write(batch);
+    const r = this.result(this.exports.sluice_partition(p, len, count, n));
+    const b = r.out[0] ? r.out[0].bytes : Buffer.alloc(0);
+    r.channels = Array.from({ length: b.length / 4 }, (_, i) => b.readInt32LE(4 * i));
+    return r;
+  }
+
+  describe() {
+    this.reset();
+    return this.result(this.exports.sluice_describe());
+  }
+
+  close() {
+    this.reset();
+    return this.result(this.exports.sluice_close ? this.exports.sluice_close() : 0);
+  }
+}
+
+// ---- msgpack encoding for tests (smallest forms, as abi/append.go) ----------
+
+/** Marks a number to be encoded as a float64. */
+export class F64 { constructor(v) { this.v = v; } }
+export const f64 = (v) => new F64(v);
+/** Raw msgpack bytes inserted as they are. */
+export class Raw { constructor(b) { this.b = Uint8Array.from(b); } }
+export const raw = (b) => new Raw(b);
+
+function be(n, v) {
+  const b = Buffer.alloc(n);
+  if (n === 8) b.writeBigUInt64BE(BigInt.asUintN(64, BigInt(v)));
+  else b.writeUIntBE(Number(v), 0, n);
+  return b;
+}
+
+function intBytes(v) {
+  v = BigInt(v);
+  if (v >= 0n && v <= 0x7fn) return [Buffer.of(Number(v))];
+  if (v < 0n && v >= -32n) return [Buffer.of(Number(v) & 0xff)];
+  if (v >= 0n && v <= 0xffn) return [Buffer.of(0xcc), be(1, v)];
+  if (v >= 0n && v <= 0xffffn) return [Buffer.of(0xcd), be(2, v)];
+  if (v >= 0n && v <= 0xffffffffn) return [Buffer.of(0xce), be(4, v)];
+  if (v >= -128n && v <= 127n) return [Buffer.of(0xd0), be(1, Number(v) & 0xff)];
+  if (v >= -32768n && v <= 32767n) return [Buffer.of(0xd1), be(2, Number(v) & 0xffff)];
+  if (v >= -2147483648n && v <= 2147483647n) return [Buffer.of(0xd2), be(4, Number(BigInt.asUintN(32, v)))];
+  return [Buffer.of(v >= 0n ? 0xcf : 0xd3), be(8, v)];
+}
+
+function header(n, fix, c16) {
+  if (n <= 15) return Buffer.of(fix | n);
+  if (n <= 0xffff) return Buffer.concat([Buffer.of(c16), be(2, n)]);
+  return Buffer.concat([Buffer.of(c16 + 1), be(4, n)]);
+}
+
+/** Encodes a JS value: null, booleans, integers (numbers or BigInt),
+ * f64(x), strings, arrays, plain objects (key order kept), Raw. */
+export function encode(v) {
+  const parts = [];
+  const put = (v) => {
+    if (v === null || v === undefined) parts.push(Buffer.of(0xc0));
+    else if (v === true || v === false) parts.push(Buffer.of(v ? 0xc3 : 0xc2));
+    else if (v instanceof Raw) parts.push(Buffer.from(v.b));
+    else if (v instanceof F64) { const b = Buffer.alloc(9); b[0] = 0xcb; b.writeDoubleBE(v.v, 1); parts.push(b); }
+    else if (typeof v === "bigint" || (typeof v === "number" && Number.isInteger(v))) parts.push(...intBytes(v));
+    else if (typeof v === "number") put(new F64(v));
+    else if (typeof v === "string") {
+      const s = Buffer.from(v, "utf8"), n = s.length;
+      if (n <= 31) parts.push(Buffer.of(0xa0 | n));
+      else if (n <= 0xff) parts.push(Buffer.of(0xd9, n));
+      else if (n <= 0xffff) parts.push(Buffer.of(0xda), be(2, n));
+      else parts.push(Buffer.of(0xdb), be(4, n));
+      parts.push(s);
+    } else if (Array.isArray(v)) { parts.push(header(v.length, 0x90, 0xdc)); v.forEach(put); }
+    else if (v instanceof Uint8Array) { parts.push(Buffer.of(0xc4, v.length), Buffer.from(v)); }
+    else { const ks = Object.keys(v); parts.push(header(ks.length, 0x80, 0xde)); for (const k of ks) { put(k); put(v[k]); } }
+  };
+  put(v);
+  return Buffer.concat(parts);
+}
+
+/** A batch of envelopes: records are [time|null, key|null, value]. */
+export function batch(records) {
+  return Buffer.concat(records.map(([t, k, v]) => Buffer.concat([Buffer.of(0x93), encode(t), encode(k), encode(v)])));
+}

@@ -1,0 +1,185 @@
+// Tests of the AssemblyScript SDK: the modules in this folder are compiled
+// like plugins (--runtime stub -O3, the SDK's abort handler) and run under
+// node through testing/host.mjs, a fake ABI v1 host. Run: node tests/run.mjs
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Instance, Status, batch, encode, f64, raw } from "../testing/host.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const sdk = join(here, "..");
+const out = mkdtempSync(join(tmpdir(), "sluice-as-test-"));
+
+function build(name) {
+  const wasm = join(out, name + ".wasm");
+  execFileSync(join(sdk, "node_modules/.bin/asc"), [
+    `tests/${name}.ts`, "--runtime", "stub", "-O3",
+    "--use", "abort=assembly/abort/sluiceAbort", "-o", wasm,
+  ], { cwd: sdk, stdio: ["ignore", "inherit", "inherit"] });
+  return wasm;
+}
+
+const tests = [];
+const test = (name, fn) => tests.push([name, fn]);
+
+test("codec: reading every type, writing the smallest forms", async () => {
+  const inst = await Instance.load(build("codec"));
+  assert.equal(inst.open().status, 0);
+  const T = { Nil: 1, Bool: 2, Int: 3, Float: 4, Str: 5, Array: 7 };
+  const cases = [
+    // x, type, int(), asInt(), asF64(), copy
+    [5, T.Int, 5, 5, f64(5), 5],
+    [-33, T.Int, -33, -33, f64(-33), -33],
+    [1n << 40n, T.Int, 1n << 40n, 1n << 40n, f64(2 ** 40), 1n << 40n],
+    [-(1n << 40n), T.Int, -(1n << 40n), -(1n << 40n), f64(-(2 ** 40)), -(1n << 40n)],
+    [f64(1.5), T.Float, 1, 0, f64(1.5), f64(1.5)],
+    [f64(-0.5), T.Float, 0, 0, f64(-0.5), f64(-0.5)],
+    [f64(NaN), T.Float, 0, 0, f64(NaN), f64(NaN)],
+    [f64(1e300), T.Float, (1n << 63n) - 1n, 0, f64(1e300), f64(1e300)],
+    [raw([0xca, 0x3f, 0xc0, 0, 0]), T.Float, 1, 0, f64(1.5), f64(1.5)],
+    [raw([0xcf, 0xff, 0, 0, 0, 0, 0, 0, 0]), T.Int, 0, 0, f64(0), 0],
+    [true, T.Bool, 0, 0, f64(0), true],
+    [null, T.Nil, 0, 0, f64(0), null],
+    [[1, "a"], T.Array, 0, 0, f64(0), [1, "a"]],
+  ];
+  for (const [x, type, int, asInt, asF64, copy] of cases) {
+    const r = inst.process(batch([[7, null, { keep: 1, x }]]), 1);
+    assert.equal(r.status, 0, r.error);
+    const want = batch([[7, null, { keep: 1, type, int, asInt, f64: asF64, isStr: false, copy }]]);
+    assert.deepEqual(r.out[0].bytes, want, `x = ${encode(x).toString("hex")}`);
+  }
+  for (const s of ["hello", "a".repeat(40), "é😀"]) {
+    const r = inst.process(batch([[null, "k", { x: s }]]), 1);
+    const want = batch([[null, "k", { type: T.Str, int: 0, asInt: 0, f64: f64(0), isStr: true, str: s, copy: s }]]);
+    assert.deepEqual(r.out[0].bytes, want);
+  }
+  // Java's String.hashCode, also of invalid UTF-8 (one U+FFFD per byte)
+  for (const [s, h] of [["hello", 99162322], ["😀", 31 * 0xd83d + 0xde00], ["NL", 2494], [raw([0xa1, 0xff]), 0xfffd]]) {
+    const r = inst.process(batch([[null, null, { s }]]), 1);
+    assert.deepEqual(r.out[0].bytes, batch([[null, null, { type: 0, int: 0, asInt: 0, f64: f64(0), isStr: false, copy: raw([]), h }]]));
+  }
+  // a non-ASCII field name
+  const r = inst.process(batch([[null, null, { "ünï": 1 }]]), 1);
+  assert.ok(r.out[0].bytes.includes(Buffer.from("ünï ✓")));
+});
+
+test("codec: a record edit past 15 fields gets a map16 header", async () => {
+  const inst = await Instance.load(build("codec"));
+  inst.open();
+  const v = {};
+  for (let i = 0; i < 10; i++) v["f" + i] = i;
+  const r = inst.process(batch([[null, null, v]]), 1);
+  assert.equal(r.status, 0, r.error);
+  assert.deepEqual(r.out[0].bytes.subarray(3, 6), Buffer.of(0xde, 0, 16)); // 10 + 6 new
+});
+
+test("malformed input is a status and a text, never a trap", async () => {
+  const inst = await Instance.load(build("codec"));
+  inst.open();
+  const b = batch([[1, null, { x: 1 }], [2, null, { x: 2 }]]);
+  const cases = [
+    [b, 1, "bytes left after the last record"],
+    [b, 3, "fewer records than its count"],
+    [b.subarray(0, b.length - 1), 2, "truncated msgpack"],
+    [Buffer.of(0x93, 0xa1, 0x78, 0xc0, 0x80), 1, "event time"],
+    [Buffer.of(0x92, 0xc0, 0x80), 1, "envelope"],
+    [Buffer.concat([Buffer.of(0x93, 0xc0, 0xc0), Buffer.alloc(65, 0x91), Buffer.of(1)]), 1, "deeper than the limit"],
+    [Buffer.of(0x93, 0xc0, 0xc0, 0xdf, 0xff, 0xff, 0xff, 0xff), 1, "truncated"],
+    [b, -1, "negative"],
+  ];
+  for (const [bytes, count, text] of cases) {
+    const r = inst.process(bytes, count);
+    assert.equal(r.status, Status.Malformed, text);
+    assert.match(r.error, new RegExp(text));
+    assert.equal(r.out[0], undefined, "no output from a failed batch");
+  }
+  assert.equal(inst.process(Buffer.alloc(0), 0).status, 0, "an empty batch");
+  assert.equal(inst.process(b, 2, 1).status, Status.Unsupported, "a map has no port 1");
+  assert.equal(inst.open().status, Status.Unsupported, "open twice");
+});
+
+test("the abort handler reports through error and traps", async () => {
+  const inst = await Instance.load(build("codec"));
+  inst.open();
+  assert.throws(() => inst.process(batch([[null, null, { boom: 1 }]]), 1), WebAssembly.RuntimeError);
+  assert.match(inst.error, /^abort: boom \(tests\/codec\.ts:\d+\)$/);
+});
+
+test("process: side outputs, keyed state, errors, limits, describe", async () => {
+  const wasm = build("late");
+  let inst = await Instance.load(wasm, { ports: { late: 1 } });
+  assert.equal(inst.process(Buffer.alloc(0), 0).status, Status.Unsupported, "before open");
+  assert.equal(inst.open().status, 0);
+  const b = batch([[50, "k", { a: 1 }], [150, "k", { a: 2 }], [150, "j", {}]]);
+  let r = inst.process(b, 3);
+  assert.equal(r.status, 0, r.error);
+  assert.deepEqual(r.out[0], { bytes: batch([[150, "k", "x"], [150, "j", "x"]]), count: 2, emits: 1 });
+  assert.deepEqual(r.out[1], { bytes: batch([[50, "k", { a: 1 }]]), count: 1, emits: 1 });
+  assert.equal(inst.state.size, 2);
+  r = inst.process(batch([[1, null, {}]]), 1);
+  assert.equal(r.status, Status.State);
+  assert.match(r.error, /key/);
+  r = inst.process(batch([[200, "k", { fail: 1 }]]), 1);
+  assert.deepEqual([r.status, r.error], [Status.User, "record 0: told to fail"]);
+  assert.equal(inst.process(b, 3, 1).status, 0, "a process has a second input");
+  assert.equal(inst.process(b, 3, 2).status, Status.Unsupported);
+  r = inst.describe();
+  assert.deepEqual(r.out[0].bytes, encode({ kind: "process", sdk: "assemblyscript", name: "late", outputs: ["late", "unused"], keyed: true }));
+  inst = await Instance.load(wasm, { ports: { late: 1 }, maxOutput: 10 });
+  inst.open();
+  r = inst.process(b, 3);
+  assert.equal(r.status, Status.Limit);
+  assert.match(r.error, /output limit/);
+});
+
+test("flatMap: large outputs are flushed early, memory stays flat", async () => {
+  const inst = await Instance.load(build("words"));
+  inst.open();
+  const line = Array(30000).fill("w").join(" ");
+  const b = batch([[3, "k", { line }]]);
+  let r = inst.process(b, 1);
+  assert.equal(r.status, 0, r.error);
+  assert.equal(r.out[0].count, 30000);
+  assert.ok(r.out[0].emits > 1, "flushed at 64 KiB");
+  assert.deepEqual(r.out[0].bytes.subarray(0, 12), batch([[3, "k", { word: "w" }]]));
+  const small = batch(Array.from({ length: 100 }, (_, i) => [i, null, { line: "a bb ccc" }]));
+  for (let i = 0; i < 20; i++) inst.process(small, 100);
+  const size = inst.exports.memory.buffer.byteLength;
+  for (let i = 0; i < 2000; i++) r = inst.process(small, 100);
+  assert.equal(r.out[0].count, 300);
+  assert.equal(inst.exports.memory.buffer.byteLength, size, "no per-record allocation");
+});
+
+test("partitioner: little-endian channels, key errors, config errors", async () => {
+  const wasm = build("bylen");
+  let inst = await Instance.load(wasm);
+  inst.open();
+  let r = inst.partition(batch([[null, "a", {}], [null, "bbb", {}], [1, "cc", 5]]), 3, 2);
+  assert.equal(r.status, 0, r.error);
+  assert.deepEqual(r.channels, [1, 1, 0]);
+  r = inst.partition(batch([[null, null, {}]]), 1, 2);
+  assert.deepEqual([r.status, r.error], [Status.User, "record 0: key must be a string"]);
+  assert.equal(inst.partition(batch([[null, "a", {}]]), 1, 0).status, Status.Malformed);
+  assert.equal(inst.exports.sluice_process, undefined, "a partitioner exports no process");
+  inst = await Instance.load(wasm);
+  r = inst.open(encode({ fail: true }));
+  assert.deepEqual([r.status, r.error], [Status.Config, "open: told to fail"]);
+  assert.equal(inst.open(Uint8Array.of(0x90)).status, Status.Config, "a config that is not a map");
+});
+
+let failed = 0;
+for (const [name, fn] of tests) {
+  try {
+    await fn();
+    console.log(`ok   ${name}`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}\n${e.stack}`);
+  }
+}
+rmSync(out, { recursive: true, force: true });
+console.log(failed ? `FAIL: ${failed} of ${tests.length}` : `ok: sdk/assemblyscript, ${tests.length} tests`);
+process.exit(failed ? 1 : 0);

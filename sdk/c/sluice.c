@@ -1,0 +1,930 @@
+/*
+ * sluice.c: the C SDK (see sluice.h). Three parts: a zero-copy msgpack
+ * reader and writer (mirrors abi/msgpack.go and abi/append.go), the output
+ * side (per-port buffers, record edits, errors, state), and the runtime
+ * behind the ABI exports (open, process, close, partition, describe).
+ * Natively (tests) the host imports are plain functions the test defines.
+ */
+#include "sluice.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- host imports (abi/abi.go) ------------------------------------------ */
+
+#ifdef __wasm__
+#define SL__IMPORT(name) __attribute__((import_module("sluice_v1"), import_name(name)))
+#else
+#define SL__IMPORT(name)
+#endif
+SL__IMPORT("emit") int32_t sl_host_emit(int32_t port, const uint8_t *p, uint32_t n, int32_t count);
+SL__IMPORT("port") int32_t sl_host_port(const uint8_t *p, uint32_t n);
+SL__IMPORT("error") void sl_host_error(const uint8_t *p, uint32_t n);
+SL__IMPORT("state_get") int32_t sl_host_state_get(int32_t slot, const uint8_t *k, uint32_t kn, uint8_t *buf, uint32_t cap);
+SL__IMPORT("state_put") int32_t sl_host_state_put(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *v, uint32_t vn);
+SL__IMPORT("state_del") int32_t sl_host_state_del(int32_t slot, const uint8_t *k, uint32_t kn);
+
+/* ---- reading ------------------------------------------------------------ */
+
+static const char *g_why; /* why the last skip failed */
+
+static inline uint16_t be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline uint32_t be32(const uint8_t *p) {
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline uint64_t be64(const uint8_t *p) { return (uint64_t)be32(p) << 32 | be32(p + 4); }
+
+static const uint8_t *truncated(void) { g_why = "truncated msgpack"; return NULL; }
+
+/* need returns p+size when size bytes remain before e. */
+static inline const uint8_t *need(const uint8_t *p, const uint8_t *e, uint64_t size) {
+	return size <= (uint64_t)(e - p) ? p + size : truncated();
+}
+
+static const uint8_t *skip(const uint8_t *p, const uint8_t *e, int depth);
+
+/* skip_n skips n values (a container's body) at nesting depth+1. */
+static const uint8_t *skip_n(const uint8_t *p, const uint8_t *e, uint64_t n, int depth) {
+	if (depth + 1 > SL_MAX_DEPTH) { g_why = "msgpack nested deeper than the limit"; return NULL; }
+	if (n > (uint64_t)(e - p)) return truncated(); /* each value takes a byte */
+	while (n-- > 0) {
+		if (p >= e) return truncated();
+		uint8_t c = *p;
+		if (c <= 0x7f || c >= 0xe0) { p++; continue; }          /* fixint */
+		if (c >= 0xa0 && c <= 0xbf) { p = need(p, e, 1 + (c & 0x1f)); } /* fixstr */
+		else p = skip(p, e, depth + 1);
+		if (!p) return NULL;
+	}
+	return p;
+}
+
+/* skip returns the end of the value at p, or NULL (reason in g_why). */
+static const uint8_t *skip(const uint8_t *p, const uint8_t *e, int depth) {
+	if (p >= e) return truncated();
+	uint8_t c = *p;
+	if (c <= 0x7f || c >= 0xe0) return p + 1;
+	if (c <= 0x8f) return skip_n(p + 1, e, 2u * (c & 0x0f), depth);
+	if (c <= 0x9f) return skip_n(p + 1, e, c & 0x0f, depth);
+	if (c <= 0xbf) return need(p, e, 1 + (c & 0x1f));
+	uint64_t hdr, n;
+	switch (c) {
+	case 0xc0: case 0xc2: case 0xc3: return p + 1;
+	case 0xcc: case 0xd0: return need(p, e, 2);
+	case 0xcd: case 0xd1: case 0xd4: return need(p, e, 3);
+	case 0xd5: return need(p, e, 4);
+	case 0xce: case 0xd2: case 0xca: return need(p, e, 5);
+	case 0xd6: return need(p, e, 6);
+	case 0xcf: case 0xd3: case 0xcb: return need(p, e, 9);
+	case 0xd7: return need(p, e, 10);
+	case 0xd8: return need(p, e, 18);
+	case 0xc4: case 0xd9: case 0xc7: /* bin8, str8, ext8: len8 (+type) */
+		if (!need(p, e, 2)) return NULL;
+		hdr = c == 0xc7 ? 3 : 2;
+		return need(p, e, hdr + p[1]);
+	case 0xc5: case 0xda: case 0xc8:
+		if (!need(p, e, 3)) return NULL;
+		hdr = c == 0xc8 ? 4 : 3;
+		return need(p, e, hdr + be16(p + 1));
+	case 0xc6: case 0xdb: case 0xc9:
+		if (!need(p, e, 5)) return NULL;
+		hdr = c == 0xc9 ? 6 : 5;
+		return need(p, e, hdr + (uint64_t)be32(p + 1));
+	case 0xdc: case 0xde:
+		if (!need(p, e, 3)) return NULL;
+		n = be16(p + 1);
+		return skip_n(p + 3, e, c == 0xde ? 2 * n : n, depth);
+	case 0xdd: case 0xdf:
+		if (!need(p, e, 5)) return NULL;
+		n = be32(p + 1);
+		return skip_n(p + 5, e, c == 0xdf ? 2 * n : n, depth);
+	}
+	g_why = "invalid msgpack byte"; /* 0xc1 */
+	return NULL;
+}
+
+int64_t sl_skip(const uint8_t *b, uint32_t n, uint32_t off) {
+	const uint8_t *end = off < n ? skip(b + off, b + n, 0) : truncated();
+	return end ? (int64_t)(end - b) : -1;
+}
+
+sl_type sl_type_of(sl_value v) {
+	if (v.n == 0) return SL_T_INVALID;
+	uint8_t c = v.p[0];
+	if (c <= 0x7f || c >= 0xe0) return SL_T_INT;
+	if (c <= 0x8f) return SL_T_MAP;
+	if (c <= 0x9f) return SL_T_ARRAY;
+	if (c <= 0xbf) return SL_T_STR;
+	switch (c) {
+	case 0xc0: return SL_T_NIL;
+	case 0xc2: case 0xc3: return SL_T_BOOL;
+	case 0xc4: case 0xc5: case 0xc6: return SL_T_BIN;
+	case 0xca: case 0xcb: return SL_T_FLOAT;
+	case 0xd9: case 0xda: case 0xdb: return SL_T_STR;
+	case 0xdc: case 0xdd: return SL_T_ARRAY;
+	case 0xde: case 0xdf: return SL_T_MAP;
+	case 0xc1: return SL_T_INVALID;
+	}
+	return c >= 0xcc && c <= 0xd3 ? SL_T_INT : SL_T_EXT;
+}
+
+bool sl_is_nil(sl_value v) { return v.n > 0 && v.p[0] == 0xc0; }
+
+bool sl_as_int(sl_value v, int64_t *out) {
+	if (v.n == 0) return false;
+	const uint8_t *p = v.p;
+	uint8_t c = p[0];
+	if (c <= 0x7f || c >= 0xe0) { *out = c <= 0x7f ? (int64_t)c : (int8_t)c; return true; }
+	static const uint8_t size[8] = {2, 3, 5, 9, 2, 3, 5, 9}; /* 0xcc..0xd3 */
+	if (c < 0xcc || c > 0xd3 || v.n < size[c - 0xcc]) return false;
+	switch (c) {
+	case 0xcc: *out = p[1]; break;
+	case 0xcd: *out = be16(p + 1); break;
+	case 0xce: *out = be32(p + 1); break;
+	case 0xcf: if (be64(p + 1) > INT64_MAX) return false; *out = (int64_t)be64(p + 1); break;
+	case 0xd0: *out = (int8_t)p[1]; break;
+	case 0xd1: *out = (int16_t)be16(p + 1); break;
+	case 0xd2: *out = (int32_t)be32(p + 1); break;
+	default: *out = (int64_t)be64(p + 1); break;
+	}
+	return true;
+}
+
+bool sl_as_float(sl_value v, double *out) {
+	if (v.n >= 5 && v.p[0] == 0xca) {
+		uint32_t b = be32(v.p + 1); float f;
+		memcpy(&f, &b, 4); *out = f; return true;
+	}
+	if (v.n >= 9 && v.p[0] == 0xcb) {
+		uint64_t b = be64(v.p + 1);
+		memcpy(out, &b, 8); return true;
+	}
+	int64_t i;
+	if (sl_as_int(v, &i)) { *out = (double)i; return true; }
+	return false;
+}
+
+bool sl_as_bool(sl_value v, bool *out) {
+	if (v.n == 0 || (v.p[0] != 0xc2 && v.p[0] != 0xc3)) return false;
+	*out = v.p[0] == 0xc3;
+	return true;
+}
+
+int64_t sl_int(sl_value v) {
+	int64_t i;
+	double f;
+	if (sl_as_int(v, &i)) return i;
+	if (sl_type_of(v) != SL_T_FLOAT || !sl_as_float(v, &f) || f != f) return 0;
+	if (f >= 9223372036854775808.0) return INT64_MAX;
+	if (f <= -9223372036854775808.0) return INT64_MIN;
+	return (int64_t)f;
+}
+
+double sl_float(sl_value v) {
+	double f;
+	return sl_as_float(v, &f) ? f : 0;
+}
+
+/* sized reads the (header, length) of a str or bin at v. */
+static bool sized(sl_value v, uint8_t h8, sl_str *out) {
+	if (v.n == 0) return false;
+	uint8_t c = v.p[0];
+	uint64_t hdr, n;
+	if (h8 == 0xd9 && c >= 0xa0 && c <= 0xbf) hdr = 1, n = c & 0x1f;
+	else if (c == h8 && v.n >= 2) hdr = 2, n = v.p[1];
+	else if (c == h8 + 1 && v.n >= 3) hdr = 3, n = be16(v.p + 1);
+	else if (c == h8 + 2 && v.n >= 5) hdr = 5, n = be32(v.p + 1);
+	else return false;
+	if (hdr + n > v.n) return false;
+	out->p = v.p + hdr;
+	out->n = (uint32_t)n;
+	return true;
+}
+
+bool sl_as_str(sl_value v, sl_str *out) { return sized(v, 0xd9, out); }
+bool sl_as_bin(sl_value v, sl_str *out) { return sized(v, 0xc4, out); }
+
+bool sl_str_eq(sl_str s, const char *cstr) {
+	size_t n = strlen(cstr);
+	return n == s.n && memcmp(s.p, cstr, n) == 0;
+}
+
+/* container reads the element count and body of an array (map=false) or map. */
+static bool container(sl_value v, bool map, sl_iter *it) {
+	if (v.n == 0) return false;
+	uint8_t c = v.p[0], fix = map ? 0x80 : 0x90, c16 = map ? 0xde : 0xdc;
+	uint32_t n, hdr;
+	if (c >= fix && c <= fix + 0x0f) n = c & 0x0f, hdr = 1;
+	else if (c == c16 && v.n >= 3) n = be16(v.p + 1), hdr = 3;
+	else if (c == c16 + 1 && v.n >= 5) n = be32(v.p + 1), hdr = 5;
+	else return false;
+	it->p = v.p + hdr;
+	it->end = v.p + v.n;
+	it->left = n;
+	return true;
+}
+
+bool sl_array_iter(sl_value arr, sl_iter *it) { return container(arr, false, it); }
+bool sl_map_iter(sl_value map, sl_iter *it) { return container(map, true, it); }
+
+static bool next_value(sl_iter *it, sl_value *out) {
+	const uint8_t *end = skip(it->p, it->end, 1);
+	if (!end) { it->left = 0; return false; }
+	out->p = it->p;
+	out->n = (uint32_t)(end - it->p);
+	it->p = end;
+	return true;
+}
+
+bool sl_array_next(sl_iter *it, sl_value *elem) {
+	if (it->left == 0) return false;
+	it->left--;
+	return next_value(it, elem);
+}
+
+bool sl_map_next(sl_iter *it, sl_value *key, sl_value *val) {
+	if (it->left == 0) return false;
+	it->left--;
+	return next_value(it, key) && next_value(it, val);
+}
+
+bool sl_map_getn(sl_value map, const uint8_t *name, uint32_t len, sl_value *out) {
+	sl_iter it;
+	sl_value k, v;
+	sl_str s;
+	if (!sl_map_iter(map, &it)) return false;
+	while (it.left > 0) {
+		/* fast path: a fixstr key compared in place, its value skipped */
+		uint8_t c = it.p < it.end ? *it.p : 0;
+		if (c >= 0xa0 && c <= 0xbf && (uint32_t)(c & 0x1f) == len &&
+		    (uint32_t)(it.end - it.p) > len && memcmp(it.p + 1, name, len) == 0) {
+			it.p += 1 + len;
+			it.left--;
+			return next_value(&it, out);
+		}
+		if (!sl_map_next(&it, &k, &v)) return false;
+		if (sl_as_str(k, &s) && s.n == len && memcmp(s.p, name, len) == 0) { *out = v; return true; }
+	}
+	return false;
+}
+
+bool sl_map_get(sl_value map, const char *name, sl_value *out) {
+	return sl_map_getn(map, (const uint8_t *)name, (uint32_t)strlen(name), out);
+}
+
+bool sl_field(const sl_record *r, const char *name, sl_value *out) { return sl_map_get(r->value, name, out); }
+bool sl_field_int(const sl_record *r, const char *name, int64_t *out) {
+	sl_value v;
+	return sl_field(r, name, &v) && sl_as_int(v, out);
+}
+bool sl_field_float(const sl_record *r, const char *name, double *out) {
+	sl_value v;
+	return sl_field(r, name, &v) && sl_as_float(v, out);
+}
+bool sl_field_str(const sl_record *r, const char *name, sl_str *out) {
+	sl_value v;
+	return sl_field(r, name, &v) && sl_as_str(v, out);
+}
+bool sl_field_bool(const sl_record *r, const char *name, bool *out) {
+	sl_value v;
+	return sl_field(r, name, &v) && sl_as_bool(v, out);
+}
+
+/* parse_record reads the envelope at p (abi.ParseRecord); NULL when bad. */
+static const uint8_t *parse_record(const uint8_t *p, const uint8_t *e, sl_record *r) {
+	const uint8_t *start = p;
+	if (p >= e) return truncated();
+	if (*p++ != 0x93) { g_why = "record is not a [event_time, key, value] envelope"; return NULL; }
+	if (p >= e) return truncated();
+	const uint8_t *q;
+	if (*p == 0xc0) {
+		r->has_time = false, r->time = 0, p++;
+	} else {
+		sl_value t = {p, (uint32_t)(e - p)};
+		if (sl_type_of(t) != SL_T_INT) { g_why = "event time is not an int or nil"; return NULL; }
+		if (!(q = skip(p, e, 1))) return NULL;
+		t.n = (uint32_t)(q - p);
+		if (!sl_as_int(t, &r->time)) { g_why = "event time out of range"; return NULL; }
+		r->has_time = true, p = q;
+	}
+	if (!(q = skip(p, e, 1))) return NULL;
+	r->key.p = *p == 0xc0 ? NULL : p;
+	r->key.n = *p == 0xc0 ? 0 : (uint32_t)(q - p);
+	p = q;
+	if (!(q = skip(p, e, 1))) return NULL;
+	r->value.p = p, r->value.n = (uint32_t)(q - p);
+	r->raw.p = start, r->raw.n = (uint32_t)(q - start);
+	return q;
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+uint8_t *sl_buf_grow(sl_buf *b, uint32_t n) {
+	if (b->oom) return NULL;
+	if ((uint64_t)b->len + n > b->cap) {
+		uint64_t cap = b->cap ? b->cap : 256;
+		while (cap < (uint64_t)b->len + n) cap *= 2;
+		uint8_t *p = cap <= UINT32_MAX ? realloc(b->p, (size_t)cap) : NULL;
+		if (!p) { b->oom = true; return NULL; }
+		b->p = p, b->cap = (uint32_t)cap;
+	}
+	uint8_t *at = b->p + b->len;
+	b->len += n;
+	return at;
+}
+
+void sl_put_raw(sl_buf *b, const void *p, uint32_t n) {
+	uint8_t *d = sl_buf_grow(b, n);
+	if (d && n) memcpy(d, p, n);
+}
+
+static void put1(sl_buf *b, uint8_t c) { uint8_t *d = sl_buf_grow(b, 1); if (d) *d = c; }
+
+/* put_be writes header c then v in n big-endian bytes. */
+static void put_be(sl_buf *b, uint8_t c, uint64_t v, int n) {
+	uint8_t *d = sl_buf_grow(b, 1 + (uint32_t)n);
+	if (!d) return;
+	d[0] = c;
+	for (int i = n; i >= 1; i--, v >>= 8) d[i] = (uint8_t)v;
+}
+
+void sl_put_nil(sl_buf *b) { put1(b, 0xc0); }
+void sl_put_bool(sl_buf *b, bool v) { put1(b, v ? 0xc3 : 0xc2); }
+
+void sl_put_int(sl_buf *b, int64_t v) { /* abi.AppendInt */
+	if (v >= 0 && v <= 0x7f) put1(b, (uint8_t)v);
+	else if (v < 0 && v >= -32) put1(b, (uint8_t)(int8_t)v);
+	else if (v >= 0 && v <= UINT8_MAX) put_be(b, 0xcc, (uint64_t)v, 1);
+	else if (v >= 0 && v <= UINT16_MAX) put_be(b, 0xcd, (uint64_t)v, 2);
+	else if (v >= 0 && v <= UINT32_MAX) put_be(b, 0xce, (uint64_t)v, 4);
+	else if (v >= INT8_MIN && v <= INT8_MAX) put_be(b, 0xd0, (uint8_t)(int8_t)v, 1);
+	else if (v >= INT16_MIN && v <= INT16_MAX) put_be(b, 0xd1, (uint16_t)(int16_t)v, 2);
+	else if (v >= INT32_MIN && v <= INT32_MAX) put_be(b, 0xd2, (uint32_t)(int32_t)v, 4);
+	else put_be(b, v >= 0 ? 0xcf : 0xd3, (uint64_t)v, 8);
+}
+
+void sl_put_float(sl_buf *b, double v) {
+	uint64_t bits;
+	memcpy(&bits, &v, 8);
+	put_be(b, 0xcb, bits, 8);
+}
+
+void sl_put_str(sl_buf *b, const void *s, uint32_t n) {
+	if (n <= 31) put1(b, (uint8_t)(0xa0 | n));
+	else if (n <= UINT8_MAX) put_be(b, 0xd9, n, 1);
+	else if (n <= UINT16_MAX) put_be(b, 0xda, n, 2);
+	else put_be(b, 0xdb, n, 4);
+	sl_put_raw(b, s, n);
+}
+
+void sl_put_cstr(sl_buf *b, const char *s) { sl_put_str(b, s, (uint32_t)strlen(s)); }
+
+void sl_put_bin(sl_buf *b, const void *p, uint32_t n) {
+	if (n <= UINT8_MAX) put_be(b, 0xc4, n, 1);
+	else if (n <= UINT16_MAX) put_be(b, 0xc5, n, 2);
+	else put_be(b, 0xc6, n, 4);
+	sl_put_raw(b, p, n);
+}
+
+/* header writes a fix/16/32 container header (fix is 0x80 or 0x90). */
+static void header(sl_buf *b, uint8_t fix, uint8_t c16, uint32_t n) {
+	if (n <= 15) put1(b, (uint8_t)(fix | n));
+	else if (n <= UINT16_MAX) put_be(b, c16, n, 2);
+	else put_be(b, (uint8_t)(c16 + 1), n, 4);
+}
+
+void sl_put_array(sl_buf *b, uint32_t n) { header(b, 0x90, 0xdc, n); }
+void sl_put_map(sl_buf *b, uint32_t n) { header(b, 0x80, 0xde, n); }
+
+/* ---- errors ---------------------------------------------------------------- */
+
+static char g_err[4096]; /* abi.MaxErrorText */
+static uint32_t g_err_len;
+static bool g_err_set; /* the current call has sent an error text */
+
+static void err_add(const void *p, uint32_t n) {
+	if (n > sizeof g_err - g_err_len) n = sizeof g_err - g_err_len;
+	if (n) memcpy(g_err + g_err_len, p, n);
+	g_err_len += n;
+}
+static void err_adds(const char *s) { err_add(s, (uint32_t)strlen(s)); }
+/* fmt_int writes v in decimal to d (24 bytes) and returns its length. */
+static uint32_t fmt_int(char *d, int64_t v) {
+	char t[24];
+	int i = sizeof t;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do t[--i] = (char)('0' + u % 10); while ((u /= 10) > 0);
+	if (v < 0) t[--i] = '-';
+	memcpy(d, t + i, sizeof t - (size_t)i);
+	return (uint32_t)(sizeof t - (size_t)i);
+}
+static void err_addi(int64_t v) {
+	char d[24];
+	err_add(d, fmt_int(d, v));
+}
+static int err_send(int status) {
+	sl_host_error((const uint8_t *)g_err, g_err_len);
+	g_err_set = true; /* g_err keeps the text: user_failed may prefix it */
+	return status;
+}
+
+int sl_failn(int status, const char *msg, const void *detail, uint32_t n) {
+	g_err_len = 0;
+	err_adds(msg);
+	err_add(detail, n);
+	return err_send(status);
+}
+
+int sl_fail(int status, const char *msg) { return sl_failn(status, msg, NULL, 0); }
+
+/* ---- output ports ------------------------------------------------------------ */
+
+typedef struct {
+	sl_buf buf;
+	int32_t count;
+	int32_t port; /* the host's port; negative: nothing consumes it, drop */
+} sl_out;
+
+enum { FLUSH_AT = 64 << 10 };
+
+static const sl_plugin *g_plugin;
+static sl_context g_ctx;
+static bool g_opened;
+static sl_out g_outs[1 + SL_MAX_OUTPUTS];
+static int g_nouts = 1;
+static int g_fail;            /* first failure of an output call in this call */
+static const sl_record *g_cur; /* the record being processed */
+static sl_buf g_sink;          /* where records for a bad handle go */
+
+const sl_context *sl_ctx(void) { return &g_ctx; }
+
+static int fail_once(int status) {
+	if (!g_fail) g_fail = status;
+	return status;
+}
+
+static sl_out *out_of(int h) {
+	if (h < 0 || h >= g_nouts) {
+		g_err_len = 0;
+		err_adds("unknown output handle ");
+		err_addi(h);
+		fail_once(err_send(SL_USER));
+		return NULL;
+	}
+	return &g_outs[h];
+}
+
+static int flush(sl_out *o) {
+	if (o->buf.oom) { o->buf.oom = false, o->buf.len = 0, o->count = 0; return fail_once(sl_fail(SL_OUT_OF_MEMORY, "out of memory for output")); }
+	int32_t st = SL_OK;
+	if (o->count > 0 && o->port >= 0) st = sl_host_emit(o->port, o->buf.p, o->buf.len, o->count);
+	o->buf.len = 0, o->count = 0;
+	if (st != SL_OK) {
+		g_err_len = 0;
+		err_adds(st == SL_LIMIT ? "output limit reached on port " : "emit refused on port ");
+		err_addi(o->port);
+		return fail_once(err_send(st));
+	}
+	return SL_OK;
+}
+
+/* record_done counts a record written to o and flushes a full buffer. */
+static int record_done(sl_out *o) {
+	o->count++;
+	return o->buf.len >= FLUSH_AT || o->buf.oom ? flush(o) : (g_fail ? g_fail : SL_OK);
+}
+
+static void put_envelope(sl_buf *b, bool has_time, int64_t time, sl_value key) {
+	put1(b, 0x93);
+	if (has_time) sl_put_int(b, time); else sl_put_nil(b);
+	if (key.n) sl_put_raw(b, key.p, key.n); else sl_put_nil(b);
+}
+
+int sl_emit(int h, const sl_record *r) {
+	sl_out *o = out_of(h);
+	if (!o) return g_fail;
+	sl_put_raw(&o->buf, r->raw.p, r->raw.n);
+	return record_done(o);
+}
+
+int sl_emit_value(int h, const sl_record *r, sl_value v) {
+	sl_buf *b = sl_begin(h, r);
+	sl_put_raw(b, v.p, v.n);
+	return sl_end(h);
+}
+
+sl_buf *sl_begin_with(int h, bool has_time, int64_t time, sl_value key) {
+	sl_out *o = out_of(h);
+	sl_buf *b = o ? &o->buf : (g_sink.len = 0, &g_sink);
+	put_envelope(b, has_time, time, key);
+	return b;
+}
+
+sl_buf *sl_begin(int h, const sl_record *r) {
+	static const sl_value none = {NULL, 0};
+	return r ? sl_begin_with(h, r->has_time, r->time, r->key) : sl_begin_with(h, false, 0, none);
+}
+
+int sl_end(int h) {
+	sl_out *o = out_of(h);
+	return o ? record_done(o) : g_fail;
+}
+
+/* ---- record edits -------------------------------------------------------------- */
+
+typedef struct {
+	const uint8_t *name;
+	uint32_t name_len, val_off, val_len;
+	bool unset, found;
+} sl_op;
+
+struct sl_edit {
+	const sl_record *rec;
+	sl_op *ops;
+	uint32_t nops, cap;
+	sl_buf vals; /* the encoded values of the ops */
+};
+
+static sl_edit g_edit;
+
+sl_edit *sl_edit_begin(const sl_record *r) {
+	g_edit.rec = r, g_edit.nops = 0, g_edit.vals.len = 0;
+	return &g_edit;
+}
+
+/* op_for returns the op for name, adding one; NULL when out of memory. */
+static sl_op *op_for(sl_edit *e, const uint8_t *name, uint32_t n) {
+	for (uint32_t i = 0; i < e->nops; i++)
+		if (e->ops[i].name_len == n && memcmp(e->ops[i].name, name, n) == 0) return &e->ops[i];
+	if (e->nops == e->cap) {
+		uint32_t cap = e->cap ? 2 * e->cap : 8;
+		sl_op *ops = realloc(e->ops, cap * sizeof *ops);
+		if (!ops) { e->vals.oom = true; return NULL; }
+		e->ops = ops, e->cap = cap;
+	}
+	sl_op *op = &e->ops[e->nops++];
+	op->name = name, op->name_len = n;
+	return op;
+}
+
+/* The setters encode the value into e->vals, then record where it is. */
+#define SET(e, name, n, unset_, encode) do { \
+	sl_op *op_ = op_for(e, (const uint8_t *)(name), n); \
+	if (!op_) break; \
+	uint32_t off_ = (e)->vals.len; \
+	encode; \
+	op_->val_off = off_, op_->val_len = (e)->vals.len - off_, op_->unset = unset_; \
+} while (0)
+
+void sl_set_rawn(sl_edit *e, const uint8_t *name, uint32_t len, sl_value v) { SET(e, name, len, false, sl_put_raw(&e->vals, v.p, v.n)); }
+void sl_set_raw(sl_edit *e, const char *name, sl_value v) { sl_set_rawn(e, (const uint8_t *)name, (uint32_t)strlen(name), v); }
+void sl_set_nil(sl_edit *e, const char *name) { SET(e, name, (uint32_t)strlen(name), false, sl_put_nil(&e->vals)); }
+void sl_set_bool(sl_edit *e, const char *name, bool v) { SET(e, name, (uint32_t)strlen(name), false, sl_put_bool(&e->vals, v)); }
+void sl_set_int(sl_edit *e, const char *name, int64_t v) { SET(e, name, (uint32_t)strlen(name), false, sl_put_int(&e->vals, v)); }
+void sl_set_float(sl_edit *e, const char *name, double v) { SET(e, name, (uint32_t)strlen(name), false, sl_put_float(&e->vals, v)); }
+void sl_set_str(sl_edit *e, const char *name, const void *s, uint32_t n) { SET(e, name, (uint32_t)strlen(name), false, sl_put_str(&e->vals, s, n)); }
+void sl_set_cstr(sl_edit *e, const char *name, const char *s) { sl_set_str(e, name, s, (uint32_t)strlen(s)); }
+void sl_unset(sl_edit *e, const char *name) { SET(e, name, (uint32_t)strlen(name), true, (void)0); }
+
+int sl_edit_emit(sl_edit *e, int h) {
+	const sl_record *r = e->rec;
+	sl_iter it;
+	if (e->vals.oom) { e->vals.oom = false; return fail_once(sl_fail(SL_OUT_OF_MEMORY, "out of memory for a record edit")); }
+	if (!sl_map_iter(r->value, &it)) return fail_once(sl_fail(SL_MALFORMED, "record value is not a map"));
+	if (e->nops == 0) return sl_emit(h, r);
+	sl_out *o = out_of(h);
+	if (!o) return g_fail;
+	sl_buf *b = &o->buf;
+	put_envelope(b, r->has_time, r->time, r->key);
+	uint32_t at = b->len, count = 0;
+	sl_buf_grow(b, 5); /* room for the largest map header, fixed below */
+	for (uint32_t i = 0; i < e->nops; i++) e->ops[i].found = false;
+	sl_value k, v;
+	sl_str s;
+	while (sl_map_next(&it, &k, &v)) {
+		sl_op *op = NULL;
+		if (sl_as_str(k, &s))
+			for (uint32_t i = 0; i < e->nops && !op; i++)
+				if (e->ops[i].name_len == s.n && memcmp(e->ops[i].name, s.p, s.n) == 0) op = &e->ops[i];
+		if (op) op->found = true;
+		if (op && op->unset) continue;
+		sl_put_raw(b, k.p, k.n);
+		if (op) sl_put_raw(b, e->vals.p + op->val_off, op->val_len);
+		else sl_put_raw(b, v.p, v.n);
+		count++;
+	}
+	for (uint32_t i = 0; i < e->nops; i++) {
+		sl_op *op = &e->ops[i];
+		if (op->found || op->unset) continue;
+		sl_put_str(b, op->name, op->name_len);
+		sl_put_raw(b, e->vals.p + op->val_off, op->val_len);
+		count++;
+	}
+	if (b->oom) return record_done(o);
+	/* write the smallest map header and close the 5-byte gap */
+	uint8_t hdr[5];
+	sl_buf hb = {hdr, 0, sizeof hdr, false};
+	sl_put_map(&hb, count);
+	memmove(b->p + at + hb.len, b->p + at + 5, b->len - at - 5);
+	memcpy(b->p + at, hdr, hb.len);
+	b->len -= 5 - hb.len;
+	return record_done(o);
+}
+
+/* ---- keyed state ---------------------------------------------------------------- */
+
+static sl_buf g_state; /* state_get's buffer */
+
+int sl_state_get_key(int32_t slot, sl_value key, sl_str *val) {
+	if (key.n == 0) return sl_fail(SL_STATE, "keyed state needs a key (the record's key is nil)");
+	if (g_state.cap == 0 && !sl_buf_grow(&g_state, 256)) return sl_fail(SL_OUT_OF_MEMORY, "out of memory for state");
+	for (;;) {
+		int32_t n = sl_host_state_get(slot, key.p, key.n, g_state.p, g_state.cap);
+		if (n == -1) return 0;
+		if (n < 0) return sl_fail(n < -1 ? n : SL_STATE, "state_get failed");
+		if ((uint32_t)n <= g_state.cap) { val->p = g_state.p, val->n = (uint32_t)n; return 1; }
+		g_state.len = 0;
+		if (!sl_buf_grow(&g_state, (uint32_t)n)) return sl_fail(SL_OUT_OF_MEMORY, "out of memory for state");
+	}
+}
+
+int sl_state_put_key(int32_t slot, sl_value key, const void *p, uint32_t n) {
+	if (key.n == 0) return sl_fail(SL_STATE, "keyed state needs a key (the record's key is nil)");
+	int32_t st = sl_host_state_put(slot, key.p, key.n, p, n);
+	return st == SL_OK ? SL_OK : sl_fail(st, "state_put failed");
+}
+
+int sl_state_del_key(int32_t slot, sl_value key) {
+	if (key.n == 0) return sl_fail(SL_STATE, "keyed state needs a key (the record's key is nil)");
+	int32_t st = sl_host_state_del(slot, key.p, key.n);
+	return st == SL_OK ? SL_OK : sl_fail(st, "state_del failed");
+}
+
+static const sl_record *cur_or_fail(void) {
+	if (!g_cur) sl_fail(SL_STATE, "keyed state outside a record: use the *_key variants");
+	return g_cur;
+}
+
+int sl_state_get(int32_t slot, sl_str *val) { return cur_or_fail() ? sl_state_get_key(slot, g_cur->key, val) : SL_STATE; }
+int sl_state_put(int32_t slot, const void *p, uint32_t n) { return cur_or_fail() ? sl_state_put_key(slot, g_cur->key, p, n) : SL_STATE; }
+int sl_state_del(int32_t slot) { return cur_or_fail() ? sl_state_del_key(slot, g_cur->key) : SL_STATE; }
+
+/* ---- Java string hash -------------------------------------------------------------- */
+
+/* utf8_rune decodes one rune at p like Go's utf8.DecodeRune: an invalid or
+ * short sequence is U+FFFD of size 1. */
+static uint32_t utf8_rune(const uint8_t *p, uint32_t left, uint32_t *size) {
+	uint8_t c = p[0];
+	uint32_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+	uint8_t lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+	uint8_t hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+	*size = 1;
+	if (n == 0 || left < n || p[1] < lo || p[1] > hi) return 0xfffd;
+	for (uint32_t i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf) return 0xfffd;
+	*size = n;
+	if (n == 2) return (uint32_t)(c & 0x1f) << 6 | (p[1] & 0x3f);
+	if (n == 3) return (uint32_t)(c & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+	return (uint32_t)(c & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 | (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
+}
+
+int32_t sl_java_string_hash(sl_str s) {
+	uint32_t h = 0; /* unsigned: wraps like Java's int */
+	for (uint32_t i = 0, size; i < s.n; i += size) {
+		if (s.p[i] < 0x80) { h = 31 * h + s.p[i]; size = 1; continue; }
+		uint32_t r = utf8_rune(s.p + i, s.n - i, &size);
+		if (r >= 0x10000) {
+			r -= 0x10000;
+			h = 31 * h + (0xd800 + (r >> 10));
+			h = 31 * h + (0xdc00 + (r & 0x3ff));
+		} else {
+			h = 31 * h + r;
+		}
+	}
+	return (int32_t)h;
+}
+
+/* ---- the runtime behind the exports ---------------------------------------------------- */
+
+static uint8_t *g_in;     /* the input buffer handed out by sluice_buffer */
+static uint32_t g_in_cap;
+
+uint8_t *sl__buffer(uint32_t size) {
+	if (size == 0) size = 1; /* 0 means failure: always hand out a real pointer */
+	if (size > g_in_cap) {
+		uint8_t *p = realloc(g_in, size);
+		if (!p) return NULL;
+		g_in = p, g_in_cap = size;
+	}
+	return g_in;
+}
+
+/* begin_call resets the per-call state. */
+static void begin_call(void) {
+	g_fail = SL_OK, g_err_set = false, g_cur = NULL;
+	for (int i = 0; i < g_nouts; i++) g_outs[i].buf.len = 0, g_outs[i].count = 0, g_outs[i].buf.oom = false;
+}
+
+/* finish flushes every port, or returns the first failure. */
+static int finish(int st) {
+	for (int i = 0; i < g_nouts && st == SL_OK; i++) st = flush(&g_outs[i]);
+	return st == SL_OK && g_fail ? g_fail : st;
+}
+
+/* user_failed gives a failing callback's status its text, prefixed with
+ * the record's position (i >= 0) or the callback's name, as sdk/go does:
+ * "record 3: no amount", "open: bad config". */
+static int user_failed(int st, const char *what, int32_t i) {
+	if (g_fail) return g_fail;
+	char prefix[48];
+	sl_buf pb = {(uint8_t *)prefix, 0, sizeof prefix, false};
+	if (i >= 0) {
+		sl_put_raw(&pb, "record ", 7);
+		pb.len += fmt_int(prefix + pb.len, i);
+	} else {
+		sl_put_raw(&pb, what, (uint32_t)strlen(what));
+	}
+	sl_put_raw(&pb, ": ", 2);
+	if (!g_err_set) {
+		g_err_len = 0;
+		err_adds(g_plugin && g_plugin->name ? g_plugin->name : "plugin");
+		err_adds(": ");
+		err_adds(what);
+		err_adds(" failed with status ");
+		err_addi(st);
+	}
+	uint32_t n = g_err_len + pb.len <= sizeof g_err ? g_err_len : (uint32_t)sizeof g_err - pb.len;
+	memmove(g_err + pb.len, g_err, n);
+	memcpy(g_err, prefix, pb.len);
+	g_err_len = n + pb.len;
+	return err_send(st);
+}
+
+static int bad_record(int32_t i, const uint8_t *at, const uint8_t *base) {
+	g_err_len = 0;
+	err_adds("malformed input: record ");
+	err_addi(i);
+	err_adds(" at byte ");
+	err_addi(at - base);
+	err_adds(": ");
+	err_adds(g_why ? g_why : "bad envelope");
+	return err_send(SL_MALFORMED);
+}
+
+static int unsupported(const char *what) {
+	g_err_len = 0;
+	err_adds(g_plugin && g_plugin->name ? g_plugin->name : "plugin");
+	err_adds(": ");
+	err_adds(what);
+	return err_send(SL_UNSUPPORTED);
+}
+
+int32_t sl__open(const sl_plugin *p, const uint8_t *cfg, uint32_t n, int32_t subtask, int32_t par, int32_t maxpar) {
+	static uint8_t *g_cfg; /* the config, copied: its views outlive the input buffer */
+	g_plugin = p;
+	begin_call();
+	if (g_opened) return unsupported("open called twice");
+	free(g_cfg); /* from an open that failed */
+	g_cfg = malloc(n ? n : 1);
+	if (!g_cfg) return sl_fail(SL_OUT_OF_MEMORY, "out of memory for the config");
+	if (n) memcpy(g_cfg, cfg, n);
+	sl_value config = {g_cfg, n};
+	sl_iter it;
+	if (sl_skip(g_cfg, n, 0) != (int64_t)n || !sl_map_iter(config, &it))
+		return sl_fail(SL_CONFIG, "the config is not a msgpack map");
+	g_ctx.subtask = subtask, g_ctx.parallelism = par, g_ctx.max_parallelism = maxpar;
+	g_nouts = 1;
+	g_outs[0].port = 0;
+	for (const char *const *tag = p->outputs; tag && *tag; tag++) {
+		if (g_nouts == 1 + SL_MAX_OUTPUTS) return sl_fail(SL_CONFIG, "too many side outputs");
+		g_outs[g_nouts++].port = sl_host_port((const uint8_t *)*tag, (uint32_t)strlen(*tag));
+	}
+	if (p->open) {
+		int st = p->open(&g_ctx, config);
+		if (st < 0) return user_failed(st, "open", -1);
+	}
+	g_opened = true;
+	begin_call(); /* open emits nothing */
+	return SL_OK;
+}
+
+/* call runs the kind's callback for one record. */
+static int call(const sl_plugin *p, int32_t port, const sl_record *r, int32_t i) {
+	int st;
+	switch (p->kind) {
+	case SL_KIND_FILTER:
+		st = p->filter(r);
+		if (st > 0) return sl_emit(SL_MAIN, r);
+		return st < 0 ? user_failed(st, "filter", i) : SL_OK;
+	case SL_KIND_MAP: {
+		sl_edit *e = sl_edit_begin(r);
+		st = p->map(r, e);
+		return st < 0 ? user_failed(st, "map", i) : sl_edit_emit(e, SL_MAIN);
+	}
+	case SL_KIND_FLAT_MAP:
+		st = p->flat_map(r);
+		return st < 0 ? user_failed(st, "flat_map", i) : g_fail;
+	default:
+		st = p->process(port, r);
+		return st < 0 ? user_failed(st, "process", i) : g_fail;
+	}
+}
+
+static const char *const kind_names[] = {"map", "filter", "flat-map", "process", "partitioner"};
+
+/* has_callback says whether p provides its kind's callback. */
+static bool has_callback(const sl_plugin *p) {
+	switch (p->kind) {
+	case SL_KIND_MAP: return p->map;
+	case SL_KIND_FILTER: return p->filter;
+	case SL_KIND_FLAT_MAP: return p->flat_map;
+	case SL_KIND_PROCESS: return p->process;
+	default: return p->partition;
+	}
+}
+
+int32_t sl__process(const sl_plugin *p, int32_t port, const uint8_t *b, uint32_t n, int32_t count) {
+	begin_call();
+	if (!g_opened) return unsupported("process called before open");
+	if (p->kind == SL_KIND_PARTITIONER || !has_callback(p)) return unsupported("no process callback for this kind");
+	if (port != 0 && (p->kind != SL_KIND_PROCESS || port != 1)) return unsupported("no such input port");
+	if (count < 0) return sl_fail(SL_MALFORMED, "malformed input: negative record count");
+	const uint8_t *q = b, *e = b + n;
+	sl_record r;
+	for (int32_t i = 0; i < count; i++) {
+		const uint8_t *next = parse_record(q, e, &r);
+		if (!next) {
+			if (q >= e) g_why = "batch holds fewer records than its count";
+			return bad_record(i, q, b);
+		}
+		g_cur = &r;
+		int st = call(p, port, &r, i);
+		g_cur = NULL;
+		if (st < 0) return st;
+		q = next;
+	}
+	if (q != e) { g_why = "bytes left after the last record"; return bad_record(count, q, b); }
+	return finish(SL_OK);
+}
+
+int32_t sl__close(const sl_plugin *p) {
+	begin_call();
+	if (!g_opened) return unsupported("close called before open");
+	int st = p->close ? p->close() : SL_OK;
+	if (st < 0) return user_failed(st, "close", -1);
+	return finish(SL_OK);
+}
+
+int32_t sl__partition(const sl_plugin *p, const uint8_t *b, uint32_t n, int32_t count, int32_t parts) {
+	begin_call();
+	if (!g_opened) return unsupported("partition called before open");
+	if (p->kind != SL_KIND_PARTITIONER || !p->partition) return unsupported("not a partitioner");
+	if (parts < 1) return sl_fail(SL_MALFORMED, "partition: the number of channels must be at least 1");
+	if (count < 0 || (uint32_t)count > n) {
+		g_why = "batch holds fewer records than its count";
+		return bad_record(0, b, b);
+	}
+	sl_buf *out = &g_outs[0].buf;
+	uint8_t *ch = sl_buf_grow(out, 4 * (uint32_t)count);
+	if (!ch) return sl_fail(SL_OUT_OF_MEMORY, "out of memory for channels");
+	const uint8_t *q = b, *e = b + n;
+	sl_record r;
+	for (int32_t i = 0; i < count; i++, ch += 4) {
+		const uint8_t *next = parse_record(q, e, &r);
+		if (!next) {
+			if (q >= e) g_why = "batch holds fewer records than its count";
+			return bad_record(i, q, b);
+		}
+		int32_t c = 0;
+		int st = p->partition(r.key, parts, &c);
+		if (st < 0) return user_failed(st, "partition", i);
+		ch[0] = (uint8_t)c, ch[1] = (uint8_t)(c >> 8), ch[2] = (uint8_t)(c >> 16), ch[3] = (uint8_t)(c >> 24);
+		q = next;
+	}
+	if (q != e) { g_why = "bytes left after the last record"; return bad_record(count, q, b); }
+	int32_t st = sl_host_emit(0, out->p, out->len, count);
+	out->len = 0;
+	return st == SL_OK ? SL_OK : sl_fail(st, "emit of the channels refused");
+}
+
+void sl__reset(void) { g_opened = false, g_nouts = 1; }
+
+int32_t sl__describe(const sl_plugin *p) {
+	sl_buf b = {0};
+	uint32_t n = 0;
+	for (const char *const *tag = p->outputs; tag && *tag; tag++) n++;
+	sl_put_map(&b, 5); /* abi.Describe (kind, sdk, name, outputs) + keyed, as sdk/go */
+	sl_put_cstr(&b, "kind");
+	sl_put_cstr(&b, kind_names[p->kind <= SL_KIND_PARTITIONER ? p->kind : 0]);
+	sl_put_cstr(&b, "sdk");
+	sl_put_cstr(&b, "c");
+	sl_put_cstr(&b, "name");
+	sl_put_cstr(&b, p->name ? p->name : "");
+	sl_put_cstr(&b, "outputs");
+	sl_put_array(&b, n);
+	for (const char *const *tag = p->outputs; tag && *tag; tag++) sl_put_cstr(&b, *tag);
+	sl_put_cstr(&b, "keyed");
+	sl_put_bool(&b, p->keyed);
+	int32_t st = b.oom ? sl_fail(SL_OUT_OF_MEMORY, "out of memory for describe") : sl_host_emit(0, b.p, b.len, 1);
+	free(b.p);
+	return st;
+}

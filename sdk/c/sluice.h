@@ -1,0 +1,248 @@
+/*
+ * sluice.h: the C SDK for sluice plugins (ABI v1, see abi/doc.go and abi/abi.go).
+ *
+ * A plugin defines one `sl_plugin` with its callbacks and registers it with
+ * SLUICE_OPERATOR(p) or SLUICE_PARTITIONER(p); the SDK (sluice.c) implements
+ * every export of the ABI: it splits batches into records, calls the
+ * callbacks, buffers the output per port, emits it once per port per batch
+ * and turns failures into a status plus an error text.
+ *
+ * Build (one command, the SDK and the plugin together):
+ *   clang --target=wasm32-wasi -O2 -flto -mexec-model=reactor \
+ *     -Wl,--stack-first -Wl,--strip-all -I sdk/c sdk/c/sluice.c op.c -o op.wasm
+ *
+ * Views (sl_value, sl_str) point into memory the SDK owns: a record's views
+ * are valid during its callback; the config's views for the instance's life.
+ */
+#ifndef SLUICE_H
+#define SLUICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- statuses (abi.Status) --------------------------------------------- */
+
+enum {
+	SL_OK = 0,
+	SL_MALFORMED = -1,     /* the input could not be decoded */
+	SL_OUT_OF_MEMORY = -2, /* the guest could not allocate */
+	SL_USER = -3,          /* the user's function failed */
+	SL_UNSUPPORTED = -4,   /* the plugin does not implement this call */
+	SL_STATE = -5,         /* keyed state misuse */
+	SL_CONFIG = -6,        /* the operator configuration is invalid */
+	SL_HOST = -7,          /* the host refused a host call */
+	SL_LIMIT = -8,         /* a limit was reached (output bytes per call) */
+};
+
+#define SL_MAX_DEPTH 64   /* abi.MaxDepth */
+#define SL_MAX_OUTPUTS 15 /* side outputs per plugin */
+
+/* ---- reading msgpack: zero-copy views --------------------------------- */
+
+typedef enum {
+	SL_T_INVALID, SL_T_NIL, SL_T_BOOL, SL_T_INT, SL_T_FLOAT,
+	SL_T_STR, SL_T_BIN, SL_T_ARRAY, SL_T_MAP, SL_T_EXT,
+} sl_type;
+
+/* The raw msgpack bytes of one value. {NULL, 0} means absent (and is how a
+ * nil envelope key is given). */
+typedef struct { const uint8_t *p; uint32_t n; } sl_value;
+
+/* A string's bytes (UTF-8 by convention, not checked). */
+typedef struct { const uint8_t *p; uint32_t n; } sl_str;
+
+sl_type sl_type_of(sl_value v);
+bool sl_is_nil(sl_value v);
+bool sl_as_int(sl_value v, int64_t *out);    /* any integer width; false if a uint64 > INT64_MAX */
+bool sl_as_float(sl_value v, double *out);   /* float32, float64 or an integer */
+bool sl_as_bool(sl_value v, bool *out);
+bool sl_as_str(sl_value v, sl_str *out);
+bool sl_as_bin(sl_value v, sl_str *out);
+bool sl_str_eq(sl_str s, const char *cstr);
+
+/* Lenient getters with the Go SDK's semantics (sdk/go Value.Int, .Float):
+ * 0 when missing or of another type; sl_int truncates a float toward zero,
+ * saturating (NaN is 0), as a Go plugin compiled to wasm does. */
+int64_t sl_int(sl_value v);
+double sl_float(sl_value v);
+
+/* sl_skip returns the offset just past the value at b[off], or -1 when it is
+ * malformed (truncated, invalid byte, nested deeper than SL_MAX_DEPTH). */
+int64_t sl_skip(const uint8_t *b, uint32_t n, uint32_t off);
+
+/* Iterating arrays and maps. Values the SDK hands out are already checked,
+ * so the iterators fail only on hand-made bytes. */
+typedef struct { const uint8_t *p, *end; uint32_t left; } sl_iter;
+bool sl_array_iter(sl_value arr, sl_iter *it);                   /* false if not an array */
+bool sl_array_next(sl_iter *it, sl_value *elem);                 /* false at the end */
+bool sl_map_iter(sl_value map, sl_iter *it);                     /* false if not a map */
+bool sl_map_next(sl_iter *it, sl_value *key, sl_value *val);     /* false at the end */
+
+/* The value of the top-level string key `name` of a map (no copy). */
+bool sl_map_get(sl_value map, const char *name, sl_value *out);
+bool sl_map_getn(sl_value map, const uint8_t *name, uint32_t len, sl_value *out);
+
+/* ---- records ------------------------------------------------------------ */
+
+/* One envelope [event_time|nil, key|nil, value]; views into the batch. */
+typedef struct {
+	sl_value raw;     /* the whole envelope */
+	bool has_time;    /* event time present */
+	int64_t time;     /* ms since the Unix epoch */
+	sl_value key;     /* raw msgpack key; {NULL, 0} when nil */
+	sl_value value;   /* the record, by convention a map str -> any */
+} sl_record;
+
+/* Field lookup on the record's value map. */
+bool sl_field(const sl_record *r, const char *name, sl_value *out);
+bool sl_field_int(const sl_record *r, const char *name, int64_t *out);
+bool sl_field_float(const sl_record *r, const char *name, double *out);
+bool sl_field_str(const sl_record *r, const char *name, sl_str *out);
+bool sl_field_bool(const sl_record *r, const char *name, bool *out);
+
+/* ---- writing msgpack (smallest encodings, as abi/append.go) ------------ */
+
+/* A growable buffer. Allocation failure is sticky in `oom`; the SDK turns it
+ * into SL_OUT_OF_MEMORY when the call ends. */
+typedef struct { uint8_t *p; uint32_t len, cap; bool oom; } sl_buf;
+
+uint8_t *sl_buf_grow(sl_buf *b, uint32_t n); /* appends n bytes, returns them (NULL on oom) */
+void sl_put_raw(sl_buf *b, const void *p, uint32_t n);
+void sl_put_nil(sl_buf *b);
+void sl_put_bool(sl_buf *b, bool v);
+void sl_put_int(sl_buf *b, int64_t v);
+void sl_put_float(sl_buf *b, double v); /* always float64 */
+void sl_put_str(sl_buf *b, const void *s, uint32_t n);
+void sl_put_cstr(sl_buf *b, const char *s);
+void sl_put_bin(sl_buf *b, const void *p, uint32_t n);
+void sl_put_array(sl_buf *b, uint32_t n);
+void sl_put_map(sl_buf *b, uint32_t n);
+
+/* ---- output --------------------------------------------------------------
+ * An output handle is SL_MAIN or 1 + the index of a tag in
+ * sl_plugin.outputs. Records go to a per-port buffer flushed with one emit
+ * per port at the end of the call (or when it passes 64 KiB). Records sent
+ * to a side output no downstream consumes are dropped. Each returns a
+ * status (SL_OK, or the failure to return from the callback). */
+#define SL_MAIN 0
+
+int sl_emit(int out, const sl_record *r);                     /* r unchanged */
+int sl_emit_value(int out, const sl_record *r, sl_value v);   /* r's time and key, value v */
+/* Starts a record with r's time and key (nil/nil when r is NULL): write
+ * exactly one value to the returned buffer with sl_put_*, then sl_end. */
+sl_buf *sl_begin(int out, const sl_record *r);
+sl_buf *sl_begin_with(int out, bool has_time, int64_t time, sl_value key);
+int sl_end(int out);
+
+/* Editing a record: typed setters that rebuild the value map. Existing
+ * fields keep their order, new fields are appended in the order they are
+ * first set; setting a field twice keeps the last value. Field names are
+ * not copied: they must outlive the edit (literals, config views). */
+typedef struct sl_edit sl_edit;
+sl_edit *sl_edit_begin(const sl_record *r);  /* for flat_map/process; map gets one ready */
+void sl_set_raw(sl_edit *e, const char *name, sl_value v);
+void sl_set_rawn(sl_edit *e, const uint8_t *name, uint32_t len, sl_value v);
+void sl_set_nil(sl_edit *e, const char *name);
+void sl_set_bool(sl_edit *e, const char *name, bool v);
+void sl_set_int(sl_edit *e, const char *name, int64_t v);
+void sl_set_float(sl_edit *e, const char *name, double v);
+void sl_set_str(sl_edit *e, const char *name, const void *s, uint32_t n);
+void sl_set_cstr(sl_edit *e, const char *name, const char *s);
+void sl_unset(sl_edit *e, const char *name);
+int sl_edit_emit(sl_edit *e, int out); /* SL_MALFORMED if the value is not a map */
+
+/* ---- keyed state (host-managed, under the current record's key) ------- */
+
+/* 1 and *val (valid until the next sl_state_get) when found, 0 when absent,
+ * a negative status on failure (SL_STATE for a record without a key). */
+int sl_state_get(int32_t slot, sl_str *val);
+int sl_state_put(int32_t slot, const void *p, uint32_t n);
+int sl_state_del(int32_t slot);
+/* The same with an explicit key (raw msgpack), e.g. from close. */
+int sl_state_get_key(int32_t slot, sl_value key, sl_str *val);
+int sl_state_put_key(int32_t slot, sl_value key, const void *p, uint32_t n);
+int sl_state_del_key(int32_t slot, sl_value key);
+
+/* ---- errors --------------------------------------------------------------
+ * Sends msg (and detail bytes appended) as the call's error text and returns
+ * status, so that `return sl_fail(SL_USER, "no amount");` reads naturally. */
+int sl_fail(int status, const char *msg);
+int sl_failn(int status, const char *msg, const void *detail, uint32_t n);
+
+/* Java's String.hashCode over the UTF-16 code units of UTF-8 bytes (invalid
+ * bytes count as U+FFFD), as abi.StringHash: Flink's hash of a string key. */
+int32_t sl_java_string_hash(sl_str s);
+
+/* ---- the plugin ---------------------------------------------------------- */
+
+typedef enum {
+	SL_KIND_MAP, SL_KIND_FILTER, SL_KIND_FLAT_MAP, SL_KIND_PROCESS, SL_KIND_PARTITIONER,
+} sl_kind;
+
+typedef struct {
+	int32_t subtask, parallelism, max_parallelism;
+} sl_context;
+
+/* Fill in the name, the kind and that kind's callback; the rest is optional.
+ * Callbacks return SL_OK or a negative status (set its text with sl_fail). */
+typedef struct {
+	const char *name;
+	sl_kind kind;
+	const char *const *outputs; /* side-output tags, NULL-terminated, or NULL */
+	bool keyed;                 /* uses keyed state (reported by describe) */
+	int (*open)(const sl_context *ctx, sl_value config); /* config: a map */
+	int (*close)(void);                                  /* may emit final records */
+	int (*filter)(const sl_record *in);                  /* 1 keep, 0 drop */
+	int (*map)(const sl_record *in, sl_edit *out);       /* edits, the SDK emits */
+	int (*flat_map)(const sl_record *in);                /* emits 0..n records */
+	int (*process)(int32_t port, const sl_record *in);   /* emits, side outputs, state */
+	int (*partition)(sl_value key, int32_t n, int32_t *channel);
+} sl_plugin;
+
+/* The context of the open call, valid for the instance's life. */
+const sl_context *sl_ctx(void);
+
+/* The SDK's implementations behind the exports (callable natively in tests). */
+int32_t sl__open(const sl_plugin *p, const uint8_t *cfg, uint32_t n, int32_t subtask, int32_t par, int32_t maxpar);
+int32_t sl__process(const sl_plugin *p, int32_t port, const uint8_t *b, uint32_t n, int32_t count);
+int32_t sl__close(const sl_plugin *p);
+int32_t sl__partition(const sl_plugin *p, const uint8_t *b, uint32_t n, int32_t count, int32_t parts);
+int32_t sl__describe(const sl_plugin *p);
+uint8_t *sl__buffer(uint32_t size);
+void sl__reset(void); /* tests: forget the open instance */
+
+#ifdef __wasm__
+#define SL__EXPORT(name) __attribute__((export_name(name)))
+#define SL__PTR(x) ((uint8_t *)(uintptr_t)(x))
+#define SL__COMMON_EXPORTS(P) \
+	SL__EXPORT("sluice_abi_v1") void sluice_abi_v1(void) {} \
+	SL__EXPORT("sluice_buffer") int32_t sluice_buffer(int32_t size) { \
+		return (int32_t)(uintptr_t)sl__buffer((uint32_t)size); } \
+	SL__EXPORT("sluice_open") int32_t sluice_open(int32_t ptr, int32_t len, int32_t st, int32_t par, int32_t maxpar) { \
+		return sl__open(&(P), SL__PTR(ptr), (uint32_t)len, st, par, maxpar); } \
+	SL__EXPORT("sluice_describe") int32_t sluice_describe(void) { return sl__describe(&(P)); }
+/* Registers an operator (map, filter, flat_map, process). */
+#define SLUICE_OPERATOR(P) \
+	SL__COMMON_EXPORTS(P) \
+	SL__EXPORT("sluice_process") int32_t sluice_process(int32_t port, int32_t ptr, int32_t len, int32_t count) { \
+		return sl__process(&(P), port, SL__PTR(ptr), (uint32_t)len, count); } \
+	SL__EXPORT("sluice_close") int32_t sluice_close(void) { return sl__close(&(P)); }
+/* Registers a custom partitioner. */
+#define SLUICE_PARTITIONER(P) \
+	SL__COMMON_EXPORTS(P) \
+	SL__EXPORT("sluice_partition") int32_t sluice_partition(int32_t ptr, int32_t len, int32_t count, int32_t n) { \
+		return sl__partition(&(P), SL__PTR(ptr), (uint32_t)len, count, n); }
+#else /* native builds (tests) call sl__* directly */
+#define SLUICE_OPERATOR(P)
+#define SLUICE_PARTITIONER(P)
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_H */

@@ -1,0 +1,362 @@
+/*
+ * Native tests of the C SDK: the codec, record edits, the runtime behind
+ * the exports (through sl__*), keyed state and the Java string hash, with
+ * the host imports faked below. Run: make -C sdk/c test
+ */
+#include "../sluice.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+#define CHECK(cond) do { if (!(cond)) { failures++; fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); } } while (0)
+
+/* ---- fake host -------------------------------------------------------------------- */
+
+static uint8_t emitted[4][1 << 16]; /* bytes emitted per port */
+static uint32_t emitted_len[4];
+static int32_t emitted_count[4], emit_calls, emit_status;
+static char last_error[4096];
+
+int32_t sl_host_emit(int32_t port, const uint8_t *p, uint32_t n, int32_t count) {
+	if (emit_status) return emit_status;
+	if (port < 0 || port > 3 || emitted_len[port] + n > sizeof emitted[port]) return SL_HOST;
+	memcpy(emitted[port] + emitted_len[port], p, n);
+	emitted_len[port] += n;
+	emitted_count[port] += count;
+	emit_calls++;
+	return SL_OK;
+}
+
+int32_t sl_host_port(const uint8_t *p, uint32_t n) {
+	if (n == 4 && memcmp(p, "late", 4) == 0) return 1;
+	return -1; /* nothing consumes any other tag */
+}
+
+void sl_host_error(const uint8_t *p, uint32_t n) {
+	memcpy(last_error, p, n);
+	last_error[n] = 0;
+}
+
+static struct { int32_t slot; uint8_t key[32], val[512]; uint32_t kn, vn; } state[16];
+static int nstate;
+
+static int find_state(int32_t slot, const uint8_t *k, uint32_t kn) {
+	for (int i = 0; i < nstate; i++)
+		if (state[i].slot == slot && state[i].kn == kn && memcmp(state[i].key, k, kn) == 0) return i;
+	return -1;
+}
+
+int32_t sl_host_state_get(int32_t slot, const uint8_t *k, uint32_t kn, uint8_t *buf, uint32_t cap) {
+	int i = find_state(slot, k, kn);
+	if (i < 0) return -1;
+	if (state[i].vn <= cap) memcpy(buf, state[i].val, state[i].vn);
+	return (int32_t)state[i].vn;
+}
+
+int32_t sl_host_state_put(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *v, uint32_t vn) {
+	int i = find_state(slot, k, kn);
+	if (i < 0) i = nstate++;
+	state[i].slot = slot, state[i].kn = kn, state[i].vn = vn;
+	memcpy(state[i].key, k, kn);
+	memcpy(state[i].val, v, vn);
+	return SL_OK;
+}
+
+int32_t sl_host_state_del(int32_t slot, const uint8_t *k, uint32_t kn) {
+	int i = find_state(slot, k, kn);
+	if (i >= 0) state[i] = state[--nstate];
+	return SL_OK;
+}
+
+static void reset_host(void) {
+	memset(emitted_len, 0, sizeof emitted_len);
+	memset(emitted_count, 0, sizeof emitted_count);
+	emit_calls = 0, emit_status = 0, last_error[0] = 0;
+}
+
+/* ---- helpers ------------------------------------------------------------------------- */
+
+static sl_value val(const void *p, uint32_t n) { sl_value v = {p, n}; return v; }
+#define V(...) val((const uint8_t[]){__VA_ARGS__}, sizeof((const uint8_t[]){__VA_ARGS__}))
+
+static bool bytes_eq(const uint8_t *a, uint32_t an, const uint8_t *b, uint32_t bn) {
+	return an == bn && memcmp(a, b, an) == 0;
+}
+
+/* record appends the envelope [time, nil, {"amount": amount, "name": "x"}]. */
+static void record(sl_buf *b, int64_t time, int64_t amount) {
+	sl_put_array(b, 3);
+	sl_put_int(b, time);
+	sl_put_nil(b);
+	sl_put_map(b, 2);
+	sl_put_cstr(b, "amount");
+	sl_put_int(b, amount);
+	sl_put_cstr(b, "name");
+	sl_put_cstr(b, "x");
+}
+
+/* ---- codec ---------------------------------------------------------------------------- */
+
+static void test_put_int_smallest(void) {
+	static const struct { int64_t v; uint8_t want[9]; uint32_t n; } cases[] = {
+		{0, {0x00}, 1}, {127, {0x7f}, 1}, {-1, {0xff}, 1}, {-32, {0xe0}, 1},
+		{128, {0xcc, 0x80}, 2}, {255, {0xcc, 0xff}, 2}, {256, {0xcd, 0x01, 0x00}, 3},
+		{65536, {0xce, 0, 1, 0, 0}, 5}, {-33, {0xd0, 0xdf}, 2}, {-129, {0xd1, 0xff, 0x7f}, 3},
+		{-32769, {0xd2, 0xff, 0xff, 0x7f, 0xff}, 5}, {1LL << 32, {0xcf, 0, 0, 0, 1, 0, 0, 0, 0}, 9},
+		{INT64_MIN, {0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0}, 9},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		sl_buf b = {0};
+		int64_t back;
+		sl_put_int(&b, cases[i].v);
+		CHECK(bytes_eq(b.p, b.len, cases[i].want, cases[i].n));
+		CHECK(sl_as_int(val(b.p, b.len), &back) && back == cases[i].v);
+		CHECK(sl_skip(b.p, b.len, 0) == b.len);
+		free(b.p);
+	}
+}
+
+static void test_scalars(void) {
+	sl_buf b = {0};
+	double f;
+	bool t;
+	sl_str s;
+	sl_put_float(&b, 1.5);
+	CHECK(b.len == 9 && b.p[0] == 0xcb && sl_as_float(val(b.p, b.len), &f) && f == 1.5);
+	CHECK(sl_as_float(V(0xca, 0x3f, 0xc0, 0, 0), &f) && f == 1.5); /* float32 */
+	CHECK(sl_as_float(V(0x05), &f) && f == 5.0);
+	CHECK(sl_as_bool(V(0xc3), &t) && t);
+	CHECK(sl_int(V(0xcb, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0)) == 1);                 /* 1.5 */
+	CHECK(sl_int(V(0xcb, 0xbf, 0xe0, 0, 0, 0, 0, 0, 0)) == 0);                 /* -0.5 */
+	CHECK(sl_int(V(0xcb, 0x7f, 0xf8, 0, 0, 0, 0, 0, 1)) == 0);                 /* NaN */
+	CHECK(sl_int(V(0xcb, 0x7f, 0xf0, 0, 0, 0, 0, 0, 0)) == INT64_MAX);         /* +Inf */
+	CHECK(sl_int(V(0xa1, '5')) == 0 && sl_int(val(NULL, 0)) == 0);
+	CHECK(!sl_as_bool(V(0xc0), &t) && sl_is_nil(V(0xc0)));
+	CHECK(!sl_as_int(V(0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff), &(int64_t){0}));
+	b.len = 0;
+	char big[300];
+	memset(big, 'a', sizeof big);
+	sl_put_str(&b, big, 31);
+	CHECK(b.p[0] == 0xbf && b.len == 32);
+	b.len = 0;
+	sl_put_str(&b, big, 32);
+	CHECK(b.p[0] == 0xd9 && b.p[1] == 32 && sl_as_str(val(b.p, b.len), &s) && s.n == 32);
+	b.len = 0;
+	sl_put_str(&b, big, 300);
+	CHECK(b.p[0] == 0xda && sl_as_str(val(b.p, b.len), &s) && s.n == 300);
+	CHECK(!sl_as_str(val(b.p, 10), &s)); /* truncated */
+	b.len = 0;
+	sl_put_bin(&b, "ab", 2);
+	CHECK(sl_as_bin(val(b.p, b.len), &s) && s.n == 2 && !sl_as_str(val(b.p, b.len), &s));
+	CHECK(sl_type_of(V(0xd4, 1, 2)) == SL_T_EXT && sl_type_of(V(0xc1)) == SL_T_INVALID);
+	free(b.p);
+}
+
+static void test_skip_errors(void) {
+	CHECK(sl_skip((const uint8_t[]){0x92, 0x01}, 2, 0) == -1);   /* truncated array */
+	CHECK(sl_skip((const uint8_t[]){0xc1}, 1, 0) == -1);         /* never used */
+	CHECK(sl_skip((const uint8_t[]){0xdd, 0xff, 0xff, 0xff, 0xff}, 5, 0) == -1); /* huge header */
+	CHECK(sl_skip((const uint8_t[]){0xd9, 0x05, 'a'}, 3, 0) == -1);
+	uint8_t deep[70];
+	memset(deep, 0x91, sizeof deep);
+	deep[69] = 0x01;
+	CHECK(sl_skip(deep, 64, 0) == -1);               /* truncated */
+	CHECK(sl_skip(deep + 69 - 64, 65, 0) == 65);     /* 64 levels: accepted */
+	CHECK(sl_skip(deep, sizeof deep, 0) == -1);      /* 69 levels: too deep */
+}
+
+static void test_map_lookup(void) {
+	/* {1: 2, "amount": 7, "long-key-that-is-str8-encoded-ok": "v"} with a str8 key */
+	sl_buf b = {0};
+	sl_put_map(&b, 3);
+	sl_put_int(&b, 1); sl_put_int(&b, 2);
+	sl_put_cstr(&b, "amount"); sl_put_int(&b, 7);
+	uint8_t key8[] = {0xd9, 3, 'k', 'e', 'y'};
+	sl_put_raw(&b, key8, sizeof key8); sl_put_cstr(&b, "v");
+	sl_value v;
+	int64_t i;
+	sl_str s;
+	CHECK(sl_map_get(val(b.p, b.len), "amount", &v) && sl_as_int(v, &i) && i == 7);
+	CHECK(sl_map_get(val(b.p, b.len), "key", &v) && sl_as_str(v, &s) && sl_str_eq(s, "v"));
+	CHECK(!sl_map_get(val(b.p, b.len), "amoun", &v));
+	CHECK(!sl_map_get(V(0x91, 0x01), "a", &v)); /* not a map */
+	sl_iter it;
+	sl_value k;
+	int n = 0;
+	CHECK(sl_map_iter(val(b.p, b.len), &it));
+	while (sl_map_next(&it, &k, &v)) n++;
+	CHECK(n == 3);
+	free(b.p);
+}
+
+static void test_java_hash(void) {
+	static const struct { const char *s; int32_t want; } cases[] = {
+		{"hello", 99162322}, {"", 0}, {"a", 97}, {"\xc3\xa9", 233},
+		{"\xf0\x9f\x98\x80", 31 * 0xD83D + 0xDE00}, {"NL", 2494}, {"\xff", 0xfffd},
+		{"\xed\xa0\x80", (0xfffd * 31 + 0xfffd) * 31 + 0xfffd}, /* encoded surrogate: 3 x U+FFFD */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		sl_str s = {(const uint8_t *)cases[i].s, (uint32_t)strlen(cases[i].s)};
+		CHECK(sl_java_string_hash(s) == cases[i].want);
+	}
+}
+
+/* ---- runtime ---------------------------------------------------------------------------- */
+
+static int keep_positive(const sl_record *r) {
+	int64_t a;
+	return sl_field_int(r, "amount", &a) && a > 0;
+}
+
+static int double_and_tag(const sl_record *r, sl_edit *e) {
+	int64_t a = 0;
+	sl_field_int(r, "amount", &a);
+	sl_set_int(e, "amount", 2 * a);
+	sl_set_cstr(e, "tag", "t");
+	sl_unset(e, "name");
+	return SL_OK;
+}
+
+static int process_late(int32_t port, const sl_record *r) {
+	(void)port;
+	sl_str seen;
+	int st = sl_state_get(0, &seen);
+	if (st < 0) return st;
+	if ((st = sl_state_put(0, "1", 1)) < 0) return st;
+	return sl_emit(r->time < 100 ? 1 : SL_MAIN, r);
+}
+
+static int open_fail(const sl_context *ctx, sl_value cfg) {
+	(void)ctx, (void)cfg;
+	return sl_fail(SL_CONFIG, "bad config");
+}
+
+static const char *const late_outputs[] = {"late", "unused", NULL};
+
+static void test_filter_and_map(void) {
+	sl_buf in = {0};
+	record(&in, 1, 5);
+	record(&in, 2, -3);
+	record(&in, 300, 200);
+	uint8_t empty_map = 0x80;
+	sl_plugin f = {.name = "f", .kind = SL_KIND_FILTER, .filter = keep_positive};
+	reset_host();
+	CHECK(sl__open(&f, &empty_map, 1, 0, 1, 128) == SL_OK);
+	CHECK(sl__process(&f, 0, in.p, in.len, 3) == SL_OK);
+	CHECK(emitted_count[0] == 2 && emit_calls == 1);
+	sl_buf want = {0};
+	record(&want, 1, 5);
+	record(&want, 300, 200);
+	CHECK(bytes_eq(emitted[0], emitted_len[0], want.p, want.len));
+
+	/* the map reuses the opened instance's state: one plugin per instance in
+	 * wasm, but natively the plugin is just an argument */
+	sl_plugin m = {.name = "m", .kind = SL_KIND_MAP, .map = double_and_tag};
+	reset_host();
+	CHECK(sl__process(&m, 0, in.p, in.len, 1) != SL_OK); /* count says 1, 3 records follow */
+	CHECK(strstr(last_error, "bytes left") != NULL);
+	reset_host();
+	CHECK(sl__process(&m, 0, in.p, in.len, 3) == SL_OK && emitted_count[0] == 3);
+	want.len = 0;
+	/* [1, nil, {"amount": 10, "tag": "t"}] */
+	sl_put_array(&want, 3); sl_put_int(&want, 1); sl_put_nil(&want);
+	sl_put_map(&want, 2); sl_put_cstr(&want, "amount"); sl_put_int(&want, 10); sl_put_cstr(&want, "tag"); sl_put_cstr(&want, "t");
+	CHECK(emitted_len[0] > want.len && memcmp(emitted[0], want.p, want.len) == 0);
+	CHECK(sl__process(&m, 0, in.p, in.len, 4) == SL_MALFORMED && strstr(last_error, "fewer records"));
+	CHECK(sl__process(&m, 1, in.p, in.len, 3) == SL_UNSUPPORTED);
+	uint8_t bad[] = {0x93, 0xa1, 'x', 0xc0, 0x80}; /* time is a string */
+	CHECK(sl__process(&m, 0, bad, sizeof bad, 1) == SL_MALFORMED && strstr(last_error, "event time"));
+	free(in.p), free(want.p);
+}
+
+static void test_process_state_and_side_outputs(void) {
+	sl_buf in = {0};
+	/* keyed records: key "k" */
+	for (int t = 50; t <= 150; t += 100) {
+		sl_put_array(&in, 3); sl_put_int(&in, t); sl_put_cstr(&in, "k"); sl_put_map(&in, 0);
+	}
+	sl_plugin p = {.name = "p", .kind = SL_KIND_PROCESS, .outputs = late_outputs, .process = process_late};
+	uint8_t empty_map = 0x80;
+	sl__reset();
+	CHECK(sl__open(&p, &empty_map, 1, 0, 1, 128) == SL_OK);
+	reset_host();
+	CHECK(sl__process(&p, 0, in.p, in.len, 2) == SL_OK);
+	CHECK(emitted_count[0] == 1 && emitted_count[1] == 1 && nstate == 1);
+	/* an unkeyed record cannot use state */
+	sl_buf un = {0};
+	record(&un, 1, 1);
+	CHECK(sl__process(&p, 0, un.p, un.len, 1) == SL_STATE && strstr(last_error, "key"));
+	/* a refused emit fails the call */
+	reset_host();
+	emit_status = SL_LIMIT;
+	CHECK(sl__process(&p, 0, in.p, in.len, 2) == SL_LIMIT && strstr(last_error, "limit"));
+	free(in.p), free(un.p);
+}
+
+static int by_length(sl_value key, int32_t n, int32_t *ch) {
+	sl_str s;
+	if (!sl_as_str(key, &s)) return sl_fail(SL_USER, "key must be a string");
+	*ch = (int32_t)(s.n % (uint32_t)n);
+	return SL_OK;
+}
+
+static void test_partition_and_describe(void) {
+	sl_buf in = {0};
+	const char *keys[] = {"a", "bbb"};
+	for (int i = 0; i < 2; i++) {
+		sl_put_array(&in, 3); sl_put_nil(&in); sl_put_cstr(&in, keys[i]); sl_put_map(&in, 0);
+	}
+	sl_plugin p = {.name = "len", .kind = SL_KIND_PARTITIONER, .partition = by_length};
+	uint8_t empty_map = 0x80;
+	sl__reset();
+	CHECK(sl__open(&p, &empty_map, 1, 0, 1, 128) == SL_OK);
+	reset_host();
+	CHECK(sl__partition(&p, in.p, in.len, 2, 2) == SL_OK);
+	uint8_t nil_key[] = {0x93, 0xc0, 0xc0, 0x80};
+	CHECK(sl__partition(&p, nil_key, sizeof nil_key, 1, 2) == SL_USER && strcmp(last_error, "record 0: key must be a string") == 0);
+	reset_host();
+	CHECK(sl__partition(&p, in.p, in.len, 2, 2) == SL_OK);
+	uint8_t want[] = {1, 0, 0, 0, 1, 0, 0, 0};
+	CHECK(bytes_eq(emitted[0], emitted_len[0], want, sizeof want) && emitted_count[0] == 2);
+	CHECK(sl__process(&p, 0, in.p, in.len, 2) == SL_UNSUPPORTED);
+	reset_host();
+	CHECK(sl__describe(&p) == SL_OK && emitted_count[0] == 1);
+	sl_value v;
+	sl_str s;
+	CHECK(sl_map_get(val(emitted[0], emitted_len[0]), "kind", &v) && sl_as_str(v, &s) && sl_str_eq(s, "partitioner"));
+	free(in.p);
+}
+
+static void test_open(void) {
+	sl_plugin p = {.name = "o", .kind = SL_KIND_MAP, .map = double_and_tag, .open = open_fail};
+	uint8_t empty_map = 0x80, not_map = 0x90;
+	sl__reset();
+	CHECK(sl__open(&p, &not_map, 1, 0, 1, 1) == SL_CONFIG && strstr(last_error, "not a msgpack map"));
+	CHECK(sl__open(&p, &empty_map, 1, 0, 1, 1) == SL_CONFIG && strcmp(last_error, "open: bad config") == 0);
+	CHECK(sl__process(&p, 0, NULL, 0, 0) == SL_UNSUPPORTED); /* not open */
+	p.open = NULL;
+	CHECK(sl__open(&p, &empty_map, 1, 0, 1, 1) == SL_OK);
+	CHECK(sl__open(&p, &empty_map, 1, 0, 1, 1) == SL_UNSUPPORTED); /* twice */
+	reset_host();
+	CHECK(sl__process(&p, 0, NULL, 0, 0) == SL_OK && emit_calls == 0); /* an empty batch */
+}
+
+int main(void) {
+	test_put_int_smallest();
+	test_scalars();
+	test_skip_errors();
+	test_map_lookup();
+	test_java_hash();
+	test_filter_and_map();
+	test_process_state_and_side_outputs();
+	test_partition_and_describe();
+	test_open();
+	if (failures) {
+		fprintf(stderr, "FAIL: %d check(s)\n", failures);
+		return 1;
+	}
+	printf("ok: sdk/c native tests\n");
+	return 0;
+}

@@ -1,0 +1,125 @@
+package sdk
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/sluicehq/sluice/abi"
+)
+
+// OpenContext is what the OnOpen hook receives (Flink's RuntimeContext):
+// the operator's config from the pipeline and its place in the job.
+//
+// The Config getters return def when the key is missing or nil and accept
+// strings that parse (as `host plugin run --config key=value` passes
+// them). A value of the wrong type makes open fail with
+// abi.StatusConfig after the hook returns, naming the key.
+type OpenContext struct {
+	// Config is the operator's config: strings, int64, float64, bool,
+	// nil, []any and map[string]any.
+	Config         map[string]any
+	Subtask        int // 0-based index of this parallel instance
+	Parallelism    int
+	MaxParallelism int
+
+	st *openState
+}
+
+// openState is the per-instance part of open: the raw config and the
+// config errors the getters found.
+type openState struct {
+	raw  []byte
+	errs []string
+}
+
+// ConfigRaw returns the msgpack encoding of a top-level config value (a
+// copy owned by the SDK, valid for the life of the instance).
+func (c OpenContext) ConfigRaw(name string) ([]byte, bool) {
+	if c.st == nil || len(c.st.raw) == 0 {
+		return nil, false
+	}
+	raw, ok, err := abi.MapField(c.st.raw, name)
+	return raw, ok && err == nil
+}
+
+// ConfigString returns a string config value; numbers and booleans are
+// formatted.
+func (c OpenContext) ConfigString(name, def string) string {
+	switch v := c.Config[name].(type) {
+	case nil:
+		return def
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(v)
+	}
+	c.bad(name, "a string")
+	return def
+}
+
+// ConfigInt returns an integer config value (a whole float or a numeric
+// string is accepted).
+func (c OpenContext) ConfigInt(name string, def int64) int64 {
+	switch v := c.Config[name].(type) {
+	case nil:
+		return def
+	case int64:
+		return v
+	case float64:
+		if v == float64(int64(v)) {
+			return int64(v)
+		}
+	case string:
+		if i, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+			return i
+		}
+	}
+	c.bad(name, "an integer")
+	return def
+}
+
+// ConfigFloat returns a number config value (a numeric string is
+// accepted).
+func (c OpenContext) ConfigFloat(name string, def float64) float64 {
+	switch v := c.Config[name].(type) {
+	case nil:
+		return def
+	case float64:
+		return v
+	case int64:
+		return float64(v)
+	case string:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+			return f
+		}
+	}
+	c.bad(name, "a number")
+	return def
+}
+
+// ConfigBool returns a boolean config value ("true", "false", "1", "0"
+// and the like are accepted).
+func (c OpenContext) ConfigBool(name string, def bool) bool {
+	switch v := c.Config[name].(type) {
+	case nil:
+		return def
+	case bool:
+		return v
+	case string:
+		if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
+			return b
+		}
+	}
+	c.bad(name, "a boolean")
+	return def
+}
+
+func (c OpenContext) bad(name, want string) {
+	if c.st != nil {
+		c.st.errs = append(c.st.errs, "config "+name+": want "+want)
+	}
+}

@@ -1,0 +1,117 @@
+package sdk
+
+import (
+	"runtime"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/sdk/go/internal/hostcall"
+)
+
+// The entry points behind the ABI exports, with (ptr, len) pairs already
+// turned into slices. Each one recovers a panic into a status with the
+// panic text, sends the error text of any failure to the host, and yields
+// after the call (runtime.Gosched) so the guest's garbage collector gets
+// to run between calls: wasm memory never shrinks, so garbage left
+// unswept only grows it.
+
+func guestOpen(cfg []byte, subtask, parallelism, maxParallelism int32) (st int32) {
+	defer finish(&st)
+	return report(eng.open(cfg, subtask, parallelism, maxParallelism))
+}
+
+func guestProcess(port int32, batch []byte, count int32) (st int32) {
+	defer finish(&st)
+	return report(eng.process(port, batch, count))
+}
+
+func guestPartition(batch []byte, count, n int32) (st int32) {
+	defer finish(&st)
+	return report(eng.partition(batch, count, n))
+}
+
+func guestClose() (st int32) {
+	defer finish(&st)
+	return report(eng.close())
+}
+
+func guestDescribe() (st int32) {
+	defer finish(&st)
+	return report(eng.describe())
+}
+
+// finish is deferred by every entry point.
+func finish(st *int32) {
+	if v := recover(); v != nil {
+		text := "panic: " + panicText(v)
+		if eng.cur != nil {
+			text = "record " + strconv.Itoa(eng.idx) + ": " + text
+		}
+		*st = report(&Error{Status: abi.StatusUser, Text: text})
+	}
+	eng.endCall()
+	runtime.Gosched()
+}
+
+// report sends err's text to the host and returns its status.
+func report(err error) int32 {
+	if err == nil {
+		return int32(abi.StatusOK)
+	}
+	text := err.Error()
+	if len(text) > abi.MaxErrorText {
+		i := abi.MaxErrorText
+		for i > 0 && !utf8.RuneStart(text[i]) {
+			i-- // cut on a character boundary
+		}
+		text = text[:i]
+	}
+	hostcall.Error(text)
+	return int32(statusOf(err, abi.StatusUser))
+}
+
+// maxBuffer is the largest input buffer sluice_buffer hands out (1 GiB).
+const maxBuffer = 1 << 30
+
+// buffer implements sluice_buffer: a pointer to at least size bytes that
+// the host fills before the next call, or 0. The buffer is reused while it
+// is large enough.
+func (e *engine) buffer(size int32) uintptr {
+	if size < 0 || size > maxBuffer {
+		return 0
+	}
+	if int(size) > len(e.inbuf) || len(e.inbuf) == 0 {
+		n := 4096
+		for n < int(size) {
+			n *= 2
+		}
+		e.inbuf = make([]byte, n)
+	}
+	return uintptr(unsafe.Pointer(unsafe.SliceData(e.inbuf)))
+}
+
+// input turns a (ptr, len) pair from the host into a slice of the buffer
+// handed out by sluice_buffer. Any other range is refused: the guest reads
+// no memory it did not hand out.
+func (e *engine) input(ptr uintptr, n int32) ([]byte, bool) {
+	if n == 0 {
+		return nil, true
+	}
+	if n < 0 || len(e.inbuf) == 0 {
+		return nil, false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(e.inbuf)))
+	size := uintptr(len(e.inbuf))
+	if ptr < base || ptr-base > size || uintptr(n) > size-(ptr-base) {
+		return nil, false
+	}
+	off := ptr - base
+	return e.inbuf[off : off+uintptr(n) : off+uintptr(n)], true
+}
+
+// badInput fails a call whose (ptr, len) pair input refused.
+func badInput(export string) int32 {
+	return report(&Error{Status: abi.StatusMalformed, Text: export + ": the input range is not inside the buffer from sluice_buffer"})
+}

@@ -1,0 +1,103 @@
+package sdk
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/sluicehq/sluice/abi"
+)
+
+// process implements sluice_process: every record of the batch through
+// the registered operator, then one emit per output port.
+func (e *engine) process(port int32, batch []byte, count int32) error {
+	op := reg.op
+	if op == nil {
+		return errNoOperator
+	}
+	if op.kind == abi.KindPartitioner {
+		return unsupported("sluice_process: a partitioner is called through sluice_partition")
+	}
+	if port != 0 && !(port == 1 && op.kind == abi.KindCoMap) {
+		return unsupported("sluice_process: a " + string(op.kind) + " has no input port " + strconv.Itoa(int(port)))
+	}
+	if count < 0 {
+		return &Error{Status: abi.StatusMalformed, Text: "sluice_process: negative count"}
+	}
+	e.beginCall()
+	e.inCall = true
+	rd := abi.NewReader(batch, int(count))
+	for i := 0; rd.Next(); i++ {
+		v := e.arena.get()
+		v.load(rd.Record())
+		e.cur, e.idx = v, i
+		err := e.one(op, port, Record{v})
+		if err == nil {
+			err = e.err
+		}
+		e.arena.release()
+		e.cur, e.err = nil, nil
+		if err != nil {
+			return prefixed("record "+strconv.Itoa(i)+": ", err, abi.StatusUser)
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return &Error{Status: abi.StatusMalformed, Text: "sluice_process: " + err.Error()}
+	}
+	e.inCall = false
+	return e.flush()
+}
+
+var errNoOperator = &Error{Status: abi.StatusUnsupported, Text: "no operator registered: call sdk.Map, sdk.Filter, ... from an init function"}
+
+func unsupported(text string) error { return &Error{Status: abi.StatusUnsupported, Text: text} }
+
+// one runs the operator on one input record.
+func (e *engine) one(op *Operator, port int32, r Record) error {
+	switch op.kind {
+	case abi.KindFilter:
+		keep, err := op.filterFn(r)
+		if err == nil && keep {
+			e.emit(0, r)
+		}
+		return err
+	case abi.KindMap, abi.KindCoMap:
+		fn := op.mapFn
+		if port == 1 {
+			fn = op.map2Fn
+		}
+		out, err := fn(r)
+		if err != nil {
+			return err
+		}
+		if out.v == nil {
+			return errors.New("map returned the zero Record")
+		}
+		e.emit(0, out)
+		return nil
+	case abi.KindFlatMap:
+		return op.flatMapFn(r, Emitter{})
+	case abi.KindProcess:
+		return op.processFn(r, Context{})
+	case abi.KindReduce:
+		return e.reduce(op, r)
+	case abi.KindKeySelector:
+		return e.selectKey(op, r)
+	}
+	return unsupported("operator kind " + string(op.kind))
+}
+
+// selectKey appends the key of r (a raw msgpack value) to the main output:
+// a key selector's output is count concatenated keys, not envelopes.
+func (e *engine) selectKey(op *Operator, r Record) error {
+	k, err := op.keyFn(r)
+	if err != nil {
+		return err
+	}
+	if !k.Exists() || k.IsNil() {
+		return errors.New("key selector returned a nil key")
+	}
+	w := &e.outs[0].w
+	w.Buf = append(w.Buf, k.raw...)
+	w.Count++
+	return nil
+}

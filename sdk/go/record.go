@@ -1,0 +1,71 @@
+package sdk
+
+// Record is one record: a view of a msgpack map (its fields) plus the
+// envelope's key and event time. Reading a field scans the msgpack bytes in
+// place; setting one records an edit that is applied when the record is
+// written out, so neither allocates in steady state.
+//
+// A Record handed to an operator function, and every Record made with
+// NewRecord during the call, is valid only until the function returns: the
+// SDK reuses its memory for the next record. Keep one longer with Clone.
+//
+// Field getters return the zero value when the field is missing or of
+// another type (see Value); Get returns the field itself.
+type Record struct{ v *view }
+
+// Get returns the current value of a top-level field (Exists is false when
+// there is none).
+func (r Record) Get(name string) Value {
+	if r.v == nil {
+		return Value{}
+	}
+	return Value{r.v.field(name)}
+}
+
+// Has reports whether the record has the field.
+func (r Record) Has(name string) bool { return r.Get(name).Exists() }
+
+// Int returns an integer field (a float field truncated).
+func (r Record) Int(name string) int64 { return r.Get(name).Int() }
+
+// Float returns a float field (an integer field converted).
+func (r Record) Float(name string) float64 { return r.Get(name).Float() }
+
+// Str returns a copy of a string field; it allocates (see StrBytes).
+func (r Record) Str(name string) string { return r.Get(name).Str() }
+
+// StrBytes returns a string field's bytes without copying; do not modify
+// or keep them.
+func (r Record) StrBytes(name string) []byte { return r.Get(name).StrBytes() }
+
+// Bool returns a boolean field.
+func (r Record) Bool(name string) bool { return r.Get(name).Bool() }
+
+// Key returns the record's key (nil raw bytes when unkeyed).
+func (r Record) Key() Key {
+	if r.v == nil {
+		return Key{}
+	}
+	return Key{Value{r.v.key}}
+}
+
+// Time returns the record's event time in milliseconds since the Unix
+// epoch, and whether it has one.
+func (r Record) Time() (ms int64, ok bool) {
+	if r.v == nil {
+		return 0, false
+	}
+	return r.v.time, r.v.hasTime
+}
+
+// IsZero reports whether r is the zero Record (no record at all).
+func (r Record) IsZero() bool { return r.v == nil }
+
+// AppendMsgpack appends the record's fields, edits applied, as one msgpack
+// map (without the envelope) to dst.
+func (r Record) AppendMsgpack(dst []byte) ([]byte, error) {
+	if r.v == nil {
+		return dst, errZero
+	}
+	return appendValue(dst, r.v)
+}

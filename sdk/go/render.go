@@ -1,0 +1,149 @@
+package sdk
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/sluicehq/sluice/abi"
+)
+
+// This file writes a view back to msgpack: the original fields in their
+// order with edited values substituted and deleted ones dropped, then the
+// fields that are new, in the order they were first set.
+
+var errNotMap = errors.New("the record value is not a msgpack map: its fields cannot be edited")
+
+var errZero = errors.New("the zero Record has no fields")
+
+// appendRecord appends v as an envelope. An unedited record read from the
+// input is copied as it is.
+func appendRecord(dst []byte, v *view) ([]byte, error) {
+	if !v.edited() {
+		return append(dst, v.raw...), nil
+	}
+	b, _, err := appendEnvelope(dst, v, v.time, v.hasTime, v.key)
+	return b, err
+}
+
+// appendEnvelope appends [time, key, value-of-v] and returns where the
+// value starts.
+func appendEnvelope(dst []byte, v *view, time int64, hasTime bool, key []byte) ([]byte, int, error) {
+	dst = append(dst, 0x93)
+	if hasTime {
+		dst = abi.AppendInt(dst, time)
+	} else {
+		dst = abi.AppendNil(dst)
+	}
+	if key == nil {
+		dst = abi.AppendNil(dst)
+	} else {
+		dst = append(dst, key...)
+	}
+	start := len(dst)
+	dst, err := appendValue(dst, v)
+	return dst, start, err
+}
+
+// appendValue appends the value map of v with its edits applied.
+func appendValue(dst []byte, v *view) ([]byte, error) {
+	if len(v.edits) == 0 {
+		if v.value == nil {
+			return abi.AppendMapHeader(dst, 0), nil
+		}
+		return append(dst, v.value...), nil
+	}
+	m, n, off := v.value, 0, 0
+	if m != nil {
+		var err error
+		if abi.TypeOf(m) != abi.TypeMap {
+			return dst, errNotMap
+		}
+		if n, off, err = abi.Len(m); err != nil {
+			return dst, err
+		}
+	}
+	hdr := mapHeaderSize(n + len(v.edits)) // the most fields there can be
+	start := len(dst)
+	dst = append(dst, make([]byte, hdr)...)
+	for i := range v.edits {
+		v.edits[i].seen = false
+	}
+	count, unseen := 0, len(v.edits)
+	run := off // start of a run of unedited fields copied in one go
+	for i := 0; i < n; i++ {
+		kEnd, err := abi.Skip(m, off)
+		if err != nil {
+			return dst, err
+		}
+		vEnd, err := abi.Skip(m, kEnd)
+		if err != nil {
+			return dst, err
+		}
+		j := -1
+		if name, err := abi.ReadStr(m[off:kEnd]); err == nil {
+			j = v.findBytes(name)
+		}
+		if j >= 0 {
+			dst = append(dst, m[run:off]...)
+			e := &v.edits[j]
+			if !e.seen {
+				e.seen = true
+				unseen--
+			}
+			if !e.del {
+				dst = append(append(dst, m[off:kEnd]...), v.vals[e.off:e.end]...)
+				count++
+			}
+			run = vEnd
+		} else {
+			count++
+		}
+		off = vEnd
+		if unseen == 0 { // no edit left to apply: the rest is copied as it is
+			count += n - i - 1
+			off = len(m)
+			break
+		}
+	}
+	dst = append(dst, m[run:off]...)
+	for i := range v.edits {
+		if e := &v.edits[i]; !e.seen && !e.del {
+			dst = append(abi.AppendStr(dst, e.name), v.vals[e.off:e.end]...)
+			count++
+		}
+	}
+	return putMapHeader(dst, start, hdr, count), nil
+}
+
+// mapHeaderSize is the size of the smallest map header for n pairs.
+func mapHeaderSize(n int) int {
+	switch {
+	case n <= 15:
+		return 1
+	case n <= 0xffff:
+		return 3
+	}
+	return 5
+}
+
+// putMapHeader writes the header of a map of count pairs into the hdr bytes
+// reserved at dst[start:], moving the body left when a smaller header fits.
+func putMapHeader(dst []byte, start, hdr, count int) []byte {
+	size := mapHeaderSize(count)
+	if size < hdr {
+		copy(dst[start+size:], dst[start+hdr:])
+		dst = dst[:len(dst)-(hdr-size)]
+	}
+	h := dst[start : start+size]
+	switch size {
+	case 1:
+		h[0] = 0x80 | byte(count)
+	case 3:
+		h[0] = 0xde
+		binary.BigEndian.PutUint16(h[1:], uint16(count))
+	default:
+		h[0] = 0xdf
+		binary.BigEndian.PutUint32(h[1:], uint32(count))
+	}
+	return dst
+}

@@ -1,0 +1,110 @@
+package sdk
+
+import "github.com/sluicehq/sluice/abi"
+
+// view is the SDK-owned state behind a Record: the parts of the envelope
+// (slices into the input, no copies) plus a list of pending field edits
+// whose encoded values live in vals. Views come from an arena that is
+// recycled after each input record, so steady-state processing allocates
+// nothing.
+type view struct {
+	raw     []byte // the original envelope; nil when not read from a batch
+	value   []byte // the original value (a msgpack map); nil is the empty map
+	key     []byte // raw msgpack key; nil when unkeyed
+	time    int64
+	hasTime bool
+	dirty   bool // time or key changed: raw no longer describes the record
+	edits   []edit
+	vals    []byte // encoded values of the edits
+}
+
+// edit is a pending change of one top-level field: a new value
+// (vals[off:end]) or a deletion.
+type edit struct {
+	name     string
+	off, end int
+	del      bool
+	seen     bool // scratch flag of the writer
+}
+
+func (v *view) reset() {
+	v.raw, v.value, v.key = nil, nil, nil
+	v.time, v.hasTime, v.dirty = 0, false, false
+	v.edits, v.vals = v.edits[:0], v.vals[:0]
+}
+
+// load points the view at a record read from a batch.
+func (v *view) load(r abi.Record) {
+	v.reset()
+	v.raw, v.value, v.key, v.time, v.hasTime = r.Raw, r.Value, r.Key, r.Time, r.HasTime
+}
+
+// edited reports whether the view must be re-encoded to be written.
+func (v *view) edited() bool { return v.raw == nil || v.dirty || len(v.edits) > 0 }
+
+// find returns the index of the edit of name, or -1.
+func (v *view) find(name string) int {
+	for i := range v.edits {
+		if v.edits[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// findBytes is find for a key read from the value.
+func (v *view) findBytes(name []byte) int {
+	for i := range v.edits {
+		if v.edits[i].name == string(name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// field returns the current raw value of a top-level field.
+func (v *view) field(name string) []byte {
+	if i := v.find(name); i >= 0 {
+		e := &v.edits[i]
+		if e.del {
+			return nil
+		}
+		return v.vals[e.off:e.end]
+	}
+	if v.value == nil {
+		return nil
+	}
+	raw, ok, err := abi.MapField(v.value, name)
+	if !ok || err != nil {
+		return nil
+	}
+	return raw
+}
+
+// set records a new value for name, encoded in vals[off:].
+func (v *view) set(name string, off int) {
+	if i := v.find(name); i >= 0 {
+		v.edits[i] = edit{name: name, off: off, end: len(v.vals)}
+		return
+	}
+	v.edits = append(v.edits, edit{name: name, off: off, end: len(v.vals)})
+}
+
+// arena hands out views for the records of one input record's call.
+type arena struct {
+	views []*view
+	used  int
+}
+
+func (a *arena) get() *view {
+	if a.used == len(a.views) {
+		a.views = append(a.views, &view{})
+	}
+	v := a.views[a.used]
+	a.used++
+	v.reset()
+	return v
+}
+
+// release makes every view reusable; Records handed out before are invalid.
+func (a *arena) release() { a.used = 0 }

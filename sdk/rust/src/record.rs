@@ -1,0 +1,290 @@
+//! Records (zero-copy envelope views) and edits (typed setters that rebuild
+//! a record's value map).
+
+use crate::msgpack::{map_header_size, skip_at, type_of, DecodeError, Type, Value, Write};
+
+/// One envelope `[event_time|nil, key|nil, value]`: views into the batch.
+#[derive(Clone, Copy, Debug)]
+pub struct Record<'a> {
+    /// The whole envelope.
+    pub raw: &'a [u8],
+    /// Event time in ms since the Unix epoch.
+    pub time: Option<i64>,
+    /// The raw msgpack key; `None` when nil (unkeyed).
+    pub key: Option<Value<'a>>,
+    /// The record, by convention a map str -> any.
+    pub value: Value<'a>,
+}
+
+impl<'a> Record<'a> {
+    /// A top-level field of the value map.
+    pub fn field(&self, name: &str) -> Option<Value<'a>> {
+        self.value.get(name)
+    }
+    /// An integer field with the Go SDK's semantics (see [`Value::int`]).
+    pub fn int(&self, name: &str) -> i64 {
+        self.field(name).map(|v| v.int()).unwrap_or(0)
+    }
+    /// A number field (see [`Value::float`]).
+    pub fn float(&self, name: &str) -> f64 {
+        self.field(name).map(|v| v.float()).unwrap_or(0.0)
+    }
+    /// A string field, UTF-8 checked.
+    pub fn str(&self, name: &str) -> Option<&'a str> {
+        self.field(name).and_then(|v| v.as_str())
+    }
+    /// A string field's bytes, unchecked.
+    pub fn str_bytes(&self, name: &str) -> Option<&'a [u8]> {
+        self.field(name).and_then(|v| v.as_str_bytes())
+    }
+    /// A boolean field.
+    pub fn bool(&self, name: &str) -> Option<bool> {
+        self.field(name).and_then(|v| v.as_bool())
+    }
+}
+
+/// Why an envelope could not be read.
+pub(crate) type ParseError = &'static str;
+
+/// Reads the envelope at `b[off..]` (abi.ParseRecord); returns it and the
+/// offset just past it.
+pub(crate) fn parse_record(b: &[u8], off: usize) -> Result<(Record<'_>, usize), ParseError> {
+    let text = DecodeError::text;
+    match b.get(off) {
+        None => return Err(text(DecodeError::Truncated)),
+        Some(0x93) => {}
+        Some(_) => return Err("record is not a [event_time, key, value] envelope"),
+    }
+    let mut p = off + 1;
+    let time = match b.get(p) {
+        None => return Err(text(DecodeError::Truncated)),
+        Some(0xc0) => {
+            p += 1;
+            None
+        }
+        Some(_) if type_of(&b[p..]) == Type::Int => {
+            let end = skip_at(b, p, 1).map_err(text)?;
+            let t = Value::from_raw(&b[p..end]).as_int().ok_or("event time out of range")?;
+            p = end;
+            Some(t)
+        }
+        Some(_) => return Err("event time is not an int or nil"),
+    };
+    let k_end = skip_at(b, p, 1).map_err(text)?;
+    let key = if b[p] == 0xc0 { None } else { Some(Value::from_raw(&b[p..k_end])) };
+    let end = skip_at(b, k_end, 1).map_err(text)?;
+    let rec = Record { raw: &b[off..end], time, key, value: Value::from_raw(&b[k_end..end]) };
+    Ok((rec, end))
+}
+
+/// Appends the head of an envelope: `[`, the time and the key.
+pub(crate) fn put_envelope(b: &mut Vec<u8>, time: Option<i64>, key: Option<Value>) {
+    b.push(0x93);
+    match time {
+        Some(t) => b.put_int(t),
+        None => b.put_nil(),
+    }
+    match key {
+        Some(k) => b.put_raw(k.raw()),
+        None => b.put_nil(),
+    }
+}
+
+/// One pending change of a field: its name and value are stored in the
+/// edit's scratch bytes.
+struct Op {
+    name: (usize, usize),
+    val: (usize, usize),
+    unset: bool,
+    found: bool,
+}
+
+/// Typed setters on a record's value map. Existing fields keep their order
+/// (edited in place), new fields are appended in the order first set, a
+/// field set twice keeps the last value, and the map header is rewritten in
+/// its smallest form. With no change the record is passed on byte for byte.
+#[derive(Default)]
+pub struct Edit {
+    ops: Vec<Op>,
+    scratch: Vec<u8>,
+}
+
+impl Edit {
+    pub(crate) fn clear(&mut self) {
+        self.ops.clear();
+        self.scratch.clear();
+    }
+
+    /// The index of the op for name, added when missing; its value starts
+    /// at the end of scratch, where the caller writes it.
+    fn op(&mut self, name: &[u8], unset: bool) -> usize {
+        let scratch = &self.scratch;
+        let i = match self.ops.iter().position(|o| &scratch[o.name.0..o.name.1] == name) {
+            Some(i) => i,
+            None => {
+                let at = self.scratch.len();
+                self.scratch.extend_from_slice(name);
+                self.ops.push(Op { name: (at, at + name.len()), val: (0, 0), unset: false, found: false });
+                self.ops.len() - 1
+            }
+        };
+        let at = self.scratch.len();
+        let op = &mut self.ops[i];
+        op.val = (at, at);
+        op.unset = unset;
+        i
+    }
+
+    fn set_with(&mut self, name: &[u8], f: impl FnOnce(&mut Vec<u8>)) -> &mut Self {
+        let i = self.op(name, false);
+        f(&mut self.scratch);
+        self.ops[i].val.1 = self.scratch.len();
+        self
+    }
+
+    /// Sets a field to a raw msgpack value (copied), the name as bytes.
+    pub fn set_raw_bytes(&mut self, name: &[u8], v: Value) -> &mut Self {
+        self.set_with(name, |b| b.put_raw(v.raw()))
+    }
+    pub fn set_raw(&mut self, name: &str, v: Value) -> &mut Self {
+        self.set_raw_bytes(name.as_bytes(), v)
+    }
+    pub fn set_nil(&mut self, name: &str) -> &mut Self {
+        self.set_with(name.as_bytes(), |b| b.put_nil())
+    }
+    pub fn set_bool(&mut self, name: &str, v: bool) -> &mut Self {
+        self.set_with(name.as_bytes(), |b| b.put_bool(v))
+    }
+    pub fn set_int(&mut self, name: &str, v: i64) -> &mut Self {
+        self.set_with(name.as_bytes(), |b| b.put_int(v))
+    }
+    pub fn set_f64(&mut self, name: &str, v: f64) -> &mut Self {
+        self.set_with(name.as_bytes(), |b| b.put_f64(v))
+    }
+    pub fn set_str(&mut self, name: &str, v: &str) -> &mut Self {
+        self.set_with(name.as_bytes(), |b| b.put_str(v))
+    }
+    pub fn set_str_bytes(&mut self, name: &str, v: &[u8]) -> &mut Self {
+        self.set_with(name.as_bytes(), |b| b.put_str_bytes(v))
+    }
+    /// Removes a field (a no-op when missing).
+    pub fn unset(&mut self, name: &str) -> &mut Self {
+        self.op(name.as_bytes(), true);
+        self
+    }
+
+    /// Appends `r` with the edits applied as an envelope to `dst`.
+    pub(crate) fn write(&mut self, r: &Record, dst: &mut Vec<u8>) -> Result<(), &'static str> {
+        let mut it = r.value.entries().ok_or("record value is not a map")?;
+        if self.ops.is_empty() {
+            dst.extend_from_slice(r.raw);
+            return Ok(());
+        }
+        put_envelope(dst, r.time, r.key);
+        let at = dst.len();
+        dst.extend_from_slice(&[0; 5]); // room for the largest map header
+        for op in self.ops.iter_mut() {
+            op.found = false;
+        }
+        let mut count: u32 = 0;
+        for (k, v) in &mut it {
+            let name = k.as_str_bytes();
+            let scratch = &self.scratch;
+            let op = name.and_then(|n| self.ops.iter_mut().find(|o| &scratch[o.name.0..o.name.1] == n));
+            match op {
+                Some(op) => {
+                    op.found = true;
+                    if op.unset {
+                        continue;
+                    }
+                    dst.put_raw(k.raw());
+                    dst.put_raw(&scratch[op.val.0..op.val.1]);
+                }
+                None => {
+                    dst.put_raw(k.raw());
+                    dst.put_raw(v.raw());
+                }
+            }
+            count += 1;
+        }
+        for op in self.ops.iter().filter(|o| !o.found && !o.unset) {
+            dst.put_str_bytes(&self.scratch[op.name.0..op.name.1]);
+            dst.put_raw(&self.scratch[op.val.0..op.val.1]);
+            count += 1;
+        }
+        // write the smallest header and close the gap
+        let h = map_header_size(count);
+        let mut hdr = Vec::with_capacity(5);
+        hdr.put_map(count);
+        dst.copy_within(at + 5.., at + h);
+        dst[at..at + h].copy_from_slice(&hdr);
+        dst.truncate(dst.len() - (5 - h));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn envelope(time: Option<i64>, fields: &[(&str, i64)]) -> Vec<u8> {
+        let mut b = Vec::new();
+        put_envelope(&mut b, time, None);
+        b.put_map(fields.len() as u32);
+        for &(k, v) in fields {
+            b.put_str(k);
+            b.put_int(v);
+        }
+        b
+    }
+
+    #[test]
+    fn parse_envelopes() {
+        let b = envelope(Some(1000), &[("a", 1)]);
+        let (r, end) = parse_record(&b, 0).unwrap();
+        assert_eq!((r.time, r.key, end), (Some(1000), None, b.len()));
+        assert_eq!(r.int("a"), 1);
+        assert_eq!(parse_record(&[0x92, 0xc0, 0xc0], 0).unwrap_err(), "record is not a [event_time, key, value] envelope");
+        assert_eq!(parse_record(&[0x93, 0xa1, b'x', 0xc0, 0x80], 0).unwrap_err(), "event time is not an int or nil");
+        assert_eq!(parse_record(&[0x93, 0xc0, 0xc0], 0).unwrap_err(), "truncated msgpack");
+    }
+
+    #[test]
+    fn edit_keeps_order_and_appends() {
+        let b = envelope(Some(1), &[("amount", 5), ("name", 1), ("x", 2)]);
+        let (r, _) = parse_record(&b, 0).unwrap();
+        let mut e = Edit::default();
+        e.set_int("amount", 10).set_str("tag", "t").unset("name").set_int("tag", 3).set_int("amount", 200);
+        let mut out = Vec::new();
+        e.write(&r, &mut out).unwrap();
+        let mut want = Vec::new();
+        put_envelope(&mut want, Some(1), None);
+        want.put_map(3);
+        want.put_str("amount");
+        want.put_int(200);
+        want.put_str("x");
+        want.put_int(2);
+        want.put_str("tag");
+        want.put_int(3);
+        assert_eq!(out, want);
+        e.clear();
+        out.clear();
+        e.write(&r, &mut out).unwrap();
+        assert_eq!(out, b, "no edit: the record byte for byte");
+    }
+
+    #[test]
+    fn edit_grows_the_header() {
+        let fields: Vec<(String, i64)> = (0..15).map(|i| (format!("f{}", i), i)).collect();
+        let refs: Vec<(&str, i64)> = fields.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        let b = envelope(None, &refs);
+        let (r, _) = parse_record(&b, 0).unwrap();
+        let mut e = Edit::default();
+        e.set_int("new", 1);
+        let mut out = Vec::new();
+        e.write(&r, &mut out).unwrap();
+        assert_eq!(&out[3..6], &[0xde, 0, 16]);
+        let (r2, end) = parse_record(&out, 0).unwrap();
+        assert_eq!((end, r2.int("new"), r2.int("f14")), (out.len(), 1, 14));
+    }
+}

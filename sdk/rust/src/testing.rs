@@ -1,0 +1,95 @@
+//! Running operators natively (`cargo test`): a [`Harness`] calls the same
+//! functions the wasm exports call, against a fake host that records every
+//! emit, the error text and keyed state.
+
+use crate::host::imp::FAKE;
+pub use crate::host::imp::Fake;
+use crate::msgpack::{Value, Write};
+use crate::record::put_envelope;
+use crate::runtime::rt;
+use crate::{Filter, FlatMap, Map, Partitioner, Plugin, Process};
+
+/// Runs `f` on this thread's fake host (e.g. to map a tag to a port).
+pub fn fake<R>(f: impl FnOnce(&mut Fake) -> R) -> R {
+    FAKE.with(|h| f(&mut h.borrow_mut()))
+}
+
+/// Appends the envelope `[time, key, value]` to `batch` (the key and value
+/// as raw msgpack).
+pub fn envelope(batch: &mut Vec<u8>, time: Option<i64>, key: Option<&[u8]>, value: &[u8]) {
+    put_envelope(batch, time, key.map(Value::from_raw));
+    batch.put_raw(value);
+}
+
+/// One plugin instance over the fake host of this thread.
+pub struct Harness<P> {
+    op: Option<P>,
+}
+
+impl<P: Plugin> Harness<P> {
+    /// A fresh instance: the engine and the fake host are reset.
+    pub fn new() -> Self {
+        rt::reset();
+        FAKE.with(|h| *h.borrow_mut() = Fake::default());
+        Harness { op: None }
+    }
+
+    /// The operator, once open.
+    pub fn operator(&mut self) -> Option<&mut P> {
+        self.op.as_mut()
+    }
+
+    pub fn open(&mut self, config: &[u8]) -> i32 {
+        rt::open(&mut self.op, config, 0, 1, 128)
+    }
+
+    pub fn close(&mut self) -> i32 {
+        rt::close(&mut self.op)
+    }
+
+    /// Takes what was emitted so far: (port, bytes, count) per emit.
+    pub fn take_emits(&self) -> Vec<(i32, Vec<u8>, i32)> {
+        fake(|f| std::mem::take(&mut f.emits))
+    }
+
+    /// The last error text sent.
+    pub fn error(&self) -> String {
+        fake(|f| f.error.clone())
+    }
+}
+
+impl<P: Plugin> Default for Harness<P> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<P: Filter> Harness<P> {
+    pub fn filter(&mut self, batch: &[u8], count: i32) -> i32 {
+        rt::process_filter(&mut self.op, 0, batch, count)
+    }
+}
+
+impl<P: Map> Harness<P> {
+    pub fn map(&mut self, batch: &[u8], count: i32) -> i32 {
+        rt::process_map(&mut self.op, 0, batch, count)
+    }
+}
+
+impl<P: FlatMap> Harness<P> {
+    pub fn flat_map(&mut self, batch: &[u8], count: i32) -> i32 {
+        rt::process_flat_map(&mut self.op, 0, batch, count)
+    }
+}
+
+impl<P: Process> Harness<P> {
+    pub fn process(&mut self, port: i32, batch: &[u8], count: i32) -> i32 {
+        rt::process_process(&mut self.op, port, batch, count)
+    }
+}
+
+impl<P: Partitioner> Harness<P> {
+    pub fn partition(&mut self, batch: &[u8], count: i32, n: i32) -> i32 {
+        rt::partition(&mut self.op, batch, count, n)
+    }
+}

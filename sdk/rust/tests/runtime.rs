@@ -1,0 +1,237 @@
+//! The runtime behind the exports, run natively through the fake host.
+
+use sluice::testing::{envelope, fake, Harness};
+use sluice::*;
+
+fn value(fields: &[(&str, i64)]) -> Vec<u8> {
+    let mut v = Vec::new();
+    v.put_map(fields.len() as u32);
+    for &(k, x) in fields {
+        v.put_str(k);
+        v.put_int(x);
+    }
+    v
+}
+
+fn batch(records: &[(i64, i64)]) -> Vec<u8> {
+    let mut b = Vec::new();
+    for &(t, amount) in records {
+        envelope(&mut b, Some(t), None, &value(&[("amount", amount), ("n", 1)]));
+    }
+    b
+}
+
+const EMPTY: &[u8] = &[0x80];
+
+struct Positive;
+impl Plugin for Positive {
+    const NAME: &'static str = "positive";
+    fn open(_: &Context, _: Value<'static>) -> Result<Self, Error> {
+        Ok(Positive)
+    }
+}
+impl Filter for Positive {
+    fn filter(&mut self, r: &Record) -> Result<bool, Error> {
+        Ok(r.int("amount") > 0)
+    }
+}
+
+#[test]
+fn filter_passes_records_byte_for_byte() {
+    let mut h = Harness::<Positive>::new();
+    assert_eq!(h.open(EMPTY), 0);
+    assert_eq!(h.filter(&batch(&[(1, 5), (2, -3), (300, 200)]), 3), 0);
+    assert_eq!(h.take_emits(), vec![(0, batch(&[(1, 5), (300, 200)]), 2)]);
+    assert_eq!(h.filter(&[], 0), 0, "an empty batch");
+    assert!(h.take_emits().is_empty());
+}
+
+#[test]
+fn malformed_batches_get_a_status_and_a_text() {
+    let mut h = Harness::<Positive>::new();
+    h.open(EMPTY);
+    let b = batch(&[(1, 5), (2, 6)]);
+    assert_eq!(h.filter(&b, 1), -1);
+    assert!(h.error().contains("bytes left after the last record"), "{}", h.error());
+    assert_eq!(h.filter(&b, 3), -1);
+    assert!(h.error().contains("fewer records than its count"), "{}", h.error());
+    assert_eq!(h.filter(&b[..b.len() - 1], 2), -1);
+    assert_eq!(h.filter(&[0x93, 0xa1, b'x', 0xc0, 0x80], 1), -1);
+    assert!(h.error().contains("event time"), "{}", h.error());
+    assert_eq!(h.filter(&b, -1), -1);
+    assert_eq!(rt::process_filter(&mut None::<Positive>, 0, &b, 2), -4, "before open");
+    assert_eq!(rt::process_filter(&mut None::<Positive>, 1, &b, 2), -4);
+}
+
+struct Double;
+impl Plugin for Double {
+    const NAME: &'static str = "double";
+    fn open(_: &Context, config: Value<'static>) -> Result<Self, Error> {
+        match config.get("fail") {
+            Some(_) => Err("told to fail".into()),
+            None => Ok(Double),
+        }
+    }
+}
+impl Map for Double {
+    fn map(&mut self, r: &Record, out: &mut Edit) -> Result<(), Error> {
+        if r.int("amount") == 13 {
+            return Err(Error::user("unlucky"));
+        }
+        out.set_int("amount", 2 * r.int("amount")).set_str("tag", "t").unset("n");
+        Ok(())
+    }
+}
+
+#[test]
+fn map_edits_in_place_and_appends() {
+    let mut h = Harness::<Double>::new();
+    assert_eq!(h.open(EMPTY), 0);
+    assert_eq!(h.map(&batch(&[(1, 100)]), 1), 0);
+    let mut want = Vec::new();
+    let mut v = Vec::new();
+    v.put_map(2);
+    v.put_str("amount");
+    v.put_int(200);
+    v.put_str("tag");
+    v.put_str("t");
+    envelope(&mut want, Some(1), None, &v);
+    assert_eq!(h.take_emits(), vec![(0, want, 1)]);
+    assert_eq!(h.map(&batch(&[(1, 1), (2, 13)]), 2), -3);
+    assert_eq!(h.error(), "record 1: unlucky");
+}
+
+#[test]
+fn open_failures() {
+    let mut h = Harness::<Double>::new();
+    assert_eq!(h.open(&[0x90]), -6);
+    assert_eq!(h.error(), "the config is not a msgpack map");
+    let mut cfg = Vec::new();
+    cfg.put_map(1);
+    cfg.put_str("fail");
+    cfg.put_bool(true);
+    assert_eq!(h.open(&cfg), -6, "a string error in open is a config error");
+    assert_eq!(h.error(), "open: told to fail");
+    assert_eq!(h.open(EMPTY), 0);
+    assert_eq!(h.open(EMPTY), -4, "twice");
+}
+
+struct Late;
+impl Plugin for Late {
+    const NAME: &'static str = "late";
+    const OUTPUTS: &'static [&'static str] = &["late", "unused"];
+    const KEYED: bool = true;
+    fn open(_: &Context, _: Value<'static>) -> Result<Self, Error> {
+        Ok(Late)
+    }
+}
+impl Process for Late {
+    fn process(&mut self, _port: i32, r: &Record, out: &mut Output) -> Result<(), Error> {
+        let seen = out.state_get(0, r.key)?.map(|v| v.to_vec());
+        out.state_put(0, r.key, b"1")?;
+        if seen.is_some() {
+            out.emit(2, r)?; // "unused": nothing consumes it, dropped
+        }
+        let h = if r.time.unwrap_or(0) < 100 { 1 } else { MAIN };
+        out.emit_with(h, Some(r), |b| b.put_str("x"))
+    }
+}
+
+#[test]
+fn process_side_outputs_and_state() {
+    let mut h = Harness::<Late>::new();
+    fake(|f| f.ports.insert("late".into(), 1));
+    assert_eq!(h.open(EMPTY), 0);
+    let mut b = Vec::new();
+    envelope(&mut b, Some(50), Some(&[0xa1, b'k']), EMPTY);
+    envelope(&mut b, Some(150), Some(&[0xa1, b'k']), EMPTY);
+    assert_eq!(h.process(0, &b, 2), 0);
+    let emits = h.take_emits();
+    assert_eq!(emits.iter().map(|e| (e.0, e.2)).collect::<Vec<_>>(), vec![(0, 1), (1, 1)]);
+    let mut want = Vec::new();
+    envelope(&mut want, Some(150), Some(&[0xa1, b'k']), &[0xa1, b'x']);
+    assert_eq!(emits[0].1, want);
+    assert_eq!(fake(|f| f.state.len()), 1);
+    let mut unkeyed = Vec::new();
+    envelope(&mut unkeyed, None, None, EMPTY);
+    assert_eq!(h.process(0, &unkeyed, 1), -5);
+    assert!(h.error().contains("key"), "{}", h.error());
+    fake(|f| f.emit_status = -8);
+    assert_eq!(h.process(0, &b, 2), -8);
+    assert!(h.error().contains("output limit"), "{}", h.error());
+    assert_eq!(rt::describe::<Late>(Kind::Process), -8);
+    fake(|f| f.emit_status = 0);
+    assert_eq!(rt::describe::<Late>(Kind::Process), 0);
+    let d = h.take_emits().remove(0).1;
+    let d = Value::from_raw(&d);
+    assert_eq!(d.get("kind").and_then(|v| v.as_str()), Some("process"));
+    assert_eq!(d.get("sdk").and_then(|v| v.as_str()), Some("rust"));
+    assert_eq!(d.get("outputs").and_then(|v| v.items()).map(|i| i.count()), Some(2));
+    assert_eq!(d.get("keyed").and_then(|v| v.as_bool()), Some(true));
+}
+
+struct Words;
+impl Plugin for Words {
+    const NAME: &'static str = "words";
+    fn open(_: &Context, _: Value<'static>) -> Result<Self, Error> {
+        Ok(Words)
+    }
+}
+impl FlatMap for Words {
+    fn flat_map(&mut self, r: &Record, out: &mut Output) -> Result<(), Error> {
+        for w in r.str("line").unwrap_or("").split(' ') {
+            out.emit_edited(MAIN, r, |e| {
+                e.set_str("word", w).unset("line");
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn flat_map_flushes_large_outputs_early() {
+    let mut h = Harness::<Words>::new();
+    h.open(EMPTY);
+    let line = vec!["w"; 30_000].join(" ");
+    let mut v = Vec::new();
+    v.put_map(1);
+    v.put_str("line");
+    v.put_str(&line);
+    let mut b = Vec::new();
+    envelope(&mut b, None, None, &v);
+    assert_eq!(h.flat_map(&b, 1), 0);
+    let emits = h.take_emits();
+    assert!(emits.len() > 1, "flushed at 64 KiB");
+    assert_eq!(emits.iter().map(|e| e.2).sum::<i32>(), 30_000);
+}
+
+struct ByLen;
+impl Plugin for ByLen {
+    const NAME: &'static str = "len";
+    fn open(_: &Context, _: Value<'static>) -> Result<Self, Error> {
+        Ok(ByLen)
+    }
+}
+impl Partitioner for ByLen {
+    fn partition(&mut self, key: Option<Value>, n: i32) -> Result<i32, Error> {
+        let s = key.and_then(|k| k.as_str_bytes()).ok_or("key must be a string")?;
+        Ok(s.len() as i32 % n)
+    }
+}
+
+#[test]
+fn partition_emits_little_endian_channels() {
+    let mut h = Harness::<ByLen>::new();
+    h.open(EMPTY);
+    let mut b = Vec::new();
+    envelope(&mut b, None, Some(&[0xa1, b'a']), EMPTY);
+    envelope(&mut b, None, Some(&[0xa3, b'b', b'b', b'b']), EMPTY);
+    assert_eq!(h.partition(&b, 2, 2), 0);
+    assert_eq!(h.take_emits(), vec![(0, vec![1, 0, 0, 0, 1, 0, 0, 0], 2)]);
+    let mut nil = Vec::new();
+    envelope(&mut nil, None, None, EMPTY);
+    assert_eq!(h.partition(&nil, 1, 2), -3);
+    assert_eq!(h.error(), "record 0: key must be a string");
+    assert_eq!(h.partition(&b, 2, 0), -1);
+}

@@ -95,6 +95,9 @@ func (c *callCtx) Value(k any) any {
 // instantiate makes a fresh instance and runs _initialize when exported.
 func (m *Module) instantiate(ctx context.Context, who target, e env) (*instance, error) {
 	h := m.host
+	if ctx == nil { // a nil context would crash wazero's watcher goroutine
+		ctx = context.Background()
+	}
 	in := &instance{
 		m: m, who: who, env: e,
 		stdout: newTail(h.cfg.StderrCap), stderr: newTail(h.cfg.StderrCap),

@@ -33,8 +33,25 @@ func (e *engine) open(cfg []byte, subtask, parallelism, maxParallelism int32) er
 	return nil
 }
 
-// close implements sluice_close: run the OnClose hook.
+// close implements sluice_close: run the OnFinish hook (which may emit),
+// then the OnClose hook.
 func (e *engine) close() error {
+	if reg.onFinish != nil {
+		e.beginCall()
+		e.inCall = true
+		err := reg.onFinish(Emitter{})
+		if err == nil {
+			err = e.err
+		}
+		e.arena.release()
+		e.cur, e.err, e.inCall = nil, nil, false
+		if err != nil {
+			return prefixed("finish: ", err, abi.StatusUser)
+		}
+		if err := e.flush(); err != nil {
+			return err
+		}
+	}
 	if reg.onClose == nil {
 		return nil
 	}

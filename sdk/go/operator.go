@@ -62,9 +62,10 @@ func (o *Operator) output(tag string) int {
 
 // registry is what init functions registered.
 type registry struct {
-	op      *Operator
-	onOpen  func(OpenContext) error
-	onClose func() error
+	op       *Operator
+	onOpen   func(OpenContext) error
+	onClose  func() error
+	onFinish func(Emitter) error
 }
 
 var reg registry

@@ -81,6 +81,11 @@ func OnOpen(fn func(OpenContext) error) { reg.onOpen = fn }
 // OnClose registers a hook run once by sluice_close at the end of input.
 func OnClose(fn func() error) { reg.onClose = fn }
 
+// OnFinish registers a hook run once at the end of input, before OnClose,
+// that may still emit: Flink's StreamOperator.finish. A local
+// pre-aggregator flushes its partial results here.
+func OnFinish(fn func(Emitter) error) { reg.onFinish = fn }
+
 // need panics at registration when a function is missing.
 func need(missing bool, what string) {
 	if missing {

@@ -52,3 +52,6 @@ check:
 
 clean:
 	rm -rf bin $(foreach p,$(GO_PLUGINS),plugins/$(p)/$(p).wasm)
+
+# C, Rust, AssemblyScript and WAT plugins and their SDKs
+include plugins.mk

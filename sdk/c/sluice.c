@@ -507,7 +507,7 @@ int sl_emit(int h, const sl_record *r) {
 }
 
 int sl_emit_value(int h, const sl_record *r, sl_value v) {
-	sl_buf *b = sl_begin(h, r);
+	sl_buf *b = sl_begin_with(h, r->has_time, r->time, r->key);
 	sl_put_raw(b, v.p, v.n);
 	return sl_end(h);
 }
@@ -521,7 +521,7 @@ sl_buf *sl_begin_with(int h, bool has_time, int64_t time, sl_value key) {
 
 sl_buf *sl_begin(int h, const sl_record *r) {
 	static const sl_value none = {NULL, 0};
-	return r ? sl_begin_with(h, r->has_time, r->time, r->key) : sl_begin_with(h, false, 0, none);
+	return r ? sl_begin_with(h, r->has_time, r->time, none) : sl_begin_with(h, false, 0, none);
 }
 
 int sl_end(int h) {
@@ -589,8 +589,8 @@ int sl_edit_emit(sl_edit *e, int h) {
 	const sl_record *r = e->rec;
 	sl_iter it;
 	if (e->vals.oom) { e->vals.oom = false; return fail_once(sl_fail(SL_OUT_OF_MEMORY, "out of memory for a record edit")); }
+	if (e->nops == 0) return sl_emit(h, r); /* unchanged: byte for byte, whatever the value */
 	if (!sl_map_iter(r->value, &it)) return fail_once(sl_fail(SL_MALFORMED, "record value is not a map"));
-	if (e->nops == 0) return sl_emit(h, r);
 	sl_out *o = out_of(h);
 	if (!o) return g_fail;
 	sl_buf *b = &o->buf;
@@ -598,6 +598,7 @@ int sl_edit_emit(sl_edit *e, int h) {
 	uint32_t at = b->len, count = 0;
 	sl_buf_grow(b, 5); /* room for the largest map header, fixed below */
 	for (uint32_t i = 0; i < e->nops; i++) e->ops[i].found = false;
+	uint32_t unseen = e->nops;
 	sl_value k, v;
 	sl_str s;
 	while (sl_map_next(&it, &k, &v)) {
@@ -605,12 +606,18 @@ int sl_edit_emit(sl_edit *e, int h) {
 		if (sl_as_str(k, &s))
 			for (uint32_t i = 0; i < e->nops && !op; i++)
 				if (e->ops[i].name_len == s.n && memcmp(e->ops[i].name, s.p, s.n) == 0) op = &e->ops[i];
-		if (op) op->found = true;
-		if (op && op->unset) continue;
-		sl_put_raw(b, k.p, k.n);
-		if (op) sl_put_raw(b, e->vals.p + op->val_off, op->val_len);
-		else sl_put_raw(b, v.p, v.n);
-		count++;
+		if (op && !op->found) op->found = true, unseen--;
+		if (!op || !op->unset) {
+			sl_put_raw(b, k.p, k.n);
+			if (op) sl_put_raw(b, e->vals.p + op->val_off, op->val_len);
+			else sl_put_raw(b, v.p, v.n);
+			count++;
+		}
+		if (unseen == 0) { /* every edit applied: the rest is copied as it is (as sdk/go) */
+			sl_put_raw(b, it.p, (uint32_t)(it.end - it.p));
+			count += it.left;
+			break;
+		}
 	}
 	for (uint32_t i = 0; i < e->nops; i++) {
 		sl_op *op = &e->ops[i];
@@ -668,30 +675,84 @@ int sl_state_get(int32_t slot, sl_str *val) { return cur_or_fail() ? sl_state_ge
 int sl_state_put(int32_t slot, const void *p, uint32_t n) { return cur_or_fail() ? sl_state_put_key(slot, g_cur->key, p, n) : SL_STATE; }
 int sl_state_del(int32_t slot) { return cur_or_fail() ? sl_state_del_key(slot, g_cur->key) : SL_STATE; }
 
-/* ---- Java string hash -------------------------------------------------------------- */
+/* ---- text and keys as Go sees them --------------------------------------------------- */
 
-/* utf8_rune decodes one rune at p like Go's utf8.DecodeRune: an invalid or
- * short sequence is U+FFFD of size 1. */
-static uint32_t utf8_rune(const uint8_t *p, uint32_t left, uint32_t *size) {
+#include "sluice_unicode.h"
+
+uint32_t sl_decode_rune(const uint8_t *p, uint32_t left, uint32_t *size) {
+	if (left == 0) { *size = 0; return SL_RUNE_ERROR; }
 	uint8_t c = p[0];
-	uint32_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
-	uint8_t lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
-	uint8_t hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
 	*size = 1;
-	if (n == 0 || left < n || p[1] < lo || p[1] > hi) return 0xfffd;
+	if (c < 0x80) return c;
+	uint32_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+	uint8_t lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80; /* no overlong forms */
+	uint8_t hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf; /* no surrogates, nothing past U+10FFFF */
+	if (n == 0 || left < n || p[1] < lo || p[1] > hi) return SL_RUNE_ERROR;
 	for (uint32_t i = 2; i < n; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf) return 0xfffd;
+		if (p[i] < 0x80 || p[i] > 0xbf) return SL_RUNE_ERROR;
 	*size = n;
 	if (n == 2) return (uint32_t)(c & 0x1f) << 6 | (p[1] & 0x3f);
 	if (n == 3) return (uint32_t)(c & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
 	return (uint32_t)(c & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 | (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
 }
 
+uint32_t sl_decode_last_rune(const uint8_t *p, uint32_t n, uint32_t *size) {
+	if (n == 0) { *size = 0; return SL_RUNE_ERROR; }
+	if (p[n - 1] < 0x80) { *size = 1; return p[n - 1]; }
+	/* back to a byte that can start a rune, at most 4 bytes */
+	uint32_t start = n - 1, lim = n >= 4 ? n - 4 : 0;
+	while (start > lim && (p[start] & 0xc0) == 0x80) start--;
+	uint32_t r = sl_decode_rune(p + start, n - start, size);
+	if (start + *size != n) { *size = 1; return SL_RUNE_ERROR; }
+	return r;
+}
+
+void sl_put_rune(sl_buf *b, uint32_t r) {
+	if ((r >= 0xd800 && r <= 0xdfff) || r > 0x10ffff) r = SL_RUNE_ERROR;
+	uint8_t u[4];
+	uint32_t n;
+	if (r < 0x80) u[0] = (uint8_t)r, n = 1;
+	else if (r < 0x800) u[0] = (uint8_t)(0xc0 | r >> 6), u[1] = (uint8_t)(0x80 | (r & 0x3f)), n = 2;
+	else if (r < 0x10000) u[0] = (uint8_t)(0xe0 | r >> 12), u[1] = (uint8_t)(0x80 | (r >> 6 & 0x3f)), u[2] = (uint8_t)(0x80 | (r & 0x3f)), n = 3;
+	else u[0] = (uint8_t)(0xf0 | r >> 18), u[1] = (uint8_t)(0x80 | (r >> 12 & 0x3f)), u[2] = (uint8_t)(0x80 | (r >> 6 & 0x3f)), u[3] = (uint8_t)(0x80 | (r & 0x3f)), n = 4;
+	sl_put_raw(b, u, n);
+}
+
+/* in_table finds r's range (binary search) and checks its stride. */
+static bool in_table(const uint32_t (*t)[3], uint32_t n, uint32_t r) {
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t m = (lo + hi) / 2;
+		if (r < t[m][0]) hi = m;
+		else if (r > t[m][1]) lo = m + 1;
+		else return (r - t[m][0]) % t[m][2] == 0;
+	}
+	return false;
+}
+
+#define COUNT(t) ((uint32_t)(sizeof t / sizeof t[0]))
+
+bool sl_is_space(uint32_t r) { return in_table(sl_space_table, COUNT(sl_space_table), r); }
+bool sl_is_punct(uint32_t r) { return in_table(sl_punct_table, COUNT(sl_punct_table), r); }
+
+uint32_t sl_to_lower(uint32_t r) {
+	if (r < 0x80) return r >= 'A' && r <= 'Z' ? r + 32 : r;
+	uint32_t lo = 0, hi = COUNT(sl_lower_table);
+	while (lo < hi) {
+		uint32_t m = (lo + hi) / 2;
+		const uint32_t *t = sl_lower_table[m];
+		if (r < t[0]) hi = m;
+		else if (r > t[1]) lo = m + 1;
+		else if (t[2] == 0x110000) return t[0] + (((r - t[0]) & ~1u) | 1); /* upper/lower pairs */
+		else return r + t[2]; /* the delta, wrapping as an int32 */
+	}
+	return r;
+}
+
 int32_t sl_java_string_hash(sl_str s) {
 	uint32_t h = 0; /* unsigned: wraps like Java's int */
 	for (uint32_t i = 0, size; i < s.n; i += size) {
-		if (s.p[i] < 0x80) { h = 31 * h + s.p[i]; size = 1; continue; }
-		uint32_t r = utf8_rune(s.p + i, s.n - i, &size);
+		uint32_t r = sl_decode_rune(s.p + i, s.n - i, &size);
 		if (r >= 0x10000) {
 			r -= 0x10000;
 			h = 31 * h + (0xd800 + (r >> 10));
@@ -701,6 +762,58 @@ int32_t sl_java_string_hash(sl_str s) {
 		}
 	}
 	return (int32_t)h;
+}
+
+const char *sl_key_hash(sl_value key, int32_t *hash) {
+	sl_str s;
+	int64_t i;
+	double d;
+	sl_iter it;
+	sl_value e;
+	switch (sl_type_of(key)) {
+	case SL_T_NIL: case SL_T_INVALID:
+		return "key must not be null";
+	case SL_T_STR:
+		if (!sl_as_str(key, &s)) return "truncated msgpack";
+		*hash = sl_java_string_hash(s);
+		return NULL;
+	case SL_T_INT: /* Integer.hashCode, or Long.hashCode past 32 bits */
+		if (!sl_as_int(key, &i)) return "integer out of range";
+		*hash = i >= INT32_MIN && i <= INT32_MAX ? (int32_t)i : (int32_t)(uint32_t)((uint64_t)i ^ (uint64_t)i >> 32);
+		return NULL;
+	case SL_T_FLOAT:
+		if (key.p[0] == 0xca) { /* Float.hashCode */
+			if (key.n < 5) return "truncated msgpack";
+			uint32_t bits = (uint32_t)key.p[1] << 24 | (uint32_t)key.p[2] << 16 | (uint32_t)key.p[3] << 8 | key.p[4];
+			bool nan = (bits & 0x7f800000) == 0x7f800000 && (bits & 0x007fffff);
+			*hash = (int32_t)(nan ? 0x7fc00000 : bits);
+			return NULL;
+		}
+		if (!sl_as_float(key, &d)) return "truncated msgpack";
+		uint64_t bits; /* Double.hashCode of doubleToLongBits */
+		memcpy(&bits, &d, 8);
+		if (d != d) bits = 0x7ff8000000000000ull;
+		*hash = (int32_t)(uint32_t)(bits ^ bits >> 32);
+		return NULL;
+	case SL_T_BOOL:
+		*hash = key.p[0] == 0xc3 ? 1231 : 1237;
+		return NULL;
+	case SL_T_ARRAY: { /* a composite key, Flink's Tuple: 31 * h + hash(field) */
+		if (!sl_array_iter(key, &it) || it.left == 0 || it.left > (uint32_t)(it.end - it.p)) return "unexpected msgpack type";
+		uint32_t h = 0;
+		while (sl_array_next(&it, &e)) {
+			int32_t eh;
+			if (sl_type_of(e) == SL_T_ARRAY) return "nested composite key";
+			const char *why = sl_key_hash(e, &eh);
+			if (why) return why;
+			h = 31 * h + (uint32_t)eh;
+		}
+		*hash = (int32_t)h;
+		return NULL;
+	}
+	default:
+		return "a map, binary or ext value is not a key";
+	}
 }
 
 /* ---- the runtime behind the exports ---------------------------------------------------- */

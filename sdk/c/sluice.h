@@ -133,8 +133,9 @@ void sl_put_map(sl_buf *b, uint32_t n);
 
 int sl_emit(int out, const sl_record *r);                     /* r unchanged */
 int sl_emit_value(int out, const sl_record *r, sl_value v);   /* r's time and key, value v */
-/* Starts a record with r's time and key (nil/nil when r is NULL): write
- * exactly one value to the returned buffer with sl_put_*, then sl_end. */
+/* Starts a new record stamped with r's event time and no key, as sdk/go's
+ * NewRecord (no time when r is NULL): write exactly one value to the
+ * returned buffer with sl_put_*, then sl_end. sl_begin_with sets both. */
 sl_buf *sl_begin(int out, const sl_record *r);
 sl_buf *sl_begin_with(int out, bool has_time, int64_t time, sl_value key);
 int sl_end(int out);
@@ -174,9 +175,28 @@ int sl_state_del_key(int32_t slot, sl_value key);
 int sl_fail(int status, const char *msg);
 int sl_failn(int status, const char *msg, const void *detail, uint32_t n);
 
+/* ---- text and keys as Go sees them --------------------------------------
+ * So that a C plugin matches a Go one byte for byte: UTF-8 as Go's
+ * unicode/utf8 reads it (an invalid byte is U+FFFD of size 1), Go's Unicode
+ * tables (sluice_unicode.h, generated from Go) and abi.KeyHash. */
+
+#define SL_RUNE_ERROR 0xFFFDu
+
+uint32_t sl_decode_rune(const uint8_t *p, uint32_t n, uint32_t *size);      /* utf8.DecodeRune */
+uint32_t sl_decode_last_rune(const uint8_t *p, uint32_t n, uint32_t *size); /* utf8.DecodeLastRune */
+void sl_put_rune(sl_buf *b, uint32_t r); /* utf8.AppendRune: raw UTF-8, no msgpack header */
+bool sl_is_space(uint32_t r);            /* unicode.IsSpace */
+bool sl_is_punct(uint32_t r);            /* unicode.IsPunct */
+uint32_t sl_to_lower(uint32_t r);        /* unicode.ToLower */
+
 /* Java's String.hashCode over the UTF-16 code units of UTF-8 bytes (invalid
  * bytes count as U+FFFD), as abi.StringHash: Flink's hash of a string key. */
 int32_t sl_java_string_hash(sl_str s);
+
+/* abi.KeyHash: Java's hashCode of a key (string, int, float, bool, or a
+ * non-empty array of them), Flink's partitioning hash. NULL and *hash set,
+ * or why the key has no hash (nil, a map, binary...). */
+const char *sl_key_hash(sl_value key, int32_t *hash);
 
 /* ---- the plugin ---------------------------------------------------------- */
 

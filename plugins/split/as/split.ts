@@ -1,37 +1,43 @@
-// split (AssemblyScript): a flatMap that turns the string field "line" into
-// one record {"word": w} per word, with the input's event time and key.
-// Words are separated by ASCII whitespace, lowercased (A-Z) and trimmed of
-// ASCII punctuation at both ends; words left empty are skipped. A record
-// without a string "line" gives no output.
-import { MAIN, Record, Status, begin, end, flatMap } from "../../../sdk/assemblyscript/assembly/index";
+// split (AssemblyScript): a flatMap that splits the field "line" into
+// words and emits one record {"word": w} per word, lowercased, with
+// punctuation trimmed from both ends ("Don't!" gives "don't"), exactly as
+// the Go plugin (plugins/split/main.go): words are separated by Unicode
+// white space, text is read as Go reads UTF-8 and lowercased with Go's
+// tables. Each word carries the line's event time and no key (as
+// sdk.NewRecord). A record without a line emits nothing.
+import {
+  Buf, MAIN, Record, Status, Type, begin, decodeLastRune, decodeRune, end, flatMap,
+  isPunct, isSpace, putRune, runeSize, toLower,
+} from "../../../sdk/assemblyscript/assembly/index";
 export * from "../../../sdk/assemblyscript/assembly/operator";
 
-function isSpace(c: u8): bool { return c == 0x20 || (c >= 0x09 && c <= 0x0d); }
-
-function isPunct(c: u8): bool {
-  return (c >= 0x21 && c <= 0x2f) || (c >= 0x3a && c <= 0x40) || (c >= 0x5b && c <= 0x60) || (c >= 0x7b && c <= 0x7e);
-}
+const word = new Buf(); // the lowercased word being built: reused
 
 function split(r: Record): i32 {
   const line = r.field("line");
-  if (!line.isStr) return Status.OK;
-  const p = line.strPtr, n = line.strLen;
-  for (let i = 0; i < n;) {
-    while (i < n && isSpace(load<u8>(p + <usize>i))) i++;
-    let from = i;
-    while (i < n && !isSpace(load<u8>(p + <usize>i))) i++;
-    let to = i;
-    while (from < to && isPunct(load<u8>(p + <usize>from))) from++;
-    while (to > from && isPunct(load<u8>(p + <usize>(to - 1)))) to--;
-    if (from == to) continue;
-    const b = begin(MAIN, r);
+  let p: usize, n: i32;
+  if (line.isStr) { p = line.strPtr; n = line.strLen; }
+  else if (line.type == Type.Bin) { p = line.binPtr; n = line.binLen; }
+  else return Status.OK;
+  while (n > 0) {
+    // the next field: skip white space, take the run of other runes
+    let i = 0;
+    while (i < n && isSpace(decodeRune(p + <usize>i, n - i))) i += runeSize;
+    let j = i;
+    while (j < n && !isSpace(decodeRune(p + <usize>j, n - j))) j += runeSize;
+    let w = p + <usize>i, wn = j - i;
+    p += <usize>j;
+    n -= j;
+    // trim punctuation from both ends, then lowercase
+    while (wn > 0 && isPunct(decodeRune(w, wn))) { w += <usize>runeSize; wn -= runeSize; }
+    while (wn > 0 && isPunct(decodeLastRune(w, wn))) wn -= runeSize;
+    if (wn == 0) continue;
+    word.reset();
+    for (let k = 0; k < wn; k += runeSize) putRune(word, toLower(decodeRune(w + <usize>k, wn - k)));
+    const b = begin(MAIN, r); // the line's event time, no key
     b.putMap(1);
     b.putStr("word");
-    b.putStrBytes(p + <usize>from, to - from);
-    for (let at = b.ptr + <usize>(b.len - (to - from)), e = b.ptr + <usize>b.len; at < e; at++) {
-      const c = load<u8>(at); // lowercase where it was written
-      if (c >= 0x41 && c <= 0x5a) store<u8>(at, c + 0x20);
-    }
+    b.putStrBytes(word.ptr, word.len);
     const st = end(MAIN);
     if (st < 0) return st;
   }

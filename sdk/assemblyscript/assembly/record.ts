@@ -170,19 +170,19 @@ export class Edit {
   /** Appends r with the edits applied, as an envelope, to dst; false when
    * the value is not a map. */
   write(r: Record, dst: Buf): bool {
-    const it = this.iter;
-    if (!it.reset(r.value, true)) return false;
     const c = this.count;
-    if (c == 0) {
+    if (c == 0) { // unchanged: byte for byte, whatever the value
       dst.putRaw(r.raw.ptr, r.raw.len);
       return true;
     }
+    const it = this.iter;
+    if (!it.reset(r.value, true)) return false;
     putEnvelope(dst, r.hasTime, r.time, r.key);
     const at = dst.len;
     dst.grow(5); // room for the largest map header
     for (let i = 0; i < c; i++) store<i32>(this.opAt(i), load<i32>(this.opAt(i), 16) & ~FOUND, 16);
     const s = this.scratch;
-    let count = 0;
+    let count = 0, unseen = c;
     while (it.next()) {
       const k = it.key;
       const off = strBody(k);
@@ -193,17 +193,25 @@ export class Edit {
           if (bytesEqual(s.ptr + <usize>load<i32>(o), load<i32>(o, 4), k.ptr + <usize>off, k.len - off)) { op = o; break; }
         }
       }
+      let unset = false;
       if (op != 0) {
         const flags = load<i32>(op, 16);
-        store<i32>(op, flags | FOUND, 16);
-        if (flags & UNSET) continue;
-        dst.putRaw(k.ptr, k.len);
-        dst.putRaw(s.ptr + <usize>load<i32>(op, 8), load<i32>(op, 12));
+        if (!(flags & FOUND)) { store<i32>(op, flags | FOUND, 16); unseen--; }
+        unset = (flags & UNSET) != 0;
+        if (!unset) {
+          dst.putRaw(k.ptr, k.len);
+          dst.putRaw(s.ptr + <usize>load<i32>(op, 8), load<i32>(op, 12));
+        }
       } else {
         dst.putRaw(k.ptr, k.len);
         dst.putRaw(it.value.ptr, it.value.len);
       }
-      count++;
+      if (!unset) count++;
+      if (unseen == 0) { // every edit applied: the rest is copied as it is (as sdk/go)
+        dst.putRaw(it.p, <i32>(it.e - it.p));
+        count += <i32>it.remaining;
+        break;
+      }
     }
     for (let i = 0; i < c; i++) {
       const o = this.opAt(i);

@@ -189,15 +189,16 @@ export function emit(out: i32, r: Record): i32 {
 
 /** Emits r's time and key with the value v. */
 export function emitValue(out: i32, r: Record, v: Value): i32 {
-  begin(out, r).putRaw(v.ptr, v.len);
+  beginWith(out, r.hasTime, r.time, r.key).putRaw(v.ptr, v.len);
   return end(out);
 }
 
-/** Starts a record with r's time and key (nil/nil when r is null): write
- * exactly one value to the returned buffer, then call end(out). */
+/** Starts a new record stamped with r's event time and no key, as sdk/go's
+ * NewRecord (no time when r is null): write exactly one value to the
+ * returned buffer, then call end(out). beginWith sets both. */
 export function begin(out: i32, r: Record | null): Buf {
   if (r == null) return beginWith(out, false, 0, nilKey);
-  return beginWith(out, r.hasTime, r.time, r.key);
+  return beginWith(out, r.hasTime, r.time, nilKey);
 }
 
 /** begin with an explicit time and key (key.exists false for nil). */

@@ -108,6 +108,33 @@ test("the abort handler reports through error and traps", async () => {
   assert.match(inst.error, /^abort: boom \(tests\/codec\.ts:\d+\)$/);
 });
 
+test("text and keys as Go sees them", async () => {
+  const inst = await Instance.load(build("text"));
+  inst.open();
+  const cases = [
+    // s, lower, spaces, puncts, last rune, its size
+    ["İSTANBUL Ça\u00a0Va—!", "istanbul ça\u00a0va—!", 2, 2, 0x21, 1],
+    ["ΣΊΣΥΦΟΣ 𐐀 Ⰰ", "σίσυφοσ 𐐨 ⰰ", 2, 0, 0x2c00, 3],
+    [raw([0xa5, 0xff, 0x41, 0xc3, 0x20, 0xe2]), "\ufffda\ufffd \ufffd", 1, 0, 0xfffd, 1],
+  ];
+  for (const [s, lower, spaces, puncts, last, lastSize] of cases) {
+    const r = inst.process(batch([[null, null, { s }]]), 1);
+    assert.equal(r.status, 0, r.error);
+    assert.deepEqual(r.out[0].bytes, batch([[null, null, { s, lower, spaces, puncts, last, lastSize }]]), JSON.stringify(s));
+  }
+  // abi.KeyHash vectors (abi/keyhash_test.go)
+  const keys = [["hello", 99162322], [42, 42], [-1, -1], [1n << 32n, 1], [-(1n << 63n), -2147483648], [f64(1.0), 1072693248],
+    [f64(NaN), 2146959360], [true, 1231], [false, 1237], [["a", 1], 31 * 97 + 1], [raw([0xca, 0x7f, 0xc0, 0, 1]), 0x7fc00000]];
+  for (const [k, kh] of keys) {
+    const r = inst.process(batch([[null, null, { k }]]), 1);
+    assert.deepEqual(r.out[0].bytes, batch([[null, null, { k, kh }]]), `key ${JSON.stringify(String(k))}`);
+  }
+  for (const [k, why] of [[null, "key must not be null"], [{}, "a map, binary or ext value is not a key"], [[], "unexpected msgpack type"], [[[1]], "nested composite key"]]) {
+    const r = inst.process(batch([[null, null, { k }]]), 1);
+    assert.deepEqual(r.out[0].bytes, batch([[null, null, { k, why }]]));
+  }
+});
+
 test("process: side outputs, keyed state, errors, limits, describe", async () => {
   const wasm = build("late");
   let inst = await Instance.load(wasm, { ports: { late: 1 } });
@@ -116,7 +143,7 @@ test("process: side outputs, keyed state, errors, limits, describe", async () =>
   const b = batch([[50, "k", { a: 1 }], [150, "k", { a: 2 }], [150, "j", {}]]);
   let r = inst.process(b, 3);
   assert.equal(r.status, 0, r.error);
-  assert.deepEqual(r.out[0], { bytes: batch([[150, "k", "x"], [150, "j", "x"]]), count: 2, emits: 1 });
+  assert.deepEqual(r.out[0], { bytes: batch([[150, null, "x"], [150, null, "x"]]), count: 2, emits: 1 }); // new records: no key
   assert.deepEqual(r.out[1], { bytes: batch([[50, "k", { a: 1 }]]), count: 1, emits: 1 });
   assert.equal(inst.state.size, 2);
   r = inst.process(batch([[1, null, {}]]), 1);

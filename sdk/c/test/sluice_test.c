@@ -191,6 +191,39 @@ static void test_map_lookup(void) {
 	free(b.p);
 }
 
+static void test_text_like_go(void) {
+	uint32_t size;
+	/* utf8.DecodeRune / DecodeLastRune */
+	CHECK(sl_decode_rune((const uint8_t *)"\xc3\xa9", 2, &size) == 0xe9 && size == 2);
+	CHECK(sl_decode_rune((const uint8_t *)"\xc3", 1, &size) == SL_RUNE_ERROR && size == 1);
+	CHECK(sl_decode_rune((const uint8_t *)"\xe0\x80\x80", 3, &size) == SL_RUNE_ERROR && size == 1); /* overlong */
+	CHECK(sl_decode_last_rune((const uint8_t *)"a\xe2\x80\x94", 4, &size) == 0x2014 && size == 3);
+	CHECK(sl_decode_last_rune((const uint8_t *)"a\x80", 2, &size) == SL_RUNE_ERROR && size == 1);
+	/* unicode.IsSpace, IsPunct, ToLower */
+	CHECK(sl_is_space(' ') && sl_is_space(0x85) && sl_is_space(0x3000) && !sl_is_space('a') && !sl_is_space(0x200b));
+	CHECK(sl_is_punct('!') && sl_is_punct(0x2014) && sl_is_punct(0x201c) && !sl_is_punct('$') && !sl_is_punct('a'));
+	CHECK(sl_to_lower('A') == 'a' && sl_to_lower(0xc7) == 0xe7 && sl_to_lower(0x100) == 0x101 && sl_to_lower(0x101) == 0x101);
+	CHECK(sl_to_lower(0x130) == 'i' && sl_to_lower(0x391) == 0x3b1 && sl_to_lower(0x10400) == 0x10428 && sl_to_lower(0x2c00) == 0x2c30);
+	sl_buf b = {0};
+	sl_put_rune(&b, 0xe9);
+	sl_put_rune(&b, 0xd800); /* a surrogate: U+FFFD */
+	CHECK(bytes_eq(b.p, b.len, (const uint8_t *)"\xc3\xa9\xef\xbf\xbd", 5));
+	free(b.p);
+	/* abi.KeyHash (abi/keyhash_test.go vectors) */
+	int32_t h;
+	CHECK(!sl_key_hash(V(0xa5, 'h', 'e', 'l', 'l', 'o'), &h) && h == 99162322);
+	CHECK(!sl_key_hash(V(0x2a), &h) && h == 42);
+	CHECK(!sl_key_hash(V(0xff), &h) && h == -1);
+	CHECK(!sl_key_hash(V(0xcf, 0, 0, 0, 1, 0, 0, 0, 0), &h) && h == 1);           /* long 2^32 */
+	CHECK(!sl_key_hash(V(0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0), &h) && h == INT32_MIN); /* long min */
+	CHECK(!sl_key_hash(V(0xcb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0), &h) && h == 1072693248); /* 1.0 */
+	CHECK(!sl_key_hash(V(0xcb, 0x7f, 0xf8, 0, 0, 0, 0, 0, 1), &h) && h == 2146959360); /* NaN */
+	CHECK(!sl_key_hash(V(0xc3), &h) && h == 1231);
+	CHECK(!sl_key_hash(V(0x92, 0xa1, 'a', 0x01), &h) && h == 31 * 97 + 1);
+	CHECK(sl_key_hash(V(0xc0), &h) && sl_key_hash(V(0x80), &h) && sl_key_hash(V(0x90), &h));
+	CHECK(sl_key_hash(V(0x91, 0x91, 0x01), &h)); /* nested */
+}
+
 static void test_java_hash(void) {
 	static const struct { const char *s; int32_t want; } cases[] = {
 		{"hello", 99162322}, {"", 0}, {"a", 97}, {"\xc3\xa9", 233},
@@ -349,6 +382,7 @@ int main(void) {
 	test_skip_errors();
 	test_map_lookup();
 	test_java_hash();
+	test_text_like_go();
 	test_filter_and_map();
 	test_process_state_and_side_outputs();
 	test_partition_and_describe();

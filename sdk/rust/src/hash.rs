@@ -1,4 +1,7 @@
-//! Java's String.hashCode, the hash Flink partitions string keys by.
+//! Java's hashCode of keys, the hash Flink partitions by (abi.KeyHash).
+
+use crate::msgpack::{Type, Value};
+use crate::text::decode_rune;
 
 /// Java's String.hashCode over the UTF-16 code units of the UTF-8 bytes `s`
 /// (abi.StringHash): invalid bytes count as U+FFFD, one per byte, as Go's
@@ -7,11 +10,6 @@ pub fn java_string_hash(s: &[u8]) -> i32 {
     let mut h: i32 = 0;
     let mut i = 0;
     while i < s.len() {
-        if s[i] < 0x80 {
-            h = h.wrapping_mul(31).wrapping_add(s[i] as i32);
-            i += 1;
-            continue;
-        }
         let (r, size) = decode_rune(&s[i..]);
         i += size;
         if r >= 0x10000 {
@@ -25,32 +23,53 @@ pub fn java_string_hash(s: &[u8]) -> i32 {
     h
 }
 
-/// Decodes one non-ASCII rune like Go's utf8.DecodeRune: an invalid, short,
-/// overlong or surrogate sequence is (U+FFFD, 1).
-fn decode_rune(p: &[u8]) -> (u32, usize) {
-    let c = p[0];
-    let n = match c {
-        0xc2..=0xdf => 2,
-        0xe0..=0xef => 3,
-        0xf0..=0xf4 => 4,
-        _ => return (0xfffd, 1),
+/// abi.KeyHash: Java's hashCode of a key (string, int, float, bool, or a
+/// non-empty array of them), or why the key has none (nil, a map...).
+pub fn key_hash(key: Option<Value>) -> Result<i32, &'static str> {
+    let key = match key {
+        Some(k) if !k.is_nil() && !k.raw().is_empty() => k,
+        _ => return Err("key must not be null"),
     };
-    let (lo, hi) = match c {
-        0xe0 => (0xa0, 0xbf),
-        0xed => (0x80, 0x9f),
-        0xf0 => (0x90, 0xbf),
-        0xf4 => (0x80, 0x8f),
-        _ => (0x80, 0xbf),
-    };
-    if p.len() < n || p[1] < lo || p[1] > hi || p[2..n].iter().any(|&b| !(0x80..=0xbf).contains(&b)) {
-        return (0xfffd, 1);
+    let raw = key.raw();
+    match key.kind() {
+        Type::Str => key.as_str_bytes().map(java_string_hash).ok_or("truncated msgpack"),
+        Type::Int => {
+            // Integer.hashCode, or Long.hashCode past 32 bits
+            let v = key.as_int().ok_or("integer out of range")?;
+            Ok(if v >= i32::MIN as i64 && v <= i32::MAX as i64 { v as i32 } else { (v as u64 ^ (v as u64) >> 32) as i32 })
+        }
+        Type::Float if raw[0] == 0xca => {
+            // Float.hashCode
+            let b = raw.get(1..5).ok_or("truncated msgpack")?;
+            let f = f32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+            Ok(if f.is_nan() { 0x7fc00000 } else { f.to_bits() as i32 })
+        }
+        Type::Float => {
+            // Double.hashCode of doubleToLongBits
+            let f = key.as_f64().ok_or("truncated msgpack")?;
+            let bits = if f.is_nan() { 0x7ff8000000000000 } else { f.to_bits() };
+            Ok((bits ^ bits >> 32) as i32)
+        }
+        Type::Bool => Ok(if raw[0] == 0xc3 { 1231 } else { 1237 }),
+        Type::Array => {
+            // a composite key, Flink's Tuple: 31 * h + hash(field)
+            let items = key.items().ok_or("unexpected msgpack type")?;
+            let mut h: i32 = 0;
+            let mut n = 0;
+            for e in items {
+                if e.kind() == Type::Array {
+                    return Err("nested composite key");
+                }
+                h = h.wrapping_mul(31).wrapping_add(key_hash(Some(e))?);
+                n += 1;
+            }
+            if n == 0 {
+                return Err("unexpected msgpack type");
+            }
+            Ok(h)
+        }
+        _ => Err("a map, binary or ext value is not a key"),
     }
-    let r = match n {
-        2 => (c as u32 & 0x1f) << 6 | (p[1] as u32 & 0x3f),
-        3 => (c as u32 & 0x0f) << 12 | (p[1] as u32 & 0x3f) << 6 | (p[2] as u32 & 0x3f),
-        _ => (c as u32 & 0x07) << 18 | (p[1] as u32 & 0x3f) << 12 | (p[2] as u32 & 0x3f) << 6 | (p[3] as u32 & 0x3f),
-    };
-    (r, n)
 }
 
 #[cfg(test)]
@@ -73,5 +92,21 @@ mod tests {
         for &(s, want) in cases {
             assert_eq!(java_string_hash(s), want, "{:?}", s);
         }
+    }
+
+    #[test]
+    fn key_hash_vectors() {
+        let h = |b: &[u8]| key_hash(Some(Value::from_raw(b)));
+        assert_eq!(h(&[0xa5, b'h', b'e', b'l', b'l', b'o']), Ok(99162322));
+        assert_eq!(h(&[0x2a]), Ok(42));
+        assert_eq!(h(&[0xff]), Ok(-1));
+        assert_eq!(h(&[0xcf, 0, 0, 0, 1, 0, 0, 0, 0]), Ok(1));
+        assert_eq!(h(&[0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0]), Ok(i32::MIN));
+        assert_eq!(h(&[0xcb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0]), Ok(1072693248));
+        assert_eq!(h(&[0xcb, 0x7f, 0xf8, 0, 0, 0, 0, 0, 1]), Ok(2146959360));
+        assert_eq!(h(&[0xc3]), Ok(1231));
+        assert_eq!(h(&[0x92, 0xa1, b'a', 0x01]), Ok(31 * 97 + 1));
+        assert!(h(&[0xc0]).is_err() && h(&[0x80]).is_err() && h(&[0x90]).is_err() && h(&[0x91, 0x91, 1]).is_err());
+        assert!(key_hash(None).is_err());
     }
 }

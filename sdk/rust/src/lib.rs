@@ -27,10 +27,12 @@ mod host;
 mod msgpack;
 mod record;
 mod runtime;
+pub mod text;
+mod unicode_tables;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
 
-pub use hash::java_string_hash;
+pub use hash::{java_string_hash, key_hash};
 pub use msgpack::{skip, type_of, DecodeError, Entries, Items, Type, Value, Write, MAX_DEPTH};
 pub use record::{Edit, Record};
 pub use runtime::{rt, Context, Kind, Output, MAIN};

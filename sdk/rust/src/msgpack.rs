@@ -302,6 +302,11 @@ pub struct Entries<'a> {
 }
 
 impl<'a> Entries<'a> {
+    /// The bytes of the pairs not read yet, and how many there are.
+    pub(crate) fn rest(&self) -> (&'a [u8], u64) {
+        (&self.b[self.off..], self.left)
+    }
+
     fn value(&mut self) -> Option<Value<'a>> {
         match skip_at(self.b, self.off, 1) {
             Ok(end) => {

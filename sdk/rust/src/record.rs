@@ -175,37 +175,51 @@ impl Edit {
 
     /// Appends `r` with the edits applied as an envelope to `dst`.
     pub(crate) fn write(&mut self, r: &Record, dst: &mut Vec<u8>) -> Result<(), &'static str> {
-        let mut it = r.value.entries().ok_or("record value is not a map")?;
         if self.ops.is_empty() {
-            dst.extend_from_slice(r.raw);
+            dst.extend_from_slice(r.raw); // unchanged: byte for byte, whatever the value
             return Ok(());
         }
+        let mut it = r.value.entries().ok_or("record value is not a map")?;
         put_envelope(dst, r.time, r.key);
         let at = dst.len();
         dst.extend_from_slice(&[0; 5]); // room for the largest map header
         for op in self.ops.iter_mut() {
             op.found = false;
         }
+        let mut unseen = self.ops.len();
         let mut count: u32 = 0;
-        for (k, v) in &mut it {
-            let name = k.as_str_bytes();
+        while let Some((k, v)) = it.next() {
             let scratch = &self.scratch;
+            let name = k.as_str_bytes();
             let op = name.and_then(|n| self.ops.iter_mut().find(|o| &scratch[o.name.0..o.name.1] == n));
+            let mut unset = false;
             match op {
                 Some(op) => {
-                    op.found = true;
-                    if op.unset {
-                        continue;
+                    if !op.found {
+                        op.found = true;
+                        unseen -= 1;
                     }
-                    dst.put_raw(k.raw());
-                    dst.put_raw(&scratch[op.val.0..op.val.1]);
+                    unset = op.unset;
+                    if !unset {
+                        dst.put_raw(k.raw());
+                        dst.put_raw(&scratch[op.val.0..op.val.1]);
+                    }
                 }
                 None => {
                     dst.put_raw(k.raw());
                     dst.put_raw(v.raw());
                 }
             }
-            count += 1;
+            if !unset {
+                count += 1;
+            }
+            if unseen == 0 {
+                // every edit applied: the rest is copied as it is (as sdk/go)
+                let (rest, left) = it.rest();
+                dst.put_raw(rest);
+                count += left as u32;
+                break;
+            }
         }
         for op in self.ops.iter().filter(|o| !o.found && !o.unset) {
             dst.put_str_bytes(&self.scratch[op.name.0..op.name.1]);

@@ -131,14 +131,14 @@ impl Output<'_> {
 
     /// Emits `r`'s time and key with the value `v`.
     pub fn emit_value(&mut self, out: usize, r: &Record, v: Value) -> Result<(), Error> {
-        self.emit_with(out, Some(r), |b| b.put_raw(v.raw()))
+        self.emit_new(out, r.time, r.key, |b| b.put_raw(v.raw()))
     }
 
-    /// Emits a new record with `like`'s time and key (nil, nil for `None`);
-    /// `write` must append exactly one msgpack value, the record.
+    /// Emits a new record stamped with `like`'s event time and no key, as
+    /// sdk/go's NewRecord (no time for `None`); `write` must append exactly
+    /// one msgpack value, the record.
     pub fn emit_with(&mut self, out: usize, like: Option<&Record>, write: impl FnOnce(&mut Vec<u8>)) -> Result<(), Error> {
-        let (time, key) = like.map(|r| (r.time, r.key)).unwrap_or((None, None));
-        self.emit_new(out, time, key, write)
+        self.emit_new(out, like.and_then(|r| r.time), None, write)
     }
 
     /// Emits a new record with the given time and key.

@@ -1,20 +1,28 @@
-//! country (Rust): a custom partitioner keyed by a country code (a string).
-//! The hot country (config "hot", default "NL") always goes to channel 0;
-//! every other country to 1 + floorMod(javaHash(code), n-1), so the hot
-//! country has a channel to itself; with n == 1 everything goes to 0.
+//! country (Rust): a custom partitioner keyed by a country code, as the Go
+//! plugin (plugins/country/main.go): the hot country (config "hot", default
+//! "NL") always goes to channel 0, every other key hashes (Java hashCode, as
+//! Flink: abi.KeyHash) over channels 1..n-1; with one channel everything
+//! goes to 0. A key without a hash (nil, a map...) fails the batch.
 
-use sluice::{java_string_hash, Context, Error, Partitioner, Plugin, Value};
+use sluice::{key_hash, Context, Error, Partitioner, Plugin, Value};
 
 pub struct Country {
-    hot: &'static [u8], // a view into the config
+    hot: Vec<u8>,
 }
 
 impl Plugin for Country {
     const NAME: &'static str = "country";
     fn open(_: &Context, config: Value<'static>) -> Result<Self, Error> {
+        // as Go's ConfigString: a string, or an integer or boolean formatted
         let hot = match config.get("hot") {
-            Some(v) if !v.is_nil() => v.as_str_bytes().ok_or_else(|| Error::config("country: config hot: want a string"))?,
-            _ => b"NL",
+            None => b"NL".to_vec(),
+            Some(v) if v.is_nil() => b"NL".to_vec(),
+            Some(v) => match (v.as_str_bytes(), v.as_int(), v.as_bool()) {
+                (Some(s), _, _) => s.to_vec(),
+                (_, Some(i), _) => i.to_string().into_bytes(),
+                (_, _, Some(b)) => b.to_string().into_bytes(),
+                _ => return Err(Error::config("config hot: want a string")),
+            },
         };
         Ok(Country { hot })
     }
@@ -22,11 +30,16 @@ impl Plugin for Country {
 
 impl Partitioner for Country {
     fn partition(&mut self, key: Option<Value>, n: i32) -> Result<i32, Error> {
-        let code = key.and_then(|k| k.as_str_bytes()).ok_or_else(|| Error::user("country: the key must be a country code string"))?;
-        if n == 1 || code == self.hot {
+        if n == 1 {
             return Ok(0);
         }
-        Ok(1 + java_string_hash(code).rem_euclid(n - 1))
+        // the key's bytes when it is a string (or binary), as Go's StrBytes
+        let code = key.and_then(|k| k.as_str_bytes().or_else(|| k.as_bin())).unwrap_or(&[]);
+        if code == self.hot.as_slice() {
+            return Ok(0);
+        }
+        let h = key_hash(key).map_err(|why| Error::user(format!("country: {}", why)))?;
+        Ok(1 + h.rem_euclid(n - 1))
     }
 }
 

@@ -1,0 +1,208 @@
+package fuel
+
+// siteKind says what code a site gets.
+type siteKind uint8
+
+const (
+	siteEntry      siteKind = iota // the body's start: a static charge
+	siteLoop                       // just after a loop's block type: a static charge
+	siteBulkMemory                 // just before memory.init/copy/fill: n>>3 at run time
+	siteBulkTable                  // just before table.init/copy/fill: n<<6 at run time
+	siteSyncOut                    // before a call or an exit: store the cached counter
+	siteSyncIn                     // after a call: reload the cached counter
+)
+
+// site is a place in a function body where code is inserted.
+type site struct {
+	at   int // offset in the body
+	kind siteKind
+	cost uint64 // static charge of siteEntry and siteLoop
+}
+
+// plan is what rewriteBody needs to know about one function body.
+type plan struct {
+	sites     []site // in body order
+	groupsEnd int    // offset just past the count of local declaration groups
+	groups    uint32 // local declaration groups
+	localsEnd int    // offset of the first instruction
+	locals    uint32 // locals declared, not counting parameters
+	cached    bool   // the body has loops: it keeps the counter in a local
+	bulk      bool   // the body has run-time charges: it needs an i32 local
+}
+
+// maxLocals caps the locals one function may declare, as the JS API's
+// implementation limits do (WebAssembly JavaScript Interface, "Limits").
+// Locals are declared run-length encoded, so six bytes can declare 2^32-1
+// of them, and wazero 1.12 allocates a slice of the declared total before
+// it validates anything.
+const maxLocals = 50000
+
+// frame is one open label while walking a body.
+type frame struct {
+	kind    kind // kBlock, kLoop or kIf (kElse once an if has seen its else)
+	regions int  // len(regions) to restore when the frame closes
+}
+
+// scanBody walks one function body of the code section (§5.5.13 "Code
+// Section": vec(locals) expr) and plans its instrumentation. It checks the
+// body's structure (labels balanced, the final end exactly at the body's
+// last byte) and, through readInstr, refuses any global.get/global.set of
+// the counter's index: guest code must never reach the counter.
+//
+// Cost model (CostRegion): every instruction belongs to one region, the
+// innermost loop enclosing it or else the function; a loop's own opcode
+// belongs to the enclosing region, its end to the loop. A site charges the
+// weighted count of instructions in its region (see weight). Within one
+// pass through a region control only moves forward (the only backward
+// edges in wasm are branches to loop headers, which start a new pass and
+// pay again), so each of its instructions runs at most once per charge:
+// the charge is an upper bound on the instructions executed, exact for
+// straight-line code.
+//
+// A body with loops keeps the counter in a local while it runs (see
+// rewriteBody), so it also gets sync sites around calls and at every exit:
+// return, the final end, and branches to the function's own label.
+func scanBody(body []byte, base int, b bounds, model CostModel) (plan, error) {
+	var p plan
+	r := newReader(body, base)
+	groups, err := r.count()
+	if err != nil {
+		return p, err
+	}
+	p.groups, p.groupsEnd = groups, r.off
+	var locals uint64
+	for ; groups > 0; groups-- {
+		n, err := r.u32()
+		if err != nil {
+			return p, err
+		}
+		if locals += uint64(n); locals > maxLocals {
+			return p, r.errorf(ErrUnsupported, "more than %d locals", maxLocals)
+		}
+		c, err := r.byte()
+		if err != nil {
+			return p, err
+		}
+		if !isValType(c) {
+			r.off--
+			return p, r.errorf(ErrUnsupported, "local type %#02x", c)
+		}
+	}
+	p.locals, p.localsEnd = uint32(locals), r.off
+	sites := []site{{at: r.off, kind: siteEntry}}
+	regions := []int{0} // indices into sites; the last is the current region
+	frames := []frame{{kind: kBlock, regions: 1}}
+	for {
+		if r.eof() {
+			return p, r.errorf(ErrMalformed, "function body ends before its final end")
+		}
+		start := r.off
+		in, err := readInstr(r, b)
+		if err != nil {
+			return p, err
+		}
+		if model == CostSite {
+			in.kind = plainForSites(in.kind)
+		}
+		sites[regions[len(regions)-1]].cost += weight(in.kind)
+		outer := uint32(len(frames) - 1) // the label index of the function itself
+		switch in.kind {
+		case kBlock, kIf:
+			frames = append(frames, frame{kind: in.kind, regions: len(regions)})
+		case kLoop:
+			frames = append(frames, frame{kind: kLoop, regions: len(regions)})
+			sites = append(sites, site{at: r.off, kind: siteLoop})
+			regions = append(regions, len(sites)-1)
+			p.cached = true
+		case kBulkMemory:
+			sites = append(sites, site{at: start, kind: siteBulkMemory})
+			p.bulk = true
+		case kBulkTable:
+			sites = append(sites, site{at: start, kind: siteBulkTable})
+			p.bulk = true
+		case kCall:
+			sites = append(sites, site{at: start, kind: siteSyncOut}, site{at: r.off, kind: siteSyncIn})
+		case kReturn:
+			sites = append(sites, site{at: start, kind: siteSyncOut})
+		case kBr, kBrTable:
+			if in.label >= outer {
+				sites = append(sites, site{at: start, kind: siteSyncOut})
+			}
+		case kElse:
+			top := &frames[len(frames)-1]
+			if top.kind != kIf {
+				r.off = start
+				return p, r.errorf(ErrMalformed, "else without if")
+			}
+			top.kind = kElse
+		case kEnd:
+			top := frames[len(frames)-1]
+			frames = frames[:len(frames)-1]
+			regions = regions[:top.regions]
+			if len(frames) > 0 {
+				continue
+			}
+			if !r.eof() {
+				return p, r.errorf(ErrMalformed, "%d bytes after the function's final end", len(body)-r.off)
+			}
+			sites = append(sites, site{at: start, kind: siteSyncOut})
+			if !p.cached { // no loop: the counter stays in the global, nothing to sync
+				kept := sites[:0]
+				for _, s := range sites {
+					if s.kind != siteSyncOut && s.kind != siteSyncIn {
+						kept = append(kept, s)
+					}
+				}
+				sites = kept
+			}
+			if model == CostSite {
+				for i := range sites {
+					sites[i].cost = 1
+				}
+			}
+			p.sites = sites
+			return p, nil
+		}
+	}
+}
+
+// plainForSites maps the kinds CostSite does not charge differently to
+// kPlain: it counts function entries and loop iterations only.
+func plainForSites(k kind) kind {
+	if k == kGrow || k == kBulkMemory || k == kBulkTable {
+		return kPlain
+	}
+	return k
+}
+
+// rewriteBody appends body to dst with the code of every site inserted
+// (see emit.go). Scratch locals go after all others, declared by appended
+// groups, so no existing local index changes: the cached counter (i64,
+// index params+locals) if the body has loops, then the bulk operand (i32)
+// if it has bulk instructions.
+func rewriteBody(dst, body []byte, p plan, counter, params uint32) []byte {
+	e := emitter{counter: counter, cached: p.cached}
+	prev := 0
+	if p.cached || p.bulk {
+		next, groups := params+p.locals, p.groups
+		var extra []byte
+		if p.cached {
+			e.fuel, next, groups = next, next+1, groups+1
+			extra = append(extra, 0x01, valI64)
+		}
+		if p.bulk {
+			e.n, groups = next, groups+1
+			extra = append(extra, 0x01, valI32)
+		}
+		dst = appendU32(dst, groups)
+		dst = append(dst, body[p.groupsEnd:p.localsEnd]...)
+		dst = append(dst, extra...)
+		prev = p.localsEnd
+	}
+	for _, s := range p.sites {
+		dst = append(dst, body[prev:s.at]...)
+		dst = e.site(dst, s)
+		prev = s.at
+	}
+	return append(dst, body[prev:]...)
+}

@@ -1,0 +1,383 @@
+package fuel
+
+// Opcodes the instrumenter emits or treats specially (WebAssembly Core
+// Specification 2.0, §5.4 "Instructions").
+const (
+	opUnreachable = 0x00
+	opBlock       = 0x02
+	opLoop        = 0x03
+	opIf          = 0x04
+	opElse        = 0x05
+	opEnd         = 0x0b
+	opGlobalGet   = 0x23
+	opGlobalSet   = 0x24
+	opI64Const    = 0x42
+	opI64GeS      = 0x59
+	opI64Sub      = 0x7d
+
+	blockEmpty = 0x40 // block type []→[] (§5.4.1)
+	valI64     = 0x7e // number type i64 (§5.3.1)
+)
+
+// kind classifies a decoded instruction for the body walker.
+type kind uint8
+
+const (
+	kPlain      kind = iota // no effect on structure
+	kBlock                  // block: opens a label
+	kLoop                   // loop: opens a label and a metering site
+	kIf                     // if: opens a label that may take an else
+	kElse                   // else
+	kEnd                    // end: closes the innermost label (or the body)
+	kGrow                   // memory.grow, table.grow: a call into the runtime
+	kBulkMemory             // memory.init/copy/fill: work proportional to n bytes
+	kBulkTable              // table.init/copy/fill: work proportional to n elements
+	kCall                   // call, call_indirect
+	kReturn                 // return
+	kBr                     // br, br_if: instr.label is the label index
+	kBrTable                // br_table: instr.label is the largest label index
+)
+
+// instr is one decoded instruction.
+type instr struct {
+	kind  kind
+	label uint32 // for kBr and kBrTable
+}
+
+// bounds are the index spaces readInstr checks immediates against. The
+// runtime validates the rest; these two matter here: a global index equal
+// to the counter's would let guest code refill its fuel, and wazero 1.12
+// panics instead of failing on some out-of-range type indices.
+type bounds struct {
+	types   uint32 // entries in the type section
+	globals uint32 // globals other than the counter: the counter's index
+}
+
+// readInstr decodes one instruction with all its immediates and returns
+// its kind. It knows the MVP and the proposals wazero 1.12 accepts by
+// default (§5.4.1–§5.4.8: sign extension, non-trapping float-to-int, bulk
+// memory, reference types, multi-value, fixed-width SIMD) plus
+// threads/atomics, decoded exactly and left to the runtime to accept or
+// not. Anything else is refused rather than guessed: a mis-decoded
+// immediate could hide a loop from the meter.
+func readInstr(r *reader, b bounds) (instr, error) {
+	op, err := r.byte()
+	if err != nil {
+		return instr{}, err
+	}
+	switch {
+	// unreachable, nop, return, drop, select, ref.is_null, and the numeric
+	// instructions including sign extension 0xc0–0xc4 (§5.4.7)
+	case op == opUnreachable, op == 0x01, op == 0x1a, op == 0x1b, op == 0xd1,
+		op >= 0x45 && op <= 0xc4:
+		return instr{}, nil
+	case op == 0x0f:
+		return instr{kind: kReturn}, nil
+	case op == opBlock:
+		return instr{kind: kBlock}, readBlockType(r, b)
+	case op == opLoop:
+		return instr{kind: kLoop}, readBlockType(r, b)
+	case op == opIf:
+		return instr{kind: kIf}, readBlockType(r, b)
+	case op == opElse:
+		return instr{kind: kElse}, nil
+	case op == opEnd:
+		return instr{kind: kEnd}, nil
+	case op == 0x0c, op == 0x0d: // br l, br_if l
+		l, err := r.u32()
+		return instr{kind: kBr, label: l}, err
+	case op == 0x10: // call f
+		_, err := r.u32()
+		return instr{kind: kCall}, err
+	// local.get/set/tee x, table.get/set t, memory.size m, ref.func f
+	case op >= 0x20 && op <= 0x22, op == 0x25, op == 0x26, op == 0x3f, op == 0xd2:
+		_, err := r.u32()
+		return instr{}, err
+	case op == 0x40: // memory.grow m
+		_, err := r.u32()
+		return instr{kind: kGrow}, err
+	case op == opGlobalGet, op == opGlobalSet:
+		_, err := readIndex(r, b.globals, ErrExportExists, "global")
+		return instr{}, err
+	case op == 0x0e: // br_table l* l
+		l, err := readBrTable(r)
+		return instr{kind: kBrTable, label: l}, err
+	case op == 0x11: // call_indirect typeidx tableidx
+		if _, err := readIndex(r, b.types, ErrMalformed, "type"); err != nil {
+			return instr{}, err
+		}
+		_, err := r.u32()
+		return instr{kind: kCall}, err
+	case op == 0x1c: // select t*
+		_, err := readValTypes(r)
+		return instr{}, err
+	case op >= 0x28 && op <= 0x3e: // loads and stores
+		return instr{}, readMemarg(r)
+	case op == 0x41: // i32.const
+		return instr{}, r.s32()
+	case op == opI64Const:
+		return instr{}, r.s64()
+	case op == 0x43: // f32.const
+		return instr{}, r.skip(4)
+	case op == 0x44: // f64.const
+		return instr{}, r.skip(8)
+	case op == 0xd0: // ref.null t
+		return instr{}, readHeapType(r)
+	case op == 0xfc:
+		k, err := readMisc(r)
+		return instr{kind: k}, err
+	case op == 0xfd:
+		return instr{}, readSIMD(r)
+	case op == 0xfe:
+		return instr{}, readAtomic(r)
+	}
+	r.off-- // report the opcode's own offset
+	if why, ok := refused[op]; ok {
+		return instr{}, r.errorf(ErrUnsupported, "opcode %#02x (%s)", op, why)
+	}
+	return instr{}, r.errorf(ErrUnsupported, "unknown opcode %#02x", op)
+}
+
+// refused names the proposals behind opcodes that decode but are refused.
+var refused = map[byte]string{
+	0x06: "exception handling", 0x07: "exception handling", 0x08: "exception handling",
+	0x09: "exception handling", 0x0a: "exception handling", 0x18: "exception handling",
+	0x19: "exception handling", 0x1f: "exception handling",
+	0x12: "tail calls", 0x13: "tail calls", 0x15: "tail calls",
+	0x14: "typed function references", 0xd3: "typed function references",
+	0xd4: "typed function references", 0xd6: "typed function references",
+	0xd5: "GC", 0xfb: "GC",
+}
+
+// readIndex reads an index and refuses it, as class, unless below n.
+func readIndex(r *reader, n uint32, class error, space string) (uint32, error) {
+	start := r.off
+	x, err := r.u32()
+	if err == nil && x >= n {
+		r.off = start
+		err = r.errorf(class, "%s index %d out of range (%d %ss)", space, x, n, space)
+	}
+	return x, err
+}
+
+// readBlockType decodes a block type (§5.4.1): 0x40, one value type byte,
+// or a type index as a non-negative s33 (multi-value).
+func readBlockType(r *reader, b bounds) error {
+	c, err := r.peek()
+	if err != nil {
+		return err
+	}
+	if c == blockEmpty || isValType(c) {
+		r.off++
+		return nil
+	}
+	start := r.pos()
+	x, err := r.sleb(33)
+	if err != nil {
+		return err
+	}
+	if x < 0 {
+		r.off = start - r.base
+		return r.errorf(ErrUnsupported, "block type %#02x", c)
+	}
+	if x >= int64(b.types) {
+		r.off = start - r.base
+		return r.errorf(ErrMalformed, "block type index %d out of range (%d types)", x, b.types)
+	}
+	return nil
+}
+
+// isValType reports whether c encodes a value type wazero 1.12 supports
+// (§5.3.1–§5.3.4: i32 i64 f32 f64 v128 funcref externref).
+func isValType(c byte) bool {
+	return (c >= 0x7b && c <= 0x7f) || c == 0x70 || c == 0x6f
+}
+
+// readValTypes decodes vec(valtype) (§5.3.6 result types, the immediate of
+// select t* in §5.4.3) and returns its length.
+func readValTypes(r *reader) (uint32, error) {
+	n, err := r.count()
+	if err != nil {
+		return 0, err
+	}
+	for i := uint32(0); i < n; i++ {
+		c, err := r.byte()
+		if err != nil {
+			return 0, err
+		}
+		if !isValType(c) {
+			r.off--
+			return 0, r.errorf(ErrUnsupported, "value type %#02x", c)
+		}
+	}
+	return n, nil
+}
+
+// readHeapType decodes ref.null's reference type (§5.4.2).
+func readHeapType(r *reader) error {
+	c, err := r.byte()
+	if err != nil {
+		return err
+	}
+	if c != 0x70 && c != 0x6f {
+		r.off--
+		return r.errorf(ErrUnsupported, "heap type %#02x", c)
+	}
+	return nil
+}
+
+// readBrTable decodes vec(labelidx) labelidx (§5.4.1) and returns the
+// largest label. The count comes from the input, so nothing is allocated
+// from it.
+func readBrTable(r *reader) (uint32, error) {
+	n, err := r.count()
+	if err != nil {
+		return 0, err
+	}
+	var top uint32
+	for i := uint64(0); i <= uint64(n); i++ {
+		l, err := r.u32()
+		if err != nil {
+			return 0, err
+		}
+		top = max(top, l)
+	}
+	return top, nil
+}
+
+func readU32s(r *reader, n uint64) error {
+	for ; n > 0; n-- {
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readMemarg decodes a memarg (§5.4.6): align u32, offset u32. Bit 6 of
+// align announces a memory index (multi-memory), decoded for exactness.
+func readMemarg(r *reader) error {
+	align, err := r.u32()
+	if err != nil {
+		return err
+	}
+	if align&0x40 != 0 {
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+	}
+	_, err = r.u32()
+	return err
+}
+
+// readMisc decodes the 0xFC-prefixed instructions (§5.4.7 saturating
+// truncation 0–7; §5.4.5 and §5.4.6 bulk memory and table 8–17).
+func readMisc(r *reader) (kind, error) {
+	sub, err := r.u32()
+	if err != nil {
+		return kPlain, err
+	}
+	switch sub {
+	case 0, 1, 2, 3, 4, 5, 6, 7: // i32/i64.trunc_sat_f32/f64_s/u
+		return kPlain, nil
+	case 8, 10: // memory.init d m, memory.copy m m
+		return kBulkMemory, readU32s(r, 2)
+	case 11: // memory.fill m
+		return kBulkMemory, readU32s(r, 1)
+	case 12, 14: // table.init e t, table.copy t t
+		return kBulkTable, readU32s(r, 2)
+	case 17: // table.fill t
+		return kBulkTable, readU32s(r, 1)
+	case 15: // table.grow t
+		return kGrow, readU32s(r, 1)
+	case 9, 13, 16: // data.drop d, elem.drop e, table.size t
+		return kPlain, readU32s(r, 1)
+	}
+	return kPlain, r.errorf(ErrUnsupported, "opcode 0xfc %d", sub)
+}
+
+// SIMD immediate shapes (§5.4.8).
+const (
+	simdBad   = iota // not an opcode of the fixed-width SIMD proposal
+	simdNone         // no immediate
+	simdMem          // memarg
+	simdMemLn        // memarg laneidx
+	simdLane         // laneidx (one byte)
+	simdBytes        // 16 bytes: v128.const, i8x16.shuffle
+)
+
+// simdShape maps each 0xFD sub-opcode below 256 to its immediate shape;
+// the twenty unassigned codes stay simdBad.
+var simdShape = func() (t [256]uint8) {
+	for i := range t {
+		t[i] = simdNone
+	}
+	for _, op := range []int{0x9a, 0xa2, 0xa5, 0xa6, 0xaf, 0xb0, 0xb2, 0xb3, 0xb4,
+		0xbb, 0xc2, 0xc5, 0xc6, 0xcf, 0xd0, 0xd2, 0xd3, 0xd4, 0xe2, 0xee} {
+		t[op] = simdBad
+	}
+	for op := 0x00; op <= 0x0b; op++ { // v128.load*, v128.store
+		t[op] = simdMem
+	}
+	t[0x5c], t[0x5d] = simdMem, simdMem // v128.load32/64_zero
+	t[0x0c], t[0x0d] = simdBytes, simdBytes
+	for op := 0x15; op <= 0x22; op++ { // extract_lane, replace_lane
+		t[op] = simdLane
+	}
+	for op := 0x54; op <= 0x5b; op++ { // v128.load/store*_lane
+		t[op] = simdMemLn
+	}
+	return t
+}()
+
+func readSIMD(r *reader) error {
+	sub, err := r.u32()
+	if err != nil {
+		return err
+	}
+	shape := uint8(simdBad)
+	if sub < 256 {
+		shape = simdShape[sub]
+	}
+	switch shape {
+	case simdNone:
+		return nil
+	case simdMem:
+		return readMemarg(r)
+	case simdMemLn:
+		if err := readMemarg(r); err != nil {
+			return err
+		}
+		return r.skip(1)
+	case simdLane:
+		return r.skip(1)
+	case simdBytes:
+		return r.skip(16)
+	}
+	return r.errorf(ErrUnsupported, "opcode 0xfd %#x (not fixed-width SIMD)", sub)
+}
+
+// readAtomic decodes the 0xFE-prefixed instructions of the threads
+// proposal: notify/wait and all loads, stores and read-modify-writes take
+// a memarg; atomic.fence takes a zero byte. wazero runs them only with
+// experimental.CoreFeaturesThreads.
+func readAtomic(r *reader) error {
+	sub, err := r.u32()
+	if err != nil {
+		return err
+	}
+	switch {
+	case sub <= 0x02, sub >= 0x10 && sub <= 0x4e:
+		return readMemarg(r)
+	case sub == 0x03:
+		c, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if c != 0 {
+			return r.errorf(ErrMalformed, "atomic.fence flags %#02x", c)
+		}
+		return nil
+	}
+	return r.errorf(ErrUnsupported, "opcode 0xfe %#x", sub)
+}

@@ -1,0 +1,47 @@
+package fuel
+
+// readTypes reads the type section (§5.5.4 "Type Section") and returns
+// each type's parameter count. Function types only: GC's recursive and sub
+// types are refused up front.
+func readTypes(s section) ([]uint32, error) {
+	r := newReader(s.payload, s.offset)
+	n, err := r.count()
+	if err != nil {
+		return nil, err
+	}
+	params := make([]uint32, n)
+	for i := range params {
+		c, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		if c != 0x60 {
+			r.off--
+			return nil, r.errorf(ErrUnsupported, "type form %#02x (only function types)", c)
+		}
+		if params[i], err = readValTypes(r); err != nil {
+			return nil, err
+		}
+		if _, err := readValTypes(r); err != nil { // results
+			return nil, err
+		}
+	}
+	return params, trailing(r)
+}
+
+// readFunctions reads the function section (§5.5.6 "Function Section"):
+// the type index of each function defined in the code section.
+func readFunctions(s section, types uint32) ([]uint32, error) {
+	r := newReader(s.payload, s.offset)
+	n, err := r.count()
+	if err != nil {
+		return nil, err
+	}
+	funcs := make([]uint32, n)
+	for i := range funcs {
+		if funcs[i], err = readIndex(r, types, ErrMalformed, "type"); err != nil {
+			return nil, err
+		}
+	}
+	return funcs, trailing(r)
+}

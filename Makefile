@@ -37,13 +37,16 @@ test: tools build plugins
 
 tools:
 	./scripts/tools.sh
+	./scripts/tools-browser.sh
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzReader$$' -fuzztime=$(FUZZTIME) ./abi
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./host/pipeline
+	$(GO) test -run='^$$' -fuzz='^FuzzCheckOutput$$' -fuzztime=$(FUZZTIME) ./host/plugin
+	$(GO) test -run='^$$' -fuzz='^FuzzInstrument$$' -fuzztime=$(FUZZTIME) ./host/plugin/fuel
 
 bench: build plugins
-	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./...
+	$(GO) run ./bench/cmd/benchtable -go $(GO) -out docs/benchmarks.md
 
 check:
 	$(GO) vet ./...

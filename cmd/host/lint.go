@@ -4,12 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
+	"github.com/sluicehq/sluice/host/plugin"
+	"github.com/sluicehq/sluice/host/settings"
 )
 
 func init() { addCommand(newLintCmd) }
@@ -22,12 +28,18 @@ func newLintCmd() *cobra.Command {
 		Long: `Lint parses each pipeline file and plans it, and prints every problem it
 finds as file:line:col: message. It exits 1 when any file has a problem and
 0 (printing nothing) when all are clean. Plugin paths are checked as written:
-the .wasm files need not exist.`,
+the .wasm files need not exist. A plugin file that exists is checked against
+ABI v1 and the host's limits (memory-pages, max-module-bytes) from its header,
+without compiling it.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			hs, err := hostSettings(cmd)
+			if err != nil {
+				return err
+			}
 			bad := false
 			for _, file := range args {
-				if lintFile(cmd.OutOrStdout(), file, roots) {
+				if lintFile(cmd.OutOrStdout(), file, roots, hs) {
 					bad = true
 				}
 			}
@@ -45,10 +57,13 @@ the .wasm files need not exist.`,
 // A file that parses is also planned (without a host slot limit), so a
 // forward edge between unequal parallelisms or a batch job reading an
 // unbounded source is reported too.
-func lintFile(w io.Writer, file string, roots []string) bool {
+func lintFile(w io.Writer, file string, roots []string, hs settings.Settings) bool {
 	p, err := readPipeline(file, roots)
 	if err == nil {
 		_, err = plan.Plan(p, plan.Options{})
+	}
+	if err == nil {
+		err = lintPluginFiles(file, p, hs)
 	}
 	if err == nil {
 		return false
@@ -62,6 +77,33 @@ func lintFile(w io.Writer, file string, roots []string) bool {
 		fmt.Fprintf(w, "%s: %v\n", file, err)
 	}
 	return true
+}
+
+// lintPluginFiles checks every plugin file of p that exists against ABI v1
+// and the host's limits, reading its header only (plugin.CheckFile).
+func lintPluginFiles(file string, p *pipeline.Pipeline, hs settings.Settings) error {
+	cfg := plugin.DefaultConfig()
+	cfg.MemoryLimitPages = hs.MemoryPages
+	cfg.MaxModuleBytes = hs.MaxModuleBytes
+	var errs pipeline.Errors
+	for _, name := range slices.Sorted(maps.Keys(p.Plugins)) {
+		pl := p.Plugins[name]
+		path := pl.Path
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(filepath.Dir(file), path)
+		}
+		problems, err := plugin.CheckFile(path, cfg)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // lint does not need the .wasm files
+		}
+		if err != nil {
+			problems = []string{err.Error()}
+		}
+		for _, msg := range problems {
+			errs = append(errs, &pipeline.Error{File: file, Pos: pl.Pos, Msg: fmt.Sprintf("plugin %s (%s) %s", name, pl.Path, msg)})
+		}
+	}
+	return errs.Err()
 }
 
 // readPipeline parses a pipeline file the way every command does:

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -36,6 +35,14 @@ so it stays parseable; logs, progress and the end-of-run summary (records
 per operator, rate, skew, back-pressure, hot keys) go to stderr. Ctrl-C
 stops the job cleanly. A failed job exits 1 with the first error, naming
 the operator and subtask.
+
+Plugin files are read, and the files of file sources and sinks are read
+and written, only inside the pipeline's folder and the --plugin-root folders
+(plugins) or the data-roots setting (data), both the working directory by
+default, through os.Root. A job whose plugin instances could together pass
+the job-memory setting (MiB) is refused before it starts. Operators follow
+their on-error; the summary counts skipped and dead-lettered records and
+plugin restarts (settings restart-attempts, restart-delay, restart-window).
 
 --progress auto shows a live line (done/total, rate, ETA) when stderr is a
 terminal and a plain line every few seconds otherwise; plain always prints
@@ -81,15 +88,18 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 		ctx = context.Background()
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	plugins, closePlugins, err := loadPlugins(ctx, file, p, g, hs)
+	plugins, closePlugins, err := loadPlugins(ctx, file, p, g, hs, roots)
 	if err != nil {
 		fmt.Fprintln(stderr, "error:", err)
 		return exitCode(1)
 	}
 	defer closePlugins()
+	// file sources and sinks may use the pipeline's folder and the data roots
+	conns := &connector.Builtin{Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Root: filepath.Dir(file),
+		Roots: confined(file, hs.DataRoots)}
 	deps := runtime.Deps{
 		Plugins:    plugins,
-		Connectors: &connector.Builtin{Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Root: filepath.Dir(file)},
+		Connectors: conns,
 		Logger:     log,
 		Options: runtime.Options{
 			BatchSize: hs.BatchSize, BatchBytes: hs.BatchBytes, Linger: hs.Linger, QueueCapacity: hs.QueueCapacity,
@@ -130,10 +140,15 @@ func printProblems(w io.Writer, file string, err error) {
 }
 
 // loadPlugins compiles the pipeline's plugins (paths relative to the
-// pipeline file) into a plugin.Set; nil when the pipeline has none.
-func loadPlugins(ctx context.Context, file string, p *pipeline.Pipeline, g *plan.JobGraph, hs settings.Settings) (runtime.Plugins, func(), error) {
+// pipeline file, opened through os.Root of the pipeline's folder and the
+// plugin roots) into a plugin.Set, after checking the job's plugin memory
+// against its budget; nil when the pipeline has none.
+func loadPlugins(ctx context.Context, file string, p *pipeline.Pipeline, g *plan.JobGraph, hs settings.Settings, roots []string) (runtime.Plugins, func(), error) {
 	if len(p.Plugins) == 0 {
 		return nil, func() {}, nil
+	}
+	if err := plugin.CheckJobMemory(g, hs.MemoryPages, hs.JobMemoryBytes(), "setting job-memory"); err != nil {
+		return nil, nil, err
 	}
 	cfg := plugin.DefaultConfig()
 	cfg.MemoryLimitPages = hs.MemoryPages
@@ -141,6 +156,9 @@ func loadPlugins(ctx context.Context, file string, p *pipeline.Pipeline, g *plan
 	cfg.MaxOutputBytes = hs.MaxOutputBytes
 	cfg.MaxModuleBytes = hs.MaxModuleBytes
 	cfg.CacheDir = hs.CacheDir
+	cfg.RestartAttempts = hs.RestartAttempts
+	cfg.RestartDelay = hs.RestartDelay
+	cfg.RestartWindow = hs.RestartWindow
 	if cfg.CacheDir != "" {
 		if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
 			cfg.CacheDir = "" // no cache: compile in memory
@@ -151,36 +169,24 @@ func loadPlugins(ctx context.Context, file string, p *pipeline.Pipeline, g *plan
 		return nil, nil, err
 	}
 	closeHost := func() { _ = h.Close(context.Background()) }
-	set := &plugin.Set{Context: ctx, Modules: map[string]*plugin.Module{}, Configs: map[string]map[string]any{}, Parallelism: map[string]int{}}
-	names := make([]string, 0, len(p.Plugins))
-	for name := range p.Plugins {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		pl := p.Plugins[name]
-		m, err := h.LoadFile(ctx, filepath.Join(filepath.Dir(file), pl.Path))
-		if err != nil {
-			closeHost()
-			return nil, nil, fmt.Errorf("plugin %q: %w", name, err)
-		}
-		set.Modules[name] = m
-	}
-	// partitioners and key selectors are opened with their plugin's config
-	// and the upstream operator's parallelism
-	for _, op := range g.Operators {
-		set.Parallelism[op.ID] = op.Parallelism
-	}
-	for _, e := range g.Edges {
-		name := e.CustomPlugin
-		if name == "" {
-			name = e.KeyPlugin
-		}
-		if pl := p.Plugins[name]; pl != nil {
-			set.Configs[e.From+"->"+e.To] = pl.Config
-		}
+	set, err := plugin.NewSet(ctx, h, p, g, confined(file, roots))
+	if err != nil {
+		closeHost()
+		return nil, nil, err
 	}
 	return set, closeHost, nil
+}
+
+// confined is the folders a run may open files in: the pipeline file's
+// folder and extra (the working directory when extra is empty).
+func confined(file string, extra []string) []string {
+	out := []string{filepath.Dir(file)}
+	if len(extra) == 0 {
+		if wd, err := os.Getwd(); err == nil {
+			extra = []string{wd}
+		}
+	}
+	return append(out, extra...)
 }
 
 // showProgress starts the progress display and returns its stop function.

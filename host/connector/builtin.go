@@ -39,11 +39,19 @@ type Builtin struct {
 	// Root is the folder that relative file paths are resolved against:
 	// the pipeline file's folder. "" means the working directory.
 	Root string
+	// Roots, when set, confine the files of file sources and sinks: a
+	// path (resolved against Root) must lie inside one of them and is
+	// opened through an os.Root of it, so that neither ".." nor a
+	// symbolic link leads out. A path outside is an error naming the path
+	// and the roots. Nil: not confined.
+	Roots []string
 	// BadRecord decides what a file or stdin source does with a line it
 	// cannot read. Returning nil skips the line and reading goes on;
 	// returning an error stops the source with it. When BadRecord is nil
-	// the source follows the operator's on-error: "skip" skips (see
-	// Skipped), anything else fails with the *RecordError.
+	// the source follows the operator's on-error: through the engine's
+	// OpenContext.Reject (skip, dead-letter with counters, or fail), or,
+	// outside the engine, "skip" skips (see Skipped) and anything else
+	// fails with the *RecordError.
 	BadRecord func(err *RecordError) error
 
 	mu         sync.Mutex // whole-line writes to Stdout

@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/codec"
+	"github.com/sluicehq/sluice/host/roots"
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
@@ -22,13 +24,15 @@ import (
 // part files by the 0-based subtask index inserted before the extension:
 // out.jsonl becomes out-0.jsonl, out-1.jsonl, ...
 type fileSink struct {
-	op   string
-	path string
-	csv  bool
-	f    *os.File
-	buf  []byte
-	n    int64 // records written
-	cols csvColumns
+	op    string
+	path  string
+	given string   // the path as the pipeline wrote it
+	roots []string // Builtin.Roots
+	csv   bool
+	f     *os.File
+	buf   []byte
+	n     int64 // records written
+	cols  csvColumns
 }
 
 func newFileSink(o *options, b *Builtin, subtask, parallelism int) (*fileSink, error) {
@@ -40,11 +44,12 @@ func newFileSink(o *options, b *Builtin, subtask, parallelism int) (*fileSink, e
 	if err := o.finish(); err != nil {
 		return nil, err
 	}
+	given := path
 	path = b.path(path)
 	if parallelism > 1 {
 		path = subtaskPath(path, subtask)
 	}
-	return &fileSink{op: o.op, path: path, csv: format == "csv"}, nil
+	return &fileSink{op: o.op, path: path, given: given, roots: b.Roots, csv: format == "csv"}, nil
 }
 
 // subtaskPath inserts "-<subtask>" before the extension of path's base.
@@ -58,6 +63,17 @@ func subtaskPath(path string, subtask int) string {
 
 // Open creates the file and its folder.
 func (s *fileSink) Open(*runtime.OpenContext) error {
+	if s.roots != nil {
+		f, err := roots.Create(s.roots, s.path)
+		if err != nil {
+			if errors.Is(err, roots.ErrOutside) {
+				return fmt.Errorf("sink %q: %w", s.op, asWritten(err, s.given))
+			}
+			return fmt.Errorf("sink %q: cannot write %s: %w", s.op, s.path, unwrapPath(err))
+		}
+		s.f = f
+		return nil
+	}
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 		return fmt.Errorf("sink %q: cannot write %s: %w", s.op, s.path, unwrapPath(err))
 	}

@@ -2,9 +2,12 @@ package connector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/sluicehq/sluice/host/roots"
 
 	"github.com/sluicehq/sluice/host/runtime"
 )
@@ -16,6 +19,8 @@ import (
 type fileSource struct {
 	lineReader
 	path  string
+	given string   // the path as the pipeline wrote it
+	roots []string // Builtin.Roots
 	f     *os.File
 	total int64
 }
@@ -29,16 +34,22 @@ func newFileSource(o *options, b *Builtin, onError string, subtask, parallelism 
 	if err := o.finish(); err != nil {
 		return nil, err
 	}
-	s := &fileSource{path: b.path(path), total: -1}
+	s := &fileSource{path: b.path(path), given: path, roots: b.Roots, total: -1}
 	s.lineReader = lineReader{op: o.op, input: s.path, csv: format == "csv", subtask: subtask,
 		parallelism: parallelism, onError: onError, badRecord: b.BadRecord}
 	return s, nil
 }
 
 // Open opens the file and counts this subtask's records.
-func (s *fileSource) Open(*runtime.OpenContext) error {
-	f, err := os.Open(s.path)
+func (s *fileSource) Open(ctx *runtime.OpenContext) error {
+	if ctx != nil {
+		s.reject = ctx.Reject
+	}
+	f, err := openFile(s.roots, s.path)
 	if err != nil {
+		if errors.Is(err, roots.ErrOutside) {
+			return fmt.Errorf("source %q: %w", s.op, asWritten(err, s.given))
+		}
 		return fmt.Errorf("source %q: cannot read %s: %w", s.op, s.path, unwrapPath(err))
 	}
 	n, err := countRecords(f, s.csv)
@@ -80,4 +91,23 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// asWritten makes a *roots.Error name the path as the pipeline wrote it.
+func asWritten(err error, given string) error {
+	var re *roots.Error
+	if errors.As(err, &re) {
+		c := *re
+		c.Path = given
+		return &c
+	}
+	return err
+}
+
+// openFile opens path, through the roots when they are set.
+func openFile(allowed []string, path string) (*os.File, error) {
+	if allowed == nil {
+		return os.Open(path)
+	}
+	return roots.Open(allowed, path)
 }

@@ -49,8 +49,9 @@ type lineReader struct {
 	csv         bool
 	subtask     int
 	parallelism int
-	onError     string                   // the operator's on-error
-	badRecord   func(*RecordError) error // Builtin.BadRecord
+	onError     string                             // the operator's on-error
+	badRecord   func(*RecordError) error           // Builtin.BadRecord
+	reject      func(*runtime.RecordFailure) error // the engine's on-error
 	skipped     atomic.Int64
 	w           abi.Writer
 }
@@ -65,9 +66,12 @@ func (l *lineReader) bad(line int, raw []byte, err error) error {
 		re.Raw = append([]byte(nil), raw...)
 	}
 	var verdict error = re
-	if l.badRecord != nil {
+	switch {
+	case l.badRecord != nil:
 		verdict = l.badRecord(re)
-	} else if l.onError == "skip" {
+	case l.reject != nil:
+		verdict = l.reject(&runtime.RecordFailure{Raw: re.Raw, Input: re.Input, Line: line, Err: re, Cause: err.Error()})
+	case l.onError == "skip":
 		verdict = nil
 	}
 	if verdict == nil {

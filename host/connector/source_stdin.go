@@ -33,9 +33,14 @@ func newStdinSource(o *options, b *Builtin, onError string, parallelism int) (*s
 	return s, nil
 }
 
-func (s *stdinSource) Open(*runtime.OpenContext) error { return nil }
-func (s *stdinSource) Total() int64                    { return -1 }
-func (s *stdinSource) Close() error                    { return nil }
+func (s *stdinSource) Open(ctx *runtime.OpenContext) error {
+	if ctx != nil {
+		s.reject = ctx.Reject
+	}
+	return nil
+}
+func (s *stdinSource) Total() int64 { return -1 }
+func (s *stdinSource) Close() error { return nil }
 
 // Run reads until end of input. A read from a terminal cannot be
 // interrupted, so reading happens in a goroutine behind a pipe that a

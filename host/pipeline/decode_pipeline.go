@@ -103,8 +103,10 @@ func (d *decoder) plugins(p *Pipeline, n *yaml.Node) {
 				pl.Path, _ = d.str(f.Val, "plugin "+name+" path")
 			case "config":
 				pl.Config = d.config(f.Val, "plugin "+name+" config")
+			case "grant":
+				pl.Grants = d.grants(f.Val, "plugin "+name+" grant")
 			default:
-				d.unknownKey(f.Key, "plugin "+name, []string{"path", "config"})
+				d.unknownKey(f.Key, "plugin "+name, []string{"path", "config", "grant"})
 			}
 		}
 		if pl.Path == "" && !hasKey(fields, "path") {
@@ -112,6 +114,35 @@ func (d *decoder) plugins(p *Pipeline, n *yaml.Node) {
 		}
 		p.Plugins[name] = pl
 	}
+}
+
+// grants decodes grant: one name or a list of names, each clock or
+// random, none twice.
+func (d *decoder) grants(n *yaml.Node, what string) []string {
+	n = deref(n)
+	items := []*yaml.Node{n}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		items = n.Content
+	case yaml.MappingNode:
+		d.errorf(n, "%s must be a list such as [clock, random], not %s", what, describe(n))
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		g, ok := d.oneOf(it, what, GrantClock, GrantRandom)
+		if !ok {
+			continue
+		}
+		if seen[g] {
+			d.errorf(it, "%s names %s twice", what, g)
+			continue
+		}
+		seen[g] = true
+		out = append(out, g)
+	}
+	return out
 }
 
 // config decodes a config: mapping into plain values.

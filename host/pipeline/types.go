@@ -42,8 +42,18 @@ type Plugin struct {
 	Name   string
 	Path   string // as written, relative to the pipeline file's folder
 	Config map[string]any
+	// Grants are the nondeterministic capabilities given to the plugin
+	// (grant: [clock, random]); without them it sees a fake clock and a
+	// seeded random stream.
+	Grants []string
 	Pos    Pos
 }
+
+// Grants a plugin may be given.
+const (
+	GrantClock  = "clock"
+	GrantRandom = "random"
+)
 
 // Kind is an operator's kind: exactly one kind key per operator.
 type Kind string

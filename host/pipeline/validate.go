@@ -96,9 +96,15 @@ func (d *decoder) references(p *Pipeline, op *Operator, byID map[string]*Operato
 			d.errs.errorf(d.file, in.Pos, "%s reads %q, which is not an operator of this pipeline%s", name(op), in.Operator, didYouMean(in.Operator, byID))
 		case up.Kind == KindSink:
 			d.errs.errorf(d.file, in.Pos, "%s reads sink '%s': a sink has no output", name(op), up.ID)
+		case in.SideOutput == DeadLetter && up.OnError == DeadLetter:
+		case in.SideOutput == DeadLetter && up.Kind != KindProcess:
+			d.errs.errorf(d.file, in.Pos, "%s reads the dead-letter output of '%s', whose on-error is %s: add on-error: dead-letter to '%s'", name(op), up.ID, onError(up), up.ID)
 		case in.SideOutput != "" && up.Kind != KindProcess:
-			d.errs.errorf(d.file, in.Pos, "%s reads side output %q of '%s', a %s: only process operators emit side outputs", name(op), in.SideOutput, up.ID, up.Kind)
+			d.errs.errorf(d.file, in.Pos, "%s reads side output %q of '%s', a %s: only process operators emit side outputs (and any operator with on-error: dead-letter emits dead-letter)", name(op), in.SideOutput, up.ID, up.Kind)
 		}
+	}
+	if pos, ok := op.KeyPos["on-error"]; ok && op.Kind == KindSink {
+		d.errs.errorf(d.file, pos, "%s is a sink: on-error is for sources, plugin operators and aggregations (a sink that cannot write a record fails the job)", name(op))
 	}
 	if op.Kind.NeedsKey() && op.KeyBy == nil {
 		d.errs.errorf(d.file, op.KeyPos[string(op.Kind)], "%s is a %s, which needs a keyed stream: add key-by", name(op), op.Kind)
@@ -115,6 +121,18 @@ func (d *decoder) references(p *Pipeline, op *Operator, byID map[string]*Operato
 	if pos, ok := op.KeyPos["config"]; ok && !op.Kind.UsesPlugin() && op.Kind != "" {
 		d.errs.errorf(d.file, pos, "%s is a %s: config is only for plugin operators", name(op), op.Kind)
 	}
+}
+
+// DeadLetter is the on-error that sends bad records to the side output of
+// the same name: a sink reads it with input: op.dead-letter.
+const DeadLetter = "dead-letter"
+
+// onError is the operator's on-error as written, "fail" when absent.
+func onError(op *Operator) string {
+	if op.OnError == "" {
+		return "fail"
+	}
+	return op.OnError
 }
 
 func (d *decoder) plugin(p *Pipeline, plugin string, pos Pos, who string) {

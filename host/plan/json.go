@@ -13,6 +13,8 @@ type jsonPlan struct {
 	Operators     []jsonOperator `json:"operators"`
 	Tasks         []jsonTask     `json:"tasks"`
 	Edges         []jsonEdge     `json:"edges"`
+	// Grants: plugin -> its grants (clock, random); absent when none.
+	Grants map[string][]string `json:"grants,omitempty"`
 }
 
 type jsonOperator struct {
@@ -22,6 +24,8 @@ type jsonOperator struct {
 	MaxParallelism   int    `json:"max_parallelism"`
 	SlotSharingGroup string `json:"slot_sharing_group"`
 	Task             int    `json:"task"`
+	// Grants of the operator's plugin; absent when none.
+	Grants []string `json:"grants,omitempty"`
 }
 
 type jsonTask struct {
@@ -51,10 +55,11 @@ func WriteJSON(w io.Writer, g *JobGraph) error {
 		Operators:     make([]jsonOperator, 0, len(g.Operators)),
 		Tasks:         make([]jsonTask, 0, len(g.Tasks)),
 		Edges:         make([]jsonEdge, 0, len(g.Edges)),
+		Grants:        g.Grants(),
 	}
 	for _, op := range g.Operators {
 		doc.Operators = append(doc.Operators, jsonOperator{op.ID, string(op.Kind), op.Parallelism,
-			op.MaxParallelism, op.SlotSharingGroup, op.Task})
+			op.MaxParallelism, op.SlotSharingGroup, op.Task, operatorGrants(g, op)})
 	}
 	for _, t := range g.Tasks {
 		doc.Tasks = append(doc.Tasks, jsonTask{t.Index, t.Name, t.Operators, t.Parallelism, t.SlotSharingGroup})

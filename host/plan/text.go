@@ -21,6 +21,9 @@ func WriteText(w io.Writer, g *JobGraph) error {
 	ew.printf("  mode           %s (%s)\n", g.Mode, g.ModeReason)
 	ew.printf("  graph          %s in %s\n", plural(len(g.Operators), "operator"), plural(len(g.Tasks), "task"))
 	ew.printf("  slots needed   %d (offered: %s)\n", g.RequiredSlots, offer)
+	for _, l := range grantLines(g) {
+		ew.printf("  grants         %s (not reproducible: a real clock or random source)\n", l)
+	}
 
 	ew.printf("\ntasks\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)

@@ -16,6 +16,15 @@ type Config struct {
 	// process, close, partition, ...). A call that runs past it is
 	// interrupted and poisons its instance.
 	CallTimeout time.Duration
+	// CallFuel is the CPU budget of each call in fuel units (about one wasm
+	// instruction each) when Interruption is "fuel"; 0 derives it from
+	// CallTimeout at FuelPerSecond.
+	CallFuel int64
+	// Interruption is how runaway calls are stopped: "fuel" (default:
+	// metered modules, a deterministic budget), "deadline" (wazero's
+	// close-on-context-done, much slower on loop-heavy guests) or "none"
+	// (unbounded; for measuring what the sandbox costs).
+	Interruption string
 	// MaxOutputBytes caps the bytes one call may emit, over all ports.
 	// An emit that would pass it is refused before anything is copied.
 	MaxOutputBytes int
@@ -39,6 +48,15 @@ type Config struct {
 	// operator, count msgpack values for a key selector, 4*count bytes
 	// for a partitioner) before copying it.
 	CheckOutput bool
+	// RestartAttempts is how many times an operator subtask's instance
+	// may be replaced within RestartWindow after a record poisoned it
+	// (and the operator's on-error skipped or dead-lettered the record);
+	// one more crash fails the job: a crash loop does not spin.
+	RestartAttempts int
+	// RestartDelay is the fixed delay before such a replacement.
+	RestartDelay time.Duration
+	// RestartWindow is the sliding window RestartAttempts counts in.
+	RestartWindow time.Duration
 }
 
 // DefaultConfig returns the limits used when nothing else is configured.
@@ -50,8 +68,18 @@ func DefaultConfig() Config {
 		MaxModuleBytes:   32 << 20,
 		StderrCap:        4 << 10,
 		CheckOutput:      true,
+		RestartAttempts:  DefaultRestartAttempts,
+		RestartDelay:     DefaultRestartDelay,
+		RestartWindow:    DefaultRestartWindow,
 	}
 }
+
+// Defaults of the restart policy.
+const (
+	DefaultRestartAttempts = 3
+	DefaultRestartDelay    = 100 * time.Millisecond
+	DefaultRestartWindow   = 10 * time.Second
+)
 
 // Hard bounds of the configuration.
 const (
@@ -68,12 +96,22 @@ func (c Config) Validate() error {
 		return fmt.Errorf("plugin config: MemoryLimitPages is %d, want 1 to %d (64 KiB pages)", c.MemoryLimitPages, maxMemoryPages)
 	case c.CallTimeout <= 0:
 		return fmt.Errorf("plugin config: CallTimeout is %s, want a positive duration: every call into a plugin needs a deadline", c.CallTimeout)
+	case c.CallFuel < 0:
+		return fmt.Errorf("plugin config: CallFuel is %d, want 0 (derived from CallTimeout) or more", c.CallFuel)
+	case c.Interruption != "" && c.Interruption != InterruptFuel && c.Interruption != InterruptDeadline && c.Interruption != InterruptNone:
+		return fmt.Errorf("plugin config: Interruption is %q, want %q, %q or %q", c.Interruption, InterruptFuel, InterruptDeadline, InterruptNone)
 	case c.MaxOutputBytes <= 0 || c.MaxOutputBytes > maxOutputBytes:
 		return fmt.Errorf("plugin config: MaxOutputBytes is %d, want 1 to %d", c.MaxOutputBytes, maxOutputBytes)
 	case c.MaxModuleBytes <= 0 || c.MaxModuleBytes > maxModuleBytes:
 		return fmt.Errorf("plugin config: MaxModuleBytes is %d, want 1 to %d", c.MaxModuleBytes, maxModuleBytes)
 	case c.StderrCap < 0 || c.StderrCap > maxStderrCap:
 		return fmt.Errorf("plugin config: StderrCap is %d, want 0 to %d", c.StderrCap, maxStderrCap)
+	case c.RestartAttempts < 0:
+		return fmt.Errorf("plugin config: RestartAttempts is %d, want 0 or more", c.RestartAttempts)
+	case c.RestartDelay < 0:
+		return fmt.Errorf("plugin config: RestartDelay is %s, want 0 or more", c.RestartDelay)
+	case c.RestartWindow <= 0:
+		return fmt.Errorf("plugin config: RestartWindow is %s, want a positive duration", c.RestartWindow)
 	}
 	return nil
 }

@@ -18,4 +18,21 @@
 // closed, and the next call runs on a fresh instance (opened again with the
 // same configuration). Output is buffered per call and handed on only when
 // the call succeeds: a batch is all-or-nothing.
+//
+// When the engine gives an operator an error policy (OpenContext.Reject),
+// a failed batch is narrowed down to its bad records by bisection
+// (isolate.go): under skip or dead-letter the good records' output comes
+// out exactly once and in order and each bad record goes to the policy;
+// under fail the job's error names the first bad record (position and
+// key). Keyed-state writes of failed calls are undone (journal.go). A
+// record that poisoned the instance counts as a crash of the restart
+// policy (restart.go): Config.RestartAttempts within RestartWindow, each
+// after RestartDelay, then the job fails.
+//
+// Guests get no file system, network, environment or arguments, fake
+// clocks and a seeded random stream unless the pipeline grants a plugin
+// clock or random (grants.go). Files are opened through os.Root of the
+// allowed folders (LoadFileIn, NewSet). CheckFile checks a module's header
+// without compiling it (host lint); CheckJobMemory refuses a job whose
+// instances could pass its memory budget.
 package plugin

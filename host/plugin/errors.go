@@ -36,6 +36,9 @@ var (
 	ErrState = errors.New("keyed state")
 	// ErrStatus: the guest returned a non-zero status.
 	ErrStatus = errors.New("plugin returned status")
+	// ErrRestartLimit: records poisoned the operator's instances more
+	// often than Config.RestartAttempts allows within RestartWindow.
+	ErrRestartLimit = errors.New("restart limit reached")
 )
 
 // PluginError is the error of a call into a plugin instance. It reads
@@ -51,10 +54,13 @@ type PluginError struct {
 	Subtask     int
 	Parallelism int
 	Export      string // the guest export that was called
-	Cause       error  // wraps one of the Err* values above
-	Status      abi.Status
-	Text        string // the guest's error text (error host call)
-	Stderr      string // the tail of the guest's stderr
+	// Record names the input record the failure was narrowed down to,
+	// e.g. `input record 37 (key "k")`; empty when it was not.
+	Record string
+	Cause  error // wraps one of the Err* values above
+	Status abi.Status
+	Text   string // the guest's error text (error host call)
+	Stderr string // the tail of the guest's stderr
 	// Poisoned reports that the instance was discarded: the next call
 	// runs on a fresh instance.
 	Poisoned bool
@@ -78,6 +84,9 @@ func (e *PluginError) Error() string {
 	}
 	if e.Export != "" {
 		b.WriteString(" export " + e.Export)
+	}
+	if e.Record != "" {
+		b.WriteString(" at " + e.Record)
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Cause.Error())

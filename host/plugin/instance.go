@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/runtime"
@@ -50,6 +51,9 @@ type target struct {
 type env struct {
 	state runtime.KeyedState
 	port  func(tag string) int
+	// logDropped counts the stdout and stderr lines dropped past the
+	// kept tails; nil: not counted
+	logDropped *atomic.Int64
 }
 
 // instance is one wasm instance of a Module, owned by one subtask and
@@ -100,11 +104,10 @@ func (m *Module) instantiate(ctx context.Context, who target, e env) (*instance,
 	}
 	in := &instance{
 		m: m, who: who, env: e,
-		stdout: newTail(h.cfg.StderrCap), stderr: newTail(h.cfg.StderrCap),
+		stdout: countingTail(h.cfg.StderrCap, e.logDropped), stderr: countingTail(h.cfg.StderrCap, e.logDropped),
 		ports: []int{0}, tags: map[string]int32{},
 	}
 	in.base = &callCtx{Context: ctx, inst: in}
-	in.bound = h.intr.bind(in.base)
 	// No file system, no network, no environment, no arguments: none is
 	// configured. Clocks are wazero's deterministic fakes unless allowed.
 	mc := wazero.NewModuleConfig().
@@ -112,10 +115,10 @@ func (m *Module) instantiate(ctx context.Context, who target, e env) (*instance,
 		WithStartFunctions().
 		WithStdout(in.stdout).
 		WithStderr(in.stderr)
-	if h.cfg.AllowClock {
+	if h.cfg.AllowClock || m.grants.Clock {
 		mc = mc.WithSysWalltime().WithSysNanotime().WithSysNanosleep()
 	}
-	if h.cfg.AllowRandom {
+	if h.cfg.AllowRandom || m.grants.Random {
 		mc = mc.WithRandSource(crand.Reader)
 	} else {
 		mc = mc.WithRandSource(rand.NewChaCha8(randomSeed))
@@ -125,7 +128,12 @@ func (m *Module) instantiate(ctx context.Context, who target, e env) (*instance,
 		in.close()
 		return nil, in.fail("", fmt.Errorf("instantiate: %w", err))
 	}
+	h.live.Add(1)
 	in.mod, in.mem = mod, mod.Memory()
+	if in.bound, err = h.intr.bind(in.base, mod); err != nil {
+		in.close()
+		return nil, in.fail("", fmt.Errorf("instantiate: %w", err))
+	}
 	if in.mem == nil {
 		in.close()
 		return nil, in.fail("", errors.New("instantiate: the module has no memory"))
@@ -151,7 +159,9 @@ func (in *instance) invoke(e int, mode outMode) (abi.Status, error) {
 	name := exportNames[e]
 	in.c.reset(name, mode)
 	err := in.fns[e].CallWithStack(in.bound.start(), in.stack[:])
-	in.bound.stop()
+	if cause := in.bound.stop(err); cause != nil {
+		return 0, in.poison(name, cause)
+	}
 	if err != nil {
 		return 0, in.poison(name, in.callFailure(in.base, err))
 	}
@@ -188,7 +198,7 @@ func (in *instance) callFailure(parent context.Context, err error) error {
 	if errors.As(err, &exit) {
 		switch exit.ExitCode() {
 		case sys.ExitCodeDeadlineExceeded:
-			return fmt.Errorf("%w: the call ran past its deadline of %s", ErrDeadline, in.m.host.intr.limit())
+			return fmt.Errorf("%w: %s", ErrDeadline, in.m.host.intr.limit())
 		case sys.ExitCodeContextCanceled:
 			return fmt.Errorf("%w: %w", ErrCanceled, context.Cause(parent))
 		}
@@ -293,8 +303,11 @@ func (in *instance) close() {
 		return
 	}
 	in.dead = true
-	in.bound.release()
+	if in.bound != nil {
+		in.bound.release()
+	}
 	if in.mod != nil {
 		_ = in.mod.Close(context.Background())
+		in.m.host.live.Add(-1)
 	}
 }

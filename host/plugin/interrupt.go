@@ -2,23 +2,28 @@ package plugin
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 )
 
-// interrupter bounds how long one call into a guest may run. This seam
-// keeps the mechanism swappable: today wazero closes the module when the
-// call's context ends (WithCloseOnContextDone), which costs a check at
-// every loop header; a cheaper fuel counter can replace it here without
-// touching the call path.
+// interrupter bounds how much one call into a guest may run. This seam
+// keeps the mechanism swappable (RATIONALE.md, "Why fuel?"): the default
+// rewrites every module so that function entries and loop headers spend
+// fuel (interrupt_fuel.go); wazero's WithCloseOnContextDone, 4–40× slower
+// on loop-heavy guests, remains for comparison (Config.Interruption).
 type interrupter interface {
 	// configure prepares the runtime (once, when the Host is built).
 	configure(wazero.RuntimeConfig) wazero.RuntimeConfig
-	// bind returns the bound of one instance's calls. parent carries the
-	// instance to the host functions and may be canceled by the caller.
-	bind(parent context.Context) callBound
+	// prepare rewrites a module's bytes before it is compiled.
+	prepare(bin []byte) ([]byte, error)
+	// bind returns the bound of one instance's calls, once the instance
+	// exists. parent carries the instance to the host functions and may
+	// be canceled by the caller.
+	bind(parent context.Context, mod api.Module) (callBound, error)
 	// limit describes the bound, for error messages.
 	limit() string
 }
@@ -27,11 +32,45 @@ type interrupter interface {
 type callBound interface {
 	// start returns the context of the next call.
 	start() context.Context
-	// stop ends the call start began.
-	stop()
+	// stop ends the call start began. When the bound itself stopped the
+	// call (its budget is spent) it returns the cause, else nil.
+	stop(callErr error) error
 	// release frees the bound when the instance closes.
 	release()
 }
+
+// Interruption mechanisms (Config.Interruption).
+const (
+	InterruptFuel     = "fuel"     // metered modules, a deterministic CPU budget (default)
+	InterruptDeadline = "deadline" // wazero's WithCloseOnContextDone and a wall-clock deadline
+	InterruptNone     = "none"     // unbounded: benchmarks of the sandbox's cost only
+)
+
+func newInterrupter(cfg Config) interrupter {
+	switch cfg.Interruption {
+	case InterruptDeadline:
+		return deadlineInterrupter{cfg.CallTimeout}
+	case InterruptNone:
+		return noInterrupter{}
+	}
+	return newFuelInterrupter(cfg)
+}
+
+// noInterrupter leaves calls unbounded.
+type noInterrupter struct{}
+
+func (noInterrupter) configure(c wazero.RuntimeConfig) wazero.RuntimeConfig { return c }
+func (noInterrupter) prepare(bin []byte) ([]byte, error)                    { return bin, nil }
+func (noInterrupter) limit() string                                         { return "no limit" }
+func (noInterrupter) bind(parent context.Context, _ api.Module) (callBound, error) {
+	return unbound{parent}, nil
+}
+
+type unbound struct{ ctx context.Context }
+
+func (u unbound) start() context.Context { return u.ctx }
+func (unbound) stop(error) error         { return nil }
+func (unbound) release()                 {}
 
 // deadlineInterrupter stops a call at a deadline of timeout.
 type deadlineInterrupter struct{ timeout time.Duration }
@@ -40,12 +79,16 @@ func (d deadlineInterrupter) configure(c wazero.RuntimeConfig) wazero.RuntimeCon
 	return c.WithCloseOnContextDone(true)
 }
 
-func (d deadlineInterrupter) limit() string { return d.timeout.String() + " (CallTimeout)" }
+func (d deadlineInterrupter) prepare(bin []byte) ([]byte, error) { return bin, nil }
 
-func (d deadlineInterrupter) bind(parent context.Context) callBound {
+func (d deadlineInterrupter) limit() string {
+	return "the call ran past its deadline of " + d.timeout.String() + " (CallTimeout)"
+}
+
+func (d deadlineInterrupter) bind(parent context.Context, _ api.Module) (callBound, error) {
 	c := &deadlineCtx{parent: parent, timeout: d.timeout, done: make(chan struct{})}
 	c.unhook = context.AfterFunc(parent, func() { c.end(parent.Err()) })
-	return c
+	return c, nil
 }
 
 // deadlineCtx is a context reused by every call of one instance: one
@@ -78,7 +121,9 @@ func (c *deadlineCtx) start() context.Context {
 	return c
 }
 
-func (c *deadlineCtx) stop() { c.timer.Stop() }
+// stop disarms the timer; wazero reports a deadline as an exit code,
+// which callFailure turns into ErrDeadline.
+func (c *deadlineCtx) stop(error) error { c.timer.Stop(); return nil }
 
 func (c *deadlineCtx) release() {
 	if c.timer != nil {
@@ -126,3 +171,6 @@ func (c *deadlineCtx) Err() error {
 }
 
 func (c *deadlineCtx) Value(k any) any { return c.parent.Value(k) }
+
+// errNoCounter is returned when a metered module lacks its counter.
+var errNoCounter = fmt.Errorf("the metered module exports no fuel counter")

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sluicehq/sluice/host/roots"
 	"github.com/tetratelabs/wazero"
 )
 
@@ -23,6 +24,7 @@ type Module struct {
 	sum      [sha256.Size]byte
 	bin      *wasmBinary
 	compiled wazero.CompiledModule
+	grants   Grants
 }
 
 // Name is the plugin's name: given to Load, or the file name without .wasm.
@@ -41,6 +43,26 @@ func (h *Host) LoadFile(ctx context.Context, path string) (*Module, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fail("%v", unwrapPath(err))
+	}
+	return h.loadOpened(ctx, name, path, f)
+}
+
+// LoadFileIn is LoadFile confined to roots: path must lie inside one of
+// the folders (lexically) and is opened through an os.Root of it, so that
+// neither ".." nor a symbolic link leads out.
+func (h *Host) LoadFileIn(ctx context.Context, allowed []string, path string) (*Module, error) {
+	name := strings.TrimSuffix(filepath.Base(path), ".wasm")
+	f, err := roots.Open(allowed, path)
+	if err != nil {
+		return nil, &LoadError{Plugin: name, Path: path, Problems: []string{unwrapPath(err).Error()}}
+	}
+	return h.loadOpened(ctx, name, path, f)
+}
+
+// loadOpened reads, checks and compiles the module file f, then closes it.
+func (h *Host) loadOpened(ctx context.Context, name, path string, f *os.File) (*Module, error) {
+	fail := func(format string, args ...any) error {
+		return &LoadError{Plugin: name, Path: path, Problems: []string{fmt.Sprintf(format, args...)}}
 	}
 	defer f.Close()
 	st, err := f.Stat()
@@ -98,7 +120,11 @@ func (h *Host) compile(ctx context.Context, sum [sha256.Size]byte, bin []byte) (
 	if c, ok := h.compiled[sum]; ok {
 		return c, nil
 	}
-	c, err := h.rt.CompileModule(ctx, bin)
+	bin, err := h.intr.prepare(bin)
+	if err != nil {
+		return nil, err
+	}
+	c, err := compileGuarded(ctx, h.rt, bin)
 	if err != nil {
 		return nil, err
 	}
@@ -113,4 +139,16 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// compileGuarded compiles bin, turning a panic inside wazero's compiler
+// (seen on crafted modules with out-of-range type indices) into an error:
+// a bad plugin must never crash the host.
+func compileGuarded(ctx context.Context, rt wazero.Runtime, bin []byte) (c wazero.CompiledModule, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c, err = nil, fmt.Errorf("the compiler rejected the module: %v", r)
+		}
+	}()
+	return rt.CompileModule(ctx, bin)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/runtime"
@@ -16,6 +17,13 @@ type Operator struct {
 	r      runner
 	config map[string]any
 	closed bool
+
+	// the on-error (runtime.OpenContext): a failed batch is narrowed
+	// down to its bad records when reject is set (see isolate.go)
+	policy runtime.ErrorPolicy
+	reject func(*runtime.RecordFailure) error
+	seen   int64  // records processed, for positions in errors
+	spans  []span // scratch: the records of a failed batch
 }
 
 var _ runtime.Operator = (*Operator)(nil)
@@ -24,8 +32,12 @@ var _ runtime.Operator = (*Operator)(nil)
 // used when the OpenContext carries none. Calls into the guest run under
 // ctx (each with its own deadline).
 func (m *Module) NewOperator(ctx context.Context, opID string, config map[string]any) *Operator {
-	return &Operator{r: runner{m: m, ctx: ctx, who: target{operator: opID}}, config: config}
+	return &Operator{r: runner{m: m, ctx: ctx, who: target{operator: opID}, logDropped: new(atomic.Int64)}, config: config}
 }
+
+// LogLinesDropped is how many lines of guest stdout and stderr fell off
+// the kept tails (runtime.GuestLog); safe from any goroutine.
+func (o *Operator) LogLinesDropped() int64 { return o.r.logDropped.Load() }
 
 // Open instantiates the plugin and calls sluice_open with the operator's
 // config (a msgpack map), subtask, parallelism and max parallelism.
@@ -35,6 +47,13 @@ func (o *Operator) Open(oc *runtime.OpenContext) error {
 	}
 	o.r.who.subtask, o.r.who.parallelism = oc.Subtask, oc.Parallelism
 	o.r.env = env{state: oc.State, port: oc.Port}
+	o.policy, o.reject = oc.OnError, oc.Reject
+	if oc.State != nil && o.reject != nil && o.policy != runtime.PolicyFail {
+		// good records of a failed batch run again: their state writes
+		// must count once
+		o.r.journal = &journal{inner: oc.State}
+		o.r.env.state = o.r.journal
+	}
 	cfg := oc.Config
 	if cfg == nil {
 		cfg = o.config
@@ -64,13 +83,23 @@ func (o *Operator) Process(input int, batch []byte, count int, out runtime.Colle
 	if count < 0 || count > 1<<31-1 {
 		return o.errorf(abi.ExportProcess, "a batch count of %d", count)
 	}
-	in, err := o.r.call(expProcess, outRecords, batch, func(s []uint64, ptr uint32) {
-		s[0], s[1], s[2], s[3] = uint64(uint32(input)), uint64(ptr), uint64(len(batch)), uint64(count)
-	})
+	defer func() { o.seen += int64(count) }()
+	in, err := o.run(input, batch, count)
 	if err != nil {
+		if o.isolatable(err) {
+			return o.isolate(input, batch, count, out, err)
+		}
 		return err
 	}
 	return in.deliver(out)
+}
+
+// run calls sluice_process over count records of batch; the output stays
+// in the instance.
+func (o *Operator) run(input int, batch []byte, count int) (*instance, error) {
+	return o.r.call(expProcess, outRecords, batch, func(s []uint64, ptr uint32) {
+		s[0], s[1], s[2], s[3] = uint64(uint32(input)), uint64(ptr), uint64(len(batch)), uint64(count)
+	})
 }
 
 // Close calls sluice_close when the plugin exports it (a keyed reduce

@@ -192,39 +192,92 @@ func TestTrapMidBatchDiscardsOutput(t *testing.T) {
 	}
 }
 
+// TestDeadline: a runaway call in process, open or a partitioner stops,
+// poisons its instance and names plugin, export and cause, under both
+// interruption mechanisms: fuel (the default: a deterministic CPU budget
+// derived from CallTimeout, or CallFuel) and wazero's wall-clock deadline.
 func TestDeadline(t *testing.T) {
-	h := newHost(t, func(c *Config) { c.CallTimeout = 50 * time.Millisecond })
-	m := load(t, h, "script")
-	t.Run("process", func(t *testing.T) {
-		op := open(t, m, runtime.OpenContext{})
-		began := time.Now()
-		out, err := (&script{}).do(opSpin, 0).run(op)
-		if took := time.Since(began); took > time.Second {
-			t.Errorf("the call stopped %s after it began, want near its 50ms deadline", took)
+	for _, tc := range []struct {
+		name  string
+		edit  func(*Config)
+		cause string
+	}{
+		{"fuel", func(c *Config) { c.CallTimeout = 50 * time.Millisecond },
+			"deadline exceeded: the call spent its CPU budget of 50000000 fuel units (CallTimeout 50ms)"},
+		{"fuel-budget", func(c *Config) { c.CallFuel = 12345 },
+			"deadline exceeded: the call spent its CPU budget of 12345 fuel units (CallFuel)"},
+		{"deadline", func(c *Config) { c.CallTimeout = 50 * time.Millisecond; c.Interruption = InterruptDeadline },
+			"deadline exceeded: the call ran past its deadline of 50ms (CallTimeout)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHost(t, tc.edit)
+			m := load(t, h, "script")
+			t.Run("process", func(t *testing.T) {
+				op := open(t, m, runtime.OpenContext{})
+				began := time.Now()
+				out, err := (&script{}).do(opSpin, 0).run(op)
+				if took := time.Since(began); took > time.Second {
+					t.Errorf("the call stopped %s after it began, want near its 50ms budget", took)
+				}
+				pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: `+tc.cause)
+				if !pe.Poisoned || !errors.Is(err, ErrDeadline) || len(out.got) != 0 {
+					t.Fatalf("poisoned %v, %d emits", pe.Poisoned, len(out.got))
+				}
+				if _, err := (&script{}).do(opCheckOpened, 0).run(op); err != nil {
+					t.Fatalf("after a deadline the next batch fails: %v", err)
+				}
+			})
+			t.Run("open", func(t *testing.T) {
+				op := m.NewOperator(context.Background(), "op1", nil)
+				err := op.Open(&runtime.OpenContext{Operator: "op1", Subtask: 1, Parallelism: 2, MaxParallelism: 128})
+				wantErr(t, err, `plugin "script" (operator op1, subtask 2/2) export sluice_open: `+tc.cause)
+				op.Close(nil)
+			})
+			t.Run("partition", func(t *testing.T) {
+				p, err := load(t, h, "partition").NewPartitioner(context.Background(), "a", "b", 0, 1, 128, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer p.Close()
+				err = p.Partition(record(nil, 1, 1), 1, 99, make([]int32, 1))
+				wantErr(t, err, `plugin "partition" (edge a->b, subtask 1/1) export sluice_partition: `+tc.cause)
+			})
+		})
+	}
+}
+
+// TestFuelIsDeterministic: the same batch spends the same fuel on every
+// run, whatever the machine is doing: a budget just below what it needs
+// fails it every time, and that budget plus one passes every time.
+func TestFuelIsDeterministic(t *testing.T) {
+	w := filterBatch(200)
+	run := func(budget int64) error {
+		h := newHost(t, func(c *Config) { c.CallFuel = budget })
+		op := open(t, load(t, h, "filter"), runtime.OpenContext{})
+		defer op.Close(nil)
+		return op.Process(0, w.Buf, w.Count, &discard{})
+	}
+	// Bisect the smallest budget that lets the batch pass.
+	lo, hi := int64(1), int64(1<<30)
+	if err := run(hi); err != nil {
+		t.Fatalf("the batch fails with 2^30 fuel units: %v", err)
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if run(mid) == nil {
+			hi = mid
+		} else {
+			lo = mid + 1
 		}
-		pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: deadline exceeded: the call ran past its deadline of 50ms (CallTimeout)`)
-		if !pe.Poisoned || !errors.Is(err, ErrDeadline) || len(out.got) != 0 {
-			t.Fatalf("poisoned %v, %d emits", pe.Poisoned, len(out.got))
+	}
+	for i := 0; i < 3; i++ {
+		if err := run(lo - 1); !errors.Is(err, ErrDeadline) {
+			t.Fatalf("run %d with %d units (one short): %v, want ErrDeadline every time", i, lo-1, err)
 		}
-		if _, err := (&script{}).do(opCheckOpened, 0).run(op); err != nil {
-			t.Fatalf("after a deadline the next batch fails: %v", err)
+		if err := run(lo); err != nil {
+			t.Fatalf("run %d with %d units (enough): %v", i, lo, err)
 		}
-	})
-	t.Run("open", func(t *testing.T) {
-		op := m.NewOperator(context.Background(), "op1", nil)
-		err := op.Open(&runtime.OpenContext{Operator: "op1", Subtask: 1, Parallelism: 2, MaxParallelism: 128})
-		wantErr(t, err, `plugin "script" (operator op1, subtask 2/2) export sluice_open: deadline exceeded: the call ran past its deadline of 50ms (CallTimeout)`)
-		op.Close(nil)
-	})
-	t.Run("partition", func(t *testing.T) {
-		p, err := load(t, h, "partition").NewPartitioner(context.Background(), "a", "b", 0, 1, 128, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Close()
-		err = p.Partition(record(nil, 1, 1), 1, 99, make([]int32, 1))
-		wantErr(t, err, `plugin "partition" (edge a->b, subtask 1/1) export sluice_partition: deadline exceeded: the call ran past its deadline of 50ms (CallTimeout)`)
-	})
+	}
 }
 
 func TestOpenStatusError(t *testing.T) {

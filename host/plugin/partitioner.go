@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/runtime"
@@ -22,7 +23,7 @@ type edgeAdapter struct {
 
 func (m *Module) newEdge(ctx context.Context, from, to string, subtask, parallelism, maxParallelism int, config map[string]any, export string) (edgeAdapter, error) {
 	e := edgeAdapter{
-		r:      runner{m: m, ctx: ctx, who: target{edge: from + "->" + to, subtask: subtask, parallelism: parallelism}},
+		r:      runner{m: m, ctx: ctx, who: target{edge: from + "->" + to, subtask: subtask, parallelism: parallelism}, logDropped: new(atomic.Int64)},
 		export: export,
 	}
 	if _, ok := m.bin.export(export); !ok {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -21,6 +23,13 @@ type runner struct {
 	inst   *instance
 	// tails of the last instance, kept after it is closed
 	stdout, stderr string
+	// journal, when set, undoes the keyed-state writes of a failed call
+	journal *journal
+	// crashes holds when records poisoned an instance (restart policy)
+	crashes []time.Time
+	// logDropped counts the guest log lines every instance dropped; made
+	// with the first instance
+	logDropped *atomic.Int64
 }
 
 type openArgs struct {
@@ -34,6 +43,10 @@ func (r *runner) get() (*instance, error) {
 		return r.inst, nil
 	}
 	r.drop()
+	if r.logDropped == nil {
+		r.logDropped = new(atomic.Int64)
+	}
+	r.env.logDropped = r.logDropped
 	in, err := r.m.instantiate(r.ctx, r.who, r.env)
 	if err != nil {
 		return nil, err
@@ -89,8 +102,16 @@ func (r *runner) call(e int, mode outMode, input []byte, set func(stack []uint64
 		return nil, err
 	}
 	set(in.stack[:], ptr)
+	if r.journal != nil {
+		r.journal.begin()
+	}
 	if _, err := in.invoke(e, mode); err != nil {
 		r.settle()
+		if r.journal != nil {
+			if uerr := r.journal.undo(); uerr != nil {
+				return nil, in.fail(exportNames[e], fmt.Errorf("%w: undoing the failed call's state writes: %w; call: %w", ErrState, uerr, err))
+			}
+		}
 		return nil, err
 	}
 	return in, nil

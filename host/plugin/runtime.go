@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/tetratelabs/wazero"
@@ -25,14 +26,20 @@ type Host struct {
 	mu       sync.Mutex
 	compiled map[[sha256.Size]byte]wazero.CompiledModule
 	closed   bool
+
+	live atomic.Int64 // instances made and not closed yet
 }
+
+// LiveInstances is the number of instances the Host made that are not
+// closed yet: 0 once every job using it ended.
+func (h *Host) LiveInstances() int64 { return h.live.Load() }
 
 // New builds a Host. Close releases it.
 func New(ctx context.Context, cfg Config) (*Host, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, intr: deadlineInterrupter{cfg.CallTimeout}, compiled: map[[sha256.Size]byte]wazero.CompiledModule{}}
+	h := &Host{cfg: cfg, intr: newInterrupter(cfg), compiled: map[[sha256.Size]byte]wazero.CompiledModule{}}
 	rc := wazero.NewRuntimeConfigCompiler().WithMemoryLimitPages(cfg.MemoryLimitPages)
 	rc = h.intr.configure(rc)
 	if cfg.CacheDir != "" {

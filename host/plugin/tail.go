@@ -1,26 +1,51 @@
 package plugin
 
+import (
+	"bytes"
+	"sync/atomic"
+)
+
 // tailBuffer keeps the last cap bytes written to it: a guest's stdout or
 // stderr. Writes never fail, so a log flood cannot fail a call; what falls
-// off the front is counted.
+// off the front is counted, in bytes and (when lines is set) in lines.
+// Nothing a guest writes reaches the host's own logs: a flood costs the
+// guest's CPU budget and a bounded buffer, never the host's output.
 type tailBuffer struct {
 	buf     []byte // ring of len cap once full
 	next    int    // write position once full
 	full    bool
 	cap     int
 	dropped int64
+	lines   *atomic.Int64 // dropped lines, shared by an operator's tails
 }
 
 func newTail(capacity int) *tailBuffer { return &tailBuffer{cap: capacity} }
+
+// countingTail is newTail whose dropped lines are added to lines.
+func countingTail(capacity int, lines *atomic.Int64) *tailBuffer {
+	return &tailBuffer{cap: capacity, lines: lines}
+}
+
+// droppedLines counts the lines in b, which is falling off the front.
+func (t *tailBuffer) droppedLines(b []byte) {
+	if t.lines != nil {
+		if n := bytes.Count(b, []byte{'\n'}); n > 0 {
+			t.lines.Add(int64(n))
+		}
+	}
+}
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	n := len(p)
 	if t.cap == 0 {
 		t.dropped += int64(n)
+		t.droppedLines(p)
 		return n, nil
 	}
 	if len(p) >= t.cap {
 		t.dropped += int64(t.size() + len(p) - t.cap)
+		t.droppedLines([]byte(t.String()))
+		t.droppedLines(p[:len(p)-t.cap])
 		if t.buf == nil {
 			t.buf = make([]byte, t.cap)
 		}
@@ -43,6 +68,7 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 		t.full = true
 	}
 	for len(p) > 0 {
+		t.droppedLines(t.buf[t.next:min(t.next+len(p), t.cap)])
 		c := copy(t.buf[t.next:], p)
 		t.dropped += int64(c)
 		p = p[c:]

@@ -33,10 +33,11 @@ type aggregate struct {
 	batch     bool
 	batchSize int
 
-	store *KeyedStore
-	w     abi.Writer
-	tmp   []byte
-	seen  int64 // records processed, for error positions
+	store  *KeyedStore
+	w      abi.Writer
+	tmp    []byte
+	seen   int64                      // records processed, for error positions
+	reject func(*RecordFailure) error // the on-error; nil: fail
 }
 
 func newAggregate(kind pipeline.Kind, field string, keyFields []string, batch bool, batchSize int) *aggregate {
@@ -48,7 +49,7 @@ func (a *aggregate) Open(ctx *OpenContext) error {
 	if !ok {
 		return fmt.Errorf("%s needs keyed input (key-by) and the host's keyed state", a.kind)
 	}
-	a.store = st
+	a.store, a.reject = st, ctx.Reject
 	return nil
 }
 
@@ -59,7 +60,10 @@ func (a *aggregate) Process(_ int, b []byte, count int, out Collector) error {
 		a.seen++
 		c, err := a.add(r)
 		if err != nil {
-			return fmt.Errorf("%s: input record %d: %w: %s", a.kind, a.seen, err, preview(r.Value))
+			if err := a.bad(r, err); err != nil {
+				return err
+			}
+			continue
 		}
 		if a.batch {
 			continue
@@ -75,6 +79,37 @@ func (a *aggregate) Process(_ int, b []byte, count int, out Collector) error {
 		return fmt.Errorf("%s: input batch: %w", a.kind, err)
 	}
 	return a.flush(out)
+}
+
+// bad applies the on-error to record r, which add refused with cause:
+// a nil error means the record was skipped or dead-lettered.
+func (a *aggregate) bad(r abi.Record, cause error) error {
+	if r.Key == nil {
+		cause = a.keyProblem(r)
+	}
+	err := fmt.Errorf("%s: input record %d: %w: %s", a.kind, a.seen, cause, preview(r.Value))
+	if a.reject == nil {
+		return err
+	}
+	return a.reject(&RecordFailure{Record: r.Raw, Position: a.seen, Err: err, Cause: cause.Error()})
+}
+
+// keyProblem says why a record reached the aggregation without a key: its
+// key-by edge passes records whose key it cannot read on to the
+// aggregation's on-error (see edgeOut.keyless).
+func (a *aggregate) keyProblem(r abi.Record) error {
+	if len(a.keyFields) == 0 {
+		return errors.New("record has no key (the input edge must be a key-by)")
+	}
+	k := keyReader{fields: a.keyFields}
+	key, err := k.next(r)
+	if err != nil {
+		return err
+	}
+	if _, err := abi.KeyHash(key); err != nil {
+		return fmt.Errorf("key %s: %w", preview(key), err)
+	}
+	return errors.New("record has no key")
 }
 
 func (a *aggregate) flush(out Collector) error {

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"sync/atomic"
+
 	"github.com/sluicehq/sluice/host/plan"
 )
 
@@ -13,6 +15,17 @@ type chainOp struct {
 	st      *subtask
 	opened  bool
 	closed  bool
+	policy  ErrorPolicy  // the operator's on-error
+	dead    []byte       // scratch for a dead letter
+	logs    atomic.Value // GuestLog of a plugin operator, read by Snapshot
+}
+
+// logDropped is the guest log lines the operator dropped, 0 for built-ins.
+func (o *chainOp) logDropped() int64 {
+	if gl, ok := o.logs.Load().(GuestLog); ok {
+		return gl.LogLinesDropped()
+	}
+	return 0
 }
 
 // target is where one output edge of an operator leads: the next operator

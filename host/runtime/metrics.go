@@ -17,6 +17,9 @@ func (c *counter) load() int64 { return c.v.Load() }
 type opCounters struct {
 	recordsIn, recordsOut counter
 	bytesIn, bytesOut     counter
+	// records the error policy dropped or sent to the dead-letter output,
+	// and plugin instances replaced after a record poisoned one
+	skipped, deadLettered, restarts counter
 }
 
 // taskCounters are the metrics of one task subtask, the goroutine that runs
@@ -49,6 +52,13 @@ type SubtaskMetrics struct {
 	BytesIn, BytesOut     int64
 	BusyMs, IdleMs        int64
 	BackPressuredMs       int64
+	// Skipped and DeadLettered count the records the operator's on-error
+	// dropped or sent to its dead-letter output; Restarts the plugin
+	// instances replaced after a record poisoned one; LogLinesDropped the
+	// lines of guest stdout/stderr dropped past the kept tail.
+	Skipped, DeadLettered int64
+	Restarts              int64
+	LogLinesDropped       int64
 }
 
 // OperatorMetrics are one operator's figures, per subtask and summed.
@@ -62,6 +72,9 @@ type OperatorMetrics struct {
 	RecordsIn, RecordsOut int64
 	BytesIn, BytesOut     int64
 	BackPressuredMs       int64
+	Skipped, DeadLettered int64
+	Restarts              int64
+	LogLinesDropped       int64
 	// Skew is the busiest subtask's records in against the mean over the
 	// subtasks (1 is even; p means one subtask got everything). Sources
 	// are measured on records out. 0 when nothing arrived.
@@ -107,6 +120,10 @@ func (m *OperatorMetrics) sum() {
 		m.BytesIn += s.BytesIn
 		m.BytesOut += s.BytesOut
 		m.BackPressuredMs += s.BackPressuredMs
+		m.Skipped += s.Skipped
+		m.DeadLettered += s.DeadLettered
+		m.Restarts += s.Restarts
+		m.LogLinesDropped += s.LogLinesDropped
 		maxIn = max(maxIn, s.RecordsIn)
 		maxOut = max(maxOut, s.RecordsOut)
 	}

@@ -37,7 +37,7 @@ func (e *Execution) build() error {
 				if op.Parallelism != t.Parallelism {
 					return fmt.Errorf("runtime: operator %q has parallelism %d in task %q of parallelism %d", id, op.Parallelism, t.Name, t.Parallelism)
 				}
-				co := &chainOp{spec: op, metrics: &opCounters{}, st: st}
+				co := &chainOp{spec: op, metrics: &opCounters{}, st: st, policy: policyOf(op)}
 				st.ops = append(st.ops, co)
 				chains[id] = append(chains[id], co)
 			}
@@ -125,6 +125,7 @@ func (e *Execution) newEdgeOut(edge *plan.Edge, i int, byID map[string]*plan.Ope
 		e.hot[edge] = append(e.hot[edge], o.hot)
 		o.part, err = partition.New(plan.Hash, cfg)
 		o.memo = newHashMemo()
+		o.keyless = edge.KeyPlugin == "" && (to.Kind.IsAggregation() || to.Kind == pipeline.KindCount) && policyOf(to) != PolicyFail
 	case plan.Custom:
 		o.route = routeCustom
 		o.keys = &keyReader{fields: []string{edge.CustomKey}}

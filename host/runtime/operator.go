@@ -51,6 +51,20 @@ type OpenContext struct {
 	// output). Tags that nothing consumes return -1: records emitted there
 	// are dropped, as Flink drops unconsumed side outputs.
 	Port func(tag string) int
+	// OnError is the operator's error policy (the pipeline's on-error).
+	OnError ErrorPolicy
+	// Reject applies OnError to one record the operator cannot process:
+	// it returns the error to fail with (PolicyFail), or nil once the
+	// record was counted and skipped or sent to the dead-letter output.
+	// Nil outside the engine: every failure fails.
+	Reject func(*RecordFailure) error
+}
+
+// GuestLog is implemented by operators that run guest code whose stdout
+// and stderr are capped: LogLinesDropped is how many lines fell off the
+// kept tail so far. It is called from any goroutine.
+type GuestLog interface {
+	LogLinesDropped() int64
 }
 
 // KeyedState is keyed state held by the host, stored per key group so that

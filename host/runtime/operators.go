@@ -47,6 +47,9 @@ func (s *subtask) makeOperator(co *chainOp) error {
 		if op == nil {
 			return fmt.Errorf("%s plugin %q: no operator returned", spec.Kind, spec.Spec.Plugin)
 		}
+		if gl, ok := op.(GuestLog); ok {
+			co.logs.Store(gl)
+		}
 		if batchMode && spec.Keyed {
 			op = newSortedInput(op, spec.Kind, e.opts.BatchSize)
 		}
@@ -64,6 +67,8 @@ func (s *subtask) openContext(co *chainOp) *OpenContext {
 		Parallelism:    spec.Parallelism,
 		MaxParallelism: spec.MaxParallelism,
 		Config:         s.config(spec),
+		OnError:        co.policy,
+		Reject:         co.reject,
 	}
 	if spec.Keyed {
 		start, end := partition.KeyGroupRange(spec.MaxParallelism, spec.Parallelism, s.index)

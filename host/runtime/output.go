@@ -43,6 +43,13 @@ type edgeOut struct {
 	blocked               *counter // the subtask's back-pressured time
 	ended                 bool
 
+	// keyless: a record whose key cannot be read goes on without a key
+	// (to channel routed mod n) for the downstream built-in aggregation
+	// to apply its on-error, instead of failing here.
+	keyless bool
+	// seenKeys: channels a custom partitioner gave recent keys
+	seenKeys *keyChannels
+
 	routed  int64 // records routed, for error positions
 	chanIdx []int32
 	rekeyed abi.Writer
@@ -119,10 +126,22 @@ func (o *edgeOut) emitHash(b []byte, count int) error {
 		r := rd.Record()
 		key, err := o.keys.next(r)
 		if err != nil {
+			if o.keyless {
+				if err := o.appendKeyless(r); err != nil {
+					return err
+				}
+				continue
+			}
 			return o.keyErr(fmt.Errorf("record %d: %w: %s", o.routed+1, err, preview(r.Value)))
 		}
 		h, err := abi.KeyHash(key)
 		if err != nil {
+			if o.keyless {
+				if err := o.appendKeyless(r); err != nil {
+					return err
+				}
+				continue
+			}
 			return o.keyErr(fmt.Errorf("record %d: key %s: %w: %s", o.routed+1, preview(key), err, preview(r.Value)))
 		}
 		o.hot.observe(key)
@@ -172,6 +191,9 @@ func (o *edgeOut) emitCustom(b []byte, count int) error {
 	if err := o.custom.Partition(o.rekeyed.Buf, count, o.chanIdx[:count]); err != nil {
 		return o.customErr(err)
 	}
+	if err := o.checkChannels(count); err != nil {
+		return err
+	}
 	off := 0
 	for i := 0; i < count; i++ {
 		end, err := abi.Skip(b, off)
@@ -185,6 +207,15 @@ func (o *edgeOut) emitCustom(b []byte, count int) error {
 		off = end
 	}
 	return nil
+}
+
+// appendKeyless sends r on without a key (see keyless).
+func (o *edgeOut) appendKeyless(r abi.Record) error {
+	c := o.chans[int(o.routed%int64(len(o.chans)))]
+	o.rekeyed.Reset()
+	o.rekeyed.Append(r.Time, r.HasTime, nil, r.Value)
+	o.routed++
+	return o.appendRecord(c, o.rekeyed.Buf)
 }
 
 // appendRecord appends one raw envelope to c, cutting the batch when full.

@@ -47,6 +47,10 @@ func (e *Execution) Snapshot() *Result {
 				IdleMs:          idle.Milliseconds(),
 				BackPressuredMs: bp.Milliseconds(),
 				BusyMs:          max(elapsed-idle-bp, 0).Milliseconds(),
+				Skipped:         co.metrics.skipped.load(),
+				DeadLettered:    co.metrics.deadLettered.load(),
+				Restarts:        co.metrics.restarts.load(),
+				LogLinesDropped: co.logDropped(),
 			})
 		}
 		m.sum()

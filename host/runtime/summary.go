@@ -53,6 +53,11 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		}
 		b.WriteByte('\n')
 	}
+	for _, m := range r.Operators {
+		if line := errorLine(m); line != "" {
+			fmt.Fprintf(&b, "operator %q: %s\n", m.ID, line)
+		}
+	}
 	for _, h := range r.HotKeys {
 		where := ""
 		if h.Subtask >= 0 {
@@ -81,4 +86,23 @@ func group(n int64) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// errorLine lists what an operator's error policy and sandbox did, e.g.
+// "3 records skipped, 1 plugin restart"; "" when nothing happened.
+func errorLine(m OperatorMetrics) string {
+	var parts []string
+	add := func(n int64, one, many string) {
+		switch {
+		case n == 1:
+			parts = append(parts, "1 "+one)
+		case n > 1:
+			parts = append(parts, group(n)+" "+many)
+		}
+	}
+	add(m.Skipped, "record skipped", "records skipped")
+	add(m.DeadLettered, "record dead-lettered", "records dead-lettered")
+	add(m.Restarts, "plugin restart", "plugin restarts")
+	add(m.LogLinesDropped, "guest log line dropped", "guest log lines dropped")
+	return strings.Join(parts, ", ")
 }

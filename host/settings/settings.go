@@ -31,6 +31,9 @@ type Settings struct {
 	BatchBytes     int           `mapstructure:"batch-bytes"`      // bytes per batch between tasks
 	Linger         time.Duration `mapstructure:"linger"`           // longest a partial batch waits
 	QueueCapacity  int           `mapstructure:"queue-capacity"`   // batches per channel between tasks
+
+	// Sandbox: the restart policy, job memory and data roots (sandbox.go).
+	Sandbox `mapstructure:",squash"`
 }
 
 // Default returns the settings used when nothing else is said.
@@ -45,6 +48,7 @@ func Default() Settings {
 		BatchBytes:     256 << 10,
 		Linger:         5 * time.Millisecond,
 		QueueCapacity:  4,
+		Sandbox:        DefaultSandbox(),
 	}
 }
 
@@ -72,6 +76,7 @@ func (s Settings) Validate() error {
 	check(s.BatchBytes >= 1, "batch-bytes", "must be at least 1, got %d", s.BatchBytes)
 	check(s.Linger >= 0, "linger", "must not be negative, got %s", s.Linger)
 	check(s.QueueCapacity >= 1, "queue-capacity", "must be at least 1, got %d", s.QueueCapacity)
+	errs = append(errs, s.Sandbox.validate()...)
 	return errors.Join(errs...)
 }
 
@@ -84,21 +89,28 @@ var Keys = []string{"slots", "memory-pages", "call-timeout", "max-output-bytes",
 // os.Environ()), then every flag in flags whose name is a key and that the
 // user set. Unknown keys in the file are errors.
 func Load(file string, env []string, flags *pflag.FlagSet) (Settings, error) {
+	v, err := read(file, env, flags)
+	if err != nil {
+		return Default(), err
+	}
+	return unmarshal(v)
+}
+
+// read layers the defaults, the host config file, SLUICE_* environment
+// variables and the flags that were set into one viper. Keys of the file
+// must be host settings (Keys), server settings (ServerKeys) or tenants.
+func read(file string, env []string, flags *pflag.FlagSet) (*viper.Viper, error) {
 	v := viper.New()
-	def := Default()
-	setDefaults(v, def)
+	setDefaults(v, Default())
+	setServerDefaults(v, DefaultServer())
 	if file != "" {
 		v.SetConfigFile(file)
 		if err := v.ReadInConfig(); err != nil {
-			return def, fmt.Errorf("host config %s: %w", file, err)
-		}
-		known := map[string]bool{}
-		for _, k := range Keys {
-			known[k] = true
+			return nil, fmt.Errorf("host config %s: %w", file, err)
 		}
 		for _, k := range v.AllKeys() {
-			if !known[k] && !strings.HasPrefix(k, "tenants") {
-				return def, fmt.Errorf("host config %s: unknown setting %q (known: %s)", file, k, strings.Join(Keys, ", "))
+			if !isKey(k) && !strings.HasPrefix(k, "tenants.") && k != "tenants" {
+				return nil, fmt.Errorf("host config %s: unknown setting %q (known: %s)", file, k, strings.Join(append(Keys[:len(Keys):len(Keys)], ServerKeys...), ", "))
 			}
 		}
 	}
@@ -108,24 +120,31 @@ func Load(file string, env []string, flags *pflag.FlagSet) (Settings, error) {
 			continue
 		}
 		key := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, "SLUICE_"), "_", "-"))
-		if !v.IsSet(key) && !contains(Keys, key) {
+		if !isKey(key) || key == "tenants" {
 			continue // not a setting (e.g. SLUICE_TOKEN read elsewhere)
 		}
 		v.Set(key, val)
 	}
 	if flags != nil {
 		flags.Visit(func(f *pflag.Flag) {
-			if contains(Keys, f.Name) {
+			if isKey(f.Name) {
 				v.Set(f.Name, f.Value.String())
 			}
 		})
 	}
-	s := def
+	return v, nil
+}
+
+func unmarshal(v *viper.Viper) (Settings, error) {
+	s := Default()
 	if err := v.Unmarshal(&s); err != nil {
-		return def, fmt.Errorf("host settings: %w", err)
+		return Default(), fmt.Errorf("host settings: %w", err)
 	}
 	return s, s.Validate()
 }
+
+// isKey reports whether key names a host or server setting.
+func isKey(key string) bool { return contains(Keys, key) || contains(ServerKeys, key) }
 
 func setDefaults(v *viper.Viper, s Settings) {
 	v.SetDefault("slots", s.Slots)
@@ -138,6 +157,7 @@ func setDefaults(v *viper.Viper, s Settings) {
 	v.SetDefault("batch-bytes", s.BatchBytes)
 	v.SetDefault("linger", s.Linger)
 	v.SetDefault("queue-capacity", s.QueueCapacity)
+	setSandboxDefaults(v, s.Sandbox)
 }
 
 func contains(list []string, s string) bool {

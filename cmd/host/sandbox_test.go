@@ -1,0 +1,135 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// copyFile copies the compiled fixture src to dst.
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLintPluginMemoryAboveLimit (sandbox row 3): lint reads the header of
+// a plugin file that exists and refuses initial memory above the host's
+// limit, with both numbers, at the plugin's line.
+func TestLintPluginMemoryAboveLimit(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, watFixture(t, "bigmem"), filepath.Join(dir, "big.wasm"))
+	p := filepath.Join(dir, "p.yaml")
+	writeFile(t, p, "version: 1\nname: p\nplugins:\n  big: { path: big.wasm }\noperators:\n  - { id: s, source: { type: stdin } }\n  - { id: m, map: big }\n")
+	code, out, _ := runHost(t, "lint", p)
+	want := p + ":4:3: plugin big (big.wasm) declares 300 pages (18.8 MiB) of initial memory, above the host's limit of 256 pages (16 MiB)\n"
+	if code != 1 || out != want {
+		t.Errorf("exit %d\n got: %s\nwant: %s", code, out, want)
+	}
+	t.Setenv("SLUICE_MEMORY_PAGES", "512")
+	if code, out, _ := runHost(t, "lint", p); code != 0 || out != "" {
+		t.Errorf("with memory-pages 512: exit %d %s", code, out)
+	}
+}
+
+// TestInspectPluginMemoryAboveLimit (sandbox row 3): inspect refuses the
+// module at load, with both numbers.
+func TestInspectPluginMemoryAboveLimit(t *testing.T) {
+	code, out, errs := runPluginCLI(t, "", "plugin", "inspect", watFixture(t, "bigmem"))
+	if code != 1 || out != "" || !strings.Contains(errs, "cannot be loaded: declares 300 pages (18.8 MiB) of initial memory, above the host's limit of 256 pages (16 MiB)") {
+		t.Errorf("exit %d, stdout %q, stderr %s", code, out, errs)
+	}
+}
+
+// TestRunRefusesJobOverMemoryBudget: a job whose plugin instances could
+// pass job-memory is refused before it starts, with the numbers.
+func TestRunRefusesJobOverMemoryBudget(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, watFixture(t, "identity"), filepath.Join(dir, "id.wasm"))
+	p := filepath.Join(dir, "p.yaml")
+	writeFile(t, p, `version: 1
+name: wide
+plugins:
+  id: { path: id.wasm }
+operators:
+  - { id: src, source: { type: elements, values: [1] } }
+  - { id: m, map: id, parallelism: 24 }
+  - { id: out, sink: { type: discard } }
+`)
+	t.Setenv("SLUICE_JOB_MEMORY", "256")
+	code, out, errs := runHost(t, "run", "--progress=none", p)
+	want := `error: job "wide" needs 24 plugin instances × 16 MiB = 384 MiB of plugin memory, above its budget of 256 MiB (setting job-memory)`
+	if code != 1 || out != "" || !strings.HasPrefix(errs, want) {
+		t.Errorf("exit %d, stdout %q, stderr %s", code, out, errs)
+	}
+	t.Setenv("SLUICE_JOB_MEMORY", "384")
+	if code, _, errs := runHost(t, "run", "--progress=none", p); code != 0 {
+		t.Errorf("within the budget: exit %d: %s", code, errs)
+	}
+}
+
+// TestRunOnErrorCountersAndDeadLetters: a file source's bad lines go to
+// its dead-letter output, which a sink reads; the summary counts them.
+func TestRunOnErrorCountersAndDeadLetters(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "in.jsonl"), "{\"n\":1}\nnot json\n{\"n\":3}\n")
+	p := filepath.Join(dir, "p.yaml")
+	writeFile(t, p, `version: 1
+name: dl
+operators:
+  - id: lines
+    source: { type: file, path: in.jsonl }
+    on-error: dead-letter
+  - id: out
+    sink: { type: print, prefix: ok }
+  - id: bad
+    input: lines.dead-letter
+    sink: { type: print, prefix: bad }
+`)
+	code, out, errs := runHost(t, "run", "--progress=none", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"ok> {\"n\":1}\n", "ok> {\"n\":3}\n",
+		`bad> {"error":"malformed JSON: `, `"operator":"lines","subtask":0,"input":"` + filepath.Join(dir, "in.jsonl") + `","line":2,"record":"not json"}`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, `operator "lines": 1 record dead-lettered`) {
+		t.Errorf("summary lacks the counter:\n%s", errs)
+	}
+	// skip: the same file, counted, nothing else printed
+	writeFile(t, p, "version: 1\nname: skip\noperators:\n  - { id: lines, source: { type: file, path: in.jsonl }, on-error: skip }\n  - { id: out, sink: { type: print } }\n")
+	code, out, errs = runHost(t, "run", "--progress=none", p)
+	if code != 0 || out != "{\"n\":1}\n{\"n\":3}\n" || !strings.Contains(errs, `operator "lines": 1 record skipped`) {
+		t.Errorf("skip: exit %d, stdout %q, stderr %s", code, out, errs)
+	}
+}
+
+// TestRunConfinesDataPaths: a file sink path outside the pipeline's
+// folder and the data roots is refused, naming the path and the roots.
+func TestRunConfinesDataPaths(t *testing.T) {
+	dir := t.TempDir()
+	jobs := filepath.Join(dir, "jobs")
+	if err := mkdir(jobs); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(jobs, "p.yaml")
+	writeFile(t, p, "version: 1\nname: out\noperators:\n  - { id: s, source: { type: elements, values: [1] } }\n  - { id: out, sink: { type: file, path: ../../escaped.jsonl } }\n")
+	code, _, errs := runHost(t, "run", "--progress=none", p)
+	if code != 1 || !strings.Contains(errs, `sink "out": path ../../escaped.jsonl resolves to `+filepath.Join(filepath.Dir(dir), "escaped.jsonl")+", outside the allowed roots "+jobs+", ") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "escaped.jsonl")); !os.IsNotExist(err) {
+		t.Errorf("the sink wrote outside its roots: %v", err)
+	}
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/host/server"
+	"github.com/sluicehq/sluice/host/settings"
+	"github.com/sluicehq/sluice/host/web"
+)
+
+func init() { addCommand(newServeCmd) }
+
+// requestGrace bounds how long shutdown waits for requests in flight.
+const requestGrace = 30 * time.Second
+
+func newServeCmd() *cobra.Command {
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the multi-tenant server: REST API under /v1, Prometheus /metrics and the dashboard under /ui/",
+		Long: `Serve runs many tenants' jobs in this process. Tenants, their token hashes
+and quotas come from the host config (--config, keys tenants: or
+tenants-file:); listen, rate-limit, drain-timeout, ... may also come from
+SLUICE_* variables and flags. "host serve token" makes a token and the
+hash to put in the config.
+
+On SIGTERM or SIGINT it stops accepting connections, lets running jobs end
+by themselves for up to drain-timeout, cancels the rest, closes every
+plugin instance and exits 0.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd, logLevel) },
+	}
+	f := cmd.Flags()
+	f.String("listen", "", "address to listen on (default 127.0.0.1:8080)")
+	f.String("tenants-file", "", "YAML file with tenants: (and admin-token-sha256:)")
+	f.Duration("drain-timeout", 0, "how long shutdown lets running jobs end by themselves before cancelling them (default 10s)")
+	f.Float64("rate-limit", 0, "requests per second per tenant (default 20)")
+	f.Int("rate-burst", 0, "requests a tenant may make at once (default 40)")
+	f.Int64("max-request-bytes", 0, "largest request body, a plugin or a pipeline (default 16 MiB)")
+	f.Int("slots", 0, "task slots this host offers over all tenants (0: unlimited)")
+	f.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
+	cmd.AddCommand(newServeTokenCmd())
+	return cmd
+}
+
+func serve(cmd *cobra.Command, logLevel string) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	file, _ := cmd.Flags().GetString("config")
+	hs, ss, err := settings.LoadServer(file, os.Environ(), cmd.Flags())
+	if err != nil {
+		return err
+	}
+	if len(ss.Tenants) == 0 {
+		return errors.New("no tenants: list them in the host config (tenants: or tenants-file:); see configs/host.yaml")
+	}
+	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	srv, err := server.New(server.Config{Host: hs, Server: ss, Logger: log})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", ss.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", ss.Listen, err)
+	}
+	hsrv := web.HTTPServer(web.New(srv, ss))
+	served := make(chan error, 1)
+	go func() { served <- hsrv.Serve(ln) }()
+	fmt.Fprintf(cmd.ErrOrStderr(), "sluice: serving on http://%s (dashboard http://%s/ui/), %d tenants\n", ln.Addr(), ln.Addr(), len(ss.Tenants))
+
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		_ = srv.Shutdown(context.Background())
+		return fmt.Errorf("serving: %w", err)
+	}
+	log.Info("shutting down: no new connections", "drain_timeout", ss.DrainTimeout)
+	rctx, cancel := context.WithTimeout(context.Background(), requestGrace)
+	err = hsrv.Shutdown(rctx)
+	cancel()
+	if err != nil {
+		log.Warn("requests still in flight were cut", "error", err)
+		_ = hsrv.Close()
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("serving ended", "error", err)
+	}
+	jctx, cancel := context.WithTimeout(context.Background(), ss.DrainTimeout+requestGrace)
+	defer cancel()
+	if err := srv.Shutdown(jctx); err != nil {
+		return err
+	}
+	log.Info("stopped: every job ended and every plugin instance is closed")
+	return nil
+}
+
+func newServeTokenCmd() *cobra.Command {
+	var fromStdin bool
+	cmd := &cobra.Command{
+		Use:   "token [TOKEN]",
+		Short: "Make an API token and the token-sha256 to put in the host config",
+		Long: `Token prints a new random API token and its SHA-256, the value of a
+tenant's token-sha256 (or admin-token-sha256) in the host config. Given a
+TOKEN (or --stdin), it prints that token's hash instead. Give the token to
+the tenant; the config keeps only the hash.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var token string
+			switch {
+			case fromStdin:
+				line, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+				if err != nil && line == "" {
+					return fmt.Errorf("reading the token from stdin: %w", err)
+				}
+				token = strings.TrimSpace(line)
+			case len(args) == 1:
+				token = args[0]
+			default:
+				var b [24]byte
+				_, _ = rand.Read(b[:])
+				token = "sluice_" + hex.EncodeToString(b[:])
+			}
+			if token == "" {
+				return errors.New("the token is empty")
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "token:        %s\ntoken-sha256: %s\n", token, server.HashToken(token))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&fromStdin, "stdin", false, "read the token from stdin (keeps it out of the shell history)")
+	return cmd
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	goruntime "runtime"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/sluicehq/sluice/host/settings"
+)
+
+func sha(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+func TestServeToken(t *testing.T) {
+	code, out, errs := runHost(t, "serve", "token", "my-token")
+	if code != 0 || out != "token:        my-token\ntoken-sha256: "+sha("my-token")+"\n" {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runHost(t, "serve", "token")
+	m := regexp.MustCompile(`^token: +(sluice_[0-9a-f]{48})\ntoken-sha256: ([0-9a-f]{64})\n$`).FindStringSubmatch(out)
+	if code != 0 || m == nil || m[2] != sha(m[1]) {
+		t.Fatalf("a new token: exit %d, %q", code, out)
+	}
+	var stdout bytes.Buffer
+	if c := run(t.Context(), []string{"serve", "token", "--stdin"}, strings.NewReader("from-stdin\n"), &stdout, io.Discard); c != 0 ||
+		!strings.Contains(stdout.String(), sha("from-stdin")) {
+		t.Fatalf("--stdin: exit %d, %q", c, stdout.String())
+	}
+}
+
+// TestServeExampleConfig: configs/serve/host.yaml loads, and the tokens its
+// comments give hash to the hashes it holds.
+func TestServeExampleConfig(t *testing.T) {
+	const file = "../../configs/serve/host.yaml"
+	_, ss, err := settings.LoadServer(file, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss.Tenants) != 2 || ss.AdminTokenSHA256 == "" {
+		t.Fatalf("%d tenants, admin %q", len(ss.Tenants), ss.AdminTokenSHA256)
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := map[string]string{"admin": ss.AdminTokenSHA256}
+	for _, tn := range ss.Tenants {
+		hashes[tn.Name] = tn.TokenSHA256
+	}
+	found := 0
+	for _, m := range regexp.MustCompile(`(?m)^#   (?:tenant (\w+)|(admin)) +(example-token-\w+)$`).FindAllStringSubmatch(string(src), -1) {
+		who := m[1] + m[2]
+		if hashes[who] != sha(m[3]) {
+			t.Errorf("the comment gives %s the token %s, whose hash is not the configured one", who, m[3])
+		}
+		found++
+	}
+	if found != 3 {
+		t.Errorf("found %d example tokens in the comments, want 3", found)
+	}
+}
+
+// TestServeStopsOnSIGTERM runs the real binary: it serves a tenant's job,
+// and on SIGTERM cancels it, closes everything and exits 0.
+func TestServeStopsOnSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "host")
+	build := exec.Command(filepath.Join(goruntime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cfg := filepath.Join(dir, "host.yaml")
+	writeFile(t, cfg, "listen: 127.0.0.1:0\ndrain-timeout: 100ms\ncache-dir: \"\"\ntenants-file: tenants.yaml\n")
+	writeFile(t, filepath.Join(dir, "tenants.yaml"), "tenants:\n  - name: a\n    token-sha256: "+sha("token-a")+"\n    slots: 2\n")
+	cmd := exec.Command(bin, "serve", "--config", cfg)
+	cmd.Env = append(os.Environ(), "SLUICE_RATE_LIMIT=50")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stderr)
+	var base string
+	for base == "" && lines.Scan() {
+		if m := regexp.MustCompile(`serving on (http://[0-9.:]+) `).FindStringSubmatch(lines.Text()); m != nil {
+			base = m[1]
+		}
+	}
+	if base == "" {
+		t.Fatalf("no serving line on stderr (%v)", lines.Err())
+	}
+	var log strings.Builder
+	logged := make(chan struct{})
+	go func() {
+		defer close(logged)
+		for lines.Scan() {
+			log.WriteString(lines.Text() + "\n")
+		}
+	}()
+
+	req, _ := http.NewRequest("POST", base+"/v1/jobs", strings.NewReader(
+		"version: 1\nname: forever\noperators:\n  - id: src\n    source: {type: generator, preset: sequence, rate: 100}\n  - id: out\n    sink: {type: collect}\n"))
+	req.Header.Set("Authorization", "Bearer token-a")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job struct{ ID, State string }
+	_ = json.NewDecoder(res.Body).Decode(&job)
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated || job.State != "RUNNING" {
+		t.Fatalf("submit: %d %+v", res.StatusCode, job)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-logged
+	err = cmd.Wait()
+	if err != nil {
+		t.Errorf("exit after SIGTERM: %v, want 0\n%s", err, log.String())
+	}
+	for _, want := range []string{"shutting down: no new connections", "cancelling job", "job=" + job.ID,
+		"state=CANCELED", "stopped: every job ended and every plugin instance is closed"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, log.String())
+		}
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Error("the server still answers after exiting")
+	}
+}

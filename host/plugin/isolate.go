@@ -1,0 +1,151 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/codec"
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+// Poison-record isolation. When a sluice_process call fails (a non-zero
+// status, a trap, a deadline, a refused emit...) and the engine gave the
+// operator an on-error (OpenContext.Reject), the host narrows the failure
+// down to its records by bisection: it runs each half of the batch again,
+// on the same instance or, when the failure poisoned it, a fresh one, and
+// splits a half that fails again until one record is left. Each call is
+// all-or-nothing, so:
+//
+//   - skip and dead-letter: the output of every sub-batch that succeeds is
+//     handed on at once, in input order, so the good records' output
+//     arrives exactly once and in order; each record that fails alone goes
+//     to Reject. Keyed-state writes of failed calls are undone (journal.go).
+//     A record whose failure poisoned the instance counts as one crash of
+//     the restart policy (restart.go); the replacements made while
+//     bisecting do not.
+//   - fail: nothing of the failed batch is handed on; the bisection only
+//     finds the first record that fails alone, which the job's error
+//     names (its position in the subtask's input and its key). A deadline
+//     is not bisected under fail: each step would wait a whole deadline.
+//
+// A batch of n records with one bad record costs about 2·log2(n) calls.
+
+// span is one record of a batch: batch[start:end].
+type span struct{ start, end int }
+
+// isolatable reports whether a failed sluice_process call may be narrowed
+// down to its records.
+func (o *Operator) isolatable(err error) bool {
+	if o.reject == nil || o.r.ctx.Err() != nil {
+		return false
+	}
+	var pe *PluginError
+	if !errors.As(err, &pe) || (pe.Export != abi.ExportProcess && pe.Export != abi.ExportBuffer) {
+		return false // e.g. the replacement instance failed to open
+	}
+	switch {
+	case errors.Is(pe.Cause, ErrCanceled), errors.Is(pe.Cause, ErrRestartLimit):
+		return false
+	case errors.Is(pe.Cause, ErrDeadline) && o.policy == runtime.PolicyFail:
+		return false
+	}
+	return true
+}
+
+// isolate narrows down the failure first of a batch of count records.
+func (o *Operator) isolate(input int, batch []byte, count int, out runtime.Collector, first error) error {
+	o.spans = o.spans[:0]
+	rd := abi.NewReader(batch, count)
+	for start := 0; rd.Next(); start = rd.Offset() {
+		o.spans = append(o.spans, span{start, rd.Offset()})
+	}
+	if rd.Err() != nil || len(o.spans) != count {
+		return first // not records the host can split
+	}
+	if count == 1 {
+		return o.rejectOne(batch, o.spans[0], 0, first)
+	}
+	found, err := o.narrow(input, batch, o.spans, 0, out)
+	if err == nil && !found && o.policy == runtime.PolicyFail {
+		return first // every half passed alone: fail with the batch's error
+	}
+	return err
+}
+
+// narrow runs the two halves of spans (records idx... of the batch), which
+// failed together, and narrows down each half that fails again. found
+// reports whether a record failed alone.
+func (o *Operator) narrow(input int, batch []byte, spans []span, idx int, out runtime.Collector) (found bool, err error) {
+	mid := len(spans) / 2
+	halves := [2][]span{spans[:mid], spans[mid:]}
+	for h, part := range halves {
+		at := idx + h*mid
+		in, err := o.run(input, batch[part[0].start:part[len(part)-1].end], len(part))
+		if err == nil {
+			if o.policy != runtime.PolicyFail {
+				if err := in.deliver(out); err != nil {
+					return found, err
+				}
+			}
+			continue
+		}
+		if !o.isolatable(err) {
+			return found, err
+		}
+		if len(part) == 1 {
+			found = true
+			if err := o.rejectOne(batch, part[0], at, err); err != nil {
+				return found, err
+			}
+			continue
+		}
+		f, err := o.narrow(input, batch, part, at, out)
+		found = found || f
+		if err != nil {
+			return found, err
+		}
+	}
+	return found, nil
+}
+
+// rejectOne hands the record s (record idx of the batch), which failed
+// alone with cause, to the on-error.
+func (o *Operator) rejectOne(batch []byte, s span, idx int, cause error) error {
+	var pe *PluginError
+	if !errors.As(cause, &pe) {
+		return cause
+	}
+	rec := batch[s.start:s.end]
+	pos := o.seen + int64(idx) + 1
+	e := *pe
+	e.Record = recordName(pos, rec)
+	restart := e.Poisoned && o.policy != runtime.PolicyFail
+	if restart {
+		if err := o.r.crashed(&e); err != nil {
+			return err
+		}
+	}
+	return o.reject(&runtime.RecordFailure{
+		Record: rec, Position: pos, Plugin: o.r.m.name, Err: &e,
+		Cause: e.Export + ": " + e.Cause.Error(), Restart: restart,
+	})
+}
+
+// recordName names a record for errors: `input record 37 (key "k")`.
+func recordName(pos int64, rec []byte) string {
+	s := fmt.Sprintf("input record %d", pos)
+	r, _, err := abi.ParseRecord(rec, 0)
+	if err != nil || r.Key == nil {
+		return s
+	}
+	key, err := codec.MsgpackToJSON(nil, r.Key)
+	if err != nil {
+		return s
+	}
+	const limit = 64
+	if len(key) > limit {
+		key = append(key[:limit:limit], "..."...)
+	}
+	return s + " (key " + printable(string(key)) + ")"
+}

@@ -1,0 +1,153 @@
+package plugin
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+// poisonBatch builds records [nil, key, {"n": i, "c": word}] for the words
+// (testdata/poison.wat misbehaves on a command word; "" is a good record).
+func poisonBatch(words ...string) ([]byte, int) {
+	var w abi.Writer
+	for i, word := range words {
+		v := abi.AppendMapHeader(nil, 2)
+		v = abi.AppendInt(abi.AppendStr(v, "n"), int64(i+1))
+		v = abi.AppendStr(abi.AppendStr(v, "c"), word)
+		w.Append(0, false, abi.AppendStr(nil, "k"+string(rune('a'+i))), v)
+	}
+	return w.Buf, w.Count
+}
+
+// rejects collects what an operator's on-error was given.
+type rejects struct {
+	got    []*runtime.RecordFailure
+	policy runtime.ErrorPolicy
+}
+
+func (r *rejects) reject(f *runtime.RecordFailure) error {
+	r.got = append(r.got, f)
+	if r.policy == runtime.PolicyFail {
+		return f.Err
+	}
+	return nil
+}
+
+// ns reads the "n" of every record the sink got, in order.
+func ns(tb testing.TB, s *sink) []int64 {
+	tb.Helper()
+	var out []int64
+	for _, e := range s.got {
+		rd := abi.NewReader(e.buf, e.count)
+		for rd.Next() {
+			raw, _, _ := abi.MapField(rd.Record().Value, "n")
+			n, err := abi.ReadInt(raw)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			out = append(out, n)
+		}
+		if rd.Err() != nil {
+			tb.Fatal(rd.Err())
+		}
+	}
+	return out
+}
+
+func openPolicy(tb testing.TB, h *Host, policy runtime.ErrorPolicy) (*Operator, *rejects) {
+	tb.Helper()
+	r := &rejects{policy: policy}
+	op := open(tb, load(tb, h, "poison"), runtime.OpenContext{OnError: policy, Reject: r.reject})
+	return op, r
+}
+
+// TestIsolateSkipKeepsNeighbours: a trap and a user error in a batch of 8
+// cost only their own records: the 6 good ones come out exactly once and
+// in order, and the on-error gets the two bad ones with their positions.
+func TestIsolateSkipKeepsNeighbours(t *testing.T) {
+	h := newHost(t, func(c *Config) { c.RestartDelay = 0 })
+	op, r := openPolicy(t, h, runtime.PolicySkip)
+	b, n := poisonBatch("", "", "trap", "", "", "fail", "", "")
+	out := &sink{}
+	if err := op.Process(0, b, n, out); err != nil {
+		t.Fatal(err)
+	}
+	if got := ns(t, out); !slices.Equal(got, []int64{1, 2, 4, 5, 7, 8}) {
+		t.Errorf("output %v, want 1 2 4 5 7 8", got)
+	}
+	if len(r.got) != 2 {
+		t.Fatalf("%d records rejected, want 2", len(r.got))
+	}
+	trap, fail := r.got[0], r.got[1]
+	if trap.Position != 3 || !trap.Restart || !strings.Contains(trap.Cause, "sluice_process: wasm trap: unreachable") ||
+		!strings.Contains(trap.Err.Error(), `plugin "poison" (operator op1, subtask 1/1) export sluice_process at input record 3 (key "kc"): wasm trap`) {
+		t.Errorf("trap: position %d restart %v cause %q err %v", trap.Position, trap.Restart, trap.Cause, trap.Err)
+	}
+	if fail.Position != 6 || fail.Restart || !strings.Contains(fail.Cause, "user error): bad record") {
+		t.Errorf("fail: position %d restart %v cause %q", fail.Position, fail.Restart, fail.Cause)
+	}
+	// positions count across batches
+	b, n = poisonBatch("fail")
+	if err := op.Process(0, b, n, out); err != nil || r.got[2].Position != 9 {
+		t.Errorf("second batch: %v, position %d, want 9", err, r.got[2].Position)
+	}
+}
+
+// TestIsolateFailNamesRecordAndDropsBatch: under fail nothing of the failed
+// batch comes out and the error names the first bad record and its key.
+func TestIsolateFailNamesRecordAndDropsBatch(t *testing.T) {
+	h := newHost(t, nil)
+	op, _ := openPolicy(t, h, runtime.PolicyFail)
+	b, n := poisonBatch("", "", "", "", "fail", "", "trap", "")
+	out := &sink{}
+	err := op.Process(0, b, n, out)
+	wantErr(t, err, `plugin "poison" (operator op1, subtask 1/1) export sluice_process at input record 5 (key "ke"): plugin returned status -3 (user error): bad record`)
+	if out.records() != 0 {
+		t.Errorf("%d records came out of a failed batch", out.records())
+	}
+}
+
+// TestRestartLimit: records that keep poisoning the instance fail the job
+// once they pass RestartAttempts within RestartWindow.
+func TestRestartLimit(t *testing.T) {
+	h := newHost(t, func(c *Config) { c.RestartAttempts, c.RestartDelay, c.RestartWindow = 2, time.Millisecond, time.Hour })
+	op, r := openPolicy(t, h, runtime.PolicySkip)
+	b, n := poisonBatch("trap", "", "trap", "", "trap", "")
+	out := &sink{}
+	err := op.Process(0, b, n, out)
+	pe := wantErr(t, err, `plugin "poison" (operator op1, subtask 1/1) export sluice_process at input record 5 (key "ke"): crashed 3 times in 1h0m0s: restart limit reached (restart-attempts 2); last crash: wasm trap: unreachable`)
+	if !errors.Is(pe, ErrRestartLimit) || !errors.Is(pe, ErrTrap) {
+		t.Errorf("errors.Is: restart limit %v, trap %v", errors.Is(pe, ErrRestartLimit), errors.Is(pe, ErrTrap))
+	}
+	if len(r.got) != 2 || !slices.Equal(ns(t, out), []int64{2, 4}) {
+		t.Errorf("rejected %d, output %v", len(r.got), ns(t, out))
+	}
+}
+
+// TestJournalUndoesFailedCall: a call that wrote keyed state then failed
+// leaves the state as it found it when the operator may run its records
+// again.
+func TestJournalUndoesFailedCall(t *testing.T) {
+	h := newHost(t, nil)
+	st := NewMemoryState()
+	if err := st.Put(0, []byte("\xa1k"), []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	r := &rejects{policy: runtime.PolicySkip}
+	op := open(t, load(t, h, "script"), runtime.OpenContext{State: st, OnError: runtime.PolicySkip, Reject: r.reject})
+	s := &script{}
+	key, val, other := s.data([]byte("\xa1k")), s.data([]byte("new")), s.data([]byte("\xa1x"))
+	s.do(opStatePut, 0, 0, key, 2, val, 3).do(opStatePut, 0, 0, other, 2, val, 3).do(opStateDel, 0, 0, key, 2).do(opTrap, 0)
+	if _, err := s.run(op); err == nil {
+		t.Fatal("the trap did not fail the call")
+	}
+	got, ok, _ := st.Get(0, []byte("\xa1k"), nil)
+	if !ok || string(got) != "old" || st.Len() != 1 {
+		t.Errorf("state after the failed call: %q %v, %d values; want \"old\" and 1 value", got, ok, st.Len())
+	}
+}

@@ -1,0 +1,65 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plan"
+)
+
+// NewSet loads the plugins of pipeline p into h and returns the Set a run
+// of its plan g uses: modules under the pipeline's plugin names, with the
+// pipeline's grants; the configs of edge plugins; the parallelism of
+// upstream operators. Plugin paths are relative to p's file; with roots
+// set they must lie inside one of those folders and are opened through
+// os.Root (see Host.LoadFileIn). Calls run under ctx.
+func NewSet(ctx context.Context, h *Host, p *pipeline.Pipeline, g *plan.JobGraph, roots []string) (*Set, error) {
+	set := &Set{Context: ctx, Modules: map[string]*Module{}, Configs: map[string]map[string]any{}, Parallelism: map[string]int{}}
+	names := make([]string, 0, len(p.Plugins))
+	for name := range p.Plugins {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		pl := p.Plugins[name]
+		path := pl.Path
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(filepath.Dir(p.File), path)
+		}
+		var m *Module
+		var err error
+		if roots != nil {
+			m, err = h.LoadFileIn(ctx, roots, path)
+		} else {
+			m, err = h.LoadFile(ctx, path)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("plugin %q: %w", name, err)
+		}
+		grants, err := ParseGrants(pl.Grants)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %q: %w", name, err)
+		}
+		m = m.Grant(grants)
+		m.name = name // errors name the plugin as the pipeline does
+		set.Modules[name] = m
+	}
+	// partitioners and key selectors are opened with their plugin's config
+	// and the upstream operator's parallelism
+	for _, op := range g.Operators {
+		set.Parallelism[op.ID] = op.Parallelism
+	}
+	for _, e := range g.Edges {
+		name := e.CustomPlugin
+		if name == "" {
+			name = e.KeyPlugin
+		}
+		if pl := p.Plugins[name]; pl != nil {
+			set.Configs[e.From+"->"+e.To] = pl.Config
+		}
+	}
+	return set, nil
+}

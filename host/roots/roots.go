@@ -1,0 +1,111 @@
+// Package roots confines file paths to allowed folders: a path must lie
+// inside one of the roots, lexically, and is then opened through an
+// os.Root of that root, so that neither ".." nor a symbolic link leads out
+// of it. The host opens plugin modules and the files of file sources and
+// sinks this way.
+package roots
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Error is a path outside the allowed roots.
+type Error struct {
+	Path  string   // as given
+	Full  string   // made absolute
+	Roots []string // the allowed roots, absolute
+	Err   error    // set when os.Root refused the path (a symbolic link out)
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("path %s escapes root %s: %v", e.Path, e.Roots[0], e.Err)
+	}
+	if len(e.Roots) == 0 {
+		return fmt.Sprintf("path %s: no root is allowed", e.Path)
+	}
+	if len(e.Roots) == 1 {
+		return fmt.Sprintf("path %s resolves to %s, outside the allowed root %s", e.Path, e.Full, e.Roots[0])
+	}
+	return fmt.Sprintf("path %s resolves to %s, outside the allowed roots %s", e.Path, e.Full, strings.Join(e.Roots, ", "))
+}
+
+// ErrOutside is what errors.Is finds in an *Error.
+var ErrOutside = errors.New("path outside the allowed roots")
+
+func (e *Error) Is(target error) bool { return target == ErrOutside }
+
+// Resolve returns the root that holds path (both made absolute against
+// the working directory) and path relative to it.
+func Resolve(roots []string, path string) (root, rel string, err error) {
+	full, err := filepath.Abs(path)
+	if err != nil {
+		return "", "", err
+	}
+	abs := make([]string, 0, len(roots))
+	for _, r := range roots {
+		ar, err := filepath.Abs(r)
+		if err != nil {
+			continue
+		}
+		abs = append(abs, ar)
+		rel, err := filepath.Rel(ar, full)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+			return ar, rel, nil
+		}
+	}
+	return "", "", &Error{Path: path, Full: full, Roots: abs}
+}
+
+// Open opens path for reading through an os.Root of the root holding it.
+func Open(roots []string, path string) (*os.File, error) {
+	root, rel, err := Resolve(roots, path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	f, err := r.Open(rel)
+	return f, escaped(path, root, err)
+}
+
+// Create creates or truncates path for writing, making its parent
+// folders, through an os.Root of the root holding it.
+func Create(roots []string, path string) (*os.File, error) {
+	root, rel, err := Resolve(roots, path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if dir := filepath.Dir(rel); dir != "." {
+		if err := r.MkdirAll(dir, 0o755); err != nil {
+			return nil, escaped(path, root, err)
+		}
+	}
+	f, err := r.Create(rel)
+	return f, escaped(path, root, err)
+}
+
+// escaped turns os.Root's refusal of a path that leads out of its root
+// into an *Error naming the path and the root; other errors pass.
+func escaped(path, root string, err error) error {
+	if err != nil && strings.Contains(err.Error(), "path escapes from parent") {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return &Error{Path: path, Roots: []string{root}, Err: err}
+	}
+	return err
+}

@@ -1,0 +1,8 @@
+;; command: a WASI command (exports _start) rather than a reactor.
+(module
+  (memory (export "memory") 2)
+  (func (export "sluice_abi_v1"))
+  (func (export "_start"))
+  (func (export "sluice_buffer") (param $n i32) (result i32) (i32.const 65536))
+  (func (export "sluice_open") (param i32 i32 i32 i32 i32) (result i32) (i32.const 0))
+  (func (export "sluice_process") (param i32 i32 i32 i32) (result i32) (i32.const 0)))

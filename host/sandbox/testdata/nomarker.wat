@@ -1,0 +1,6 @@
+;; nomarker: a complete operator without the sluice_abi_v1 marker export.
+(module
+  (memory (export "memory") 2)
+  (func (export "sluice_buffer") (param $n i32) (result i32) (i32.const 65536))
+  (func (export "sluice_open") (param i32 i32 i32 i32 i32) (result i32) (i32.const 0))
+  (func (export "sluice_process") (param i32 i32 i32 i32) (result i32) (i32.const 0)))

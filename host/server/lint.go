@@ -1,0 +1,157 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plan"
+)
+
+// PipelineFile is the name lint problems of a submitted pipeline carry.
+const PipelineFile = "pipeline.yaml"
+
+// What tenants may use: sources and sinks that touch neither the host's
+// files nor its standard streams.
+var (
+	tenantSources = []string{"elements", "generator"}
+	tenantSinks   = []string{"collect", "discard"}
+)
+
+// prepared is a submitted pipeline that passed lint and planning.
+type prepared struct {
+	pipeline *pipeline.Pipeline
+	graph    *plan.JobGraph
+	plugins  map[string]*storedPlugin // by the name the pipeline gives
+	collects int                      // collect sinks
+}
+
+// prepare lints a tenant's pipeline, applies the server's connector
+// policy, resolves its plugins in the tenant's store and plans it. Every
+// problem with a place comes back at once, as an Invalid *Error with
+// Problems.
+func (s *Server) prepare(t *tenant, src []byte) (*prepared, error) {
+	marked, collects, errs := markCollect(src)
+	p, err := pipeline.Parse(PipelineFile, marked, pipeline.ParseOptions{})
+	if err != nil {
+		return nil, lintError(append(errs, withoutDiscardOptions(problemsOf(err), errs)...))
+	}
+	restoreCollect(p, collects)
+	errs = append(errs, policy(p)...)
+	plugins := s.resolvePlugins(t, p, &errs)
+	if len(errs) > 0 {
+		return nil, lintError(errs)
+	}
+	g, err := plan.Plan(p, plan.Options{Slots: s.cfg.Host.Slots})
+	if err != nil {
+		return nil, lintError(problemsOf(err))
+	}
+	return &prepared{pipeline: p, graph: g, plugins: plugins, collects: len(collects)}, nil
+}
+
+// policy refuses the connectors tenants may not use.
+func policy(p *pipeline.Pipeline) pipeline.Errors {
+	var errs pipeline.Errors
+	for _, op := range p.Operators {
+		if c := op.Source; c != nil && !contains(tenantSources, c.Type) {
+			errs = append(errs, &pipeline.Error{File: PipelineFile, Pos: c.Pos, Msg: fmt.Sprintf(
+				"operator %s: source type %s is not offered by this server (it reads the host's files or streams): use %s",
+				op.ID, c.Type, strings.Join(tenantSources, " or "))})
+		}
+		if c := op.Sink; c != nil && !contains(tenantSinks, c.Type) {
+			errs = append(errs, &pipeline.Error{File: PipelineFile, Pos: c.Pos, Msg: fmt.Sprintf(
+				"operator %s: sink type %s is not offered by this server (it writes to the host's files or stdout): use collect (read it with GET /v1/jobs/{id}/output) or discard",
+				op.ID, c.Type)})
+		}
+	}
+	return errs
+}
+
+// resolvePlugins finds each plugin the pipeline declares in the tenant's
+// store: its path is the name it was uploaded under, or sha256:<hex>.
+func (s *Server) resolvePlugins(t *tenant, p *pipeline.Pipeline, errs *pipeline.Errors) map[string]*storedPlugin {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]*storedPlugin{}
+	var known []string
+	for n := range t.byName {
+		known = append(known, n)
+	}
+	sort.Strings(known)
+	for name, pl := range p.Plugins {
+		sp := t.lookupLocked(pl.Path)
+		if sp == nil {
+			list := "none uploaded yet: POST /v1/plugins?name=" + name
+			if len(known) > 0 {
+				list = "uploaded: " + strings.Join(known, ", ")
+			}
+			*errs = append(*errs, &pipeline.Error{File: PipelineFile, Pos: pl.Pos, Msg: fmt.Sprintf(
+				"plugin %s: path %q names no plugin of tenant %s (give an uploaded plugin's name or its sha256:<hex> digest; %s)",
+				name, pl.Path, t.cfg.Name, list)})
+			continue
+		}
+		out[name] = sp
+	}
+	return out
+}
+
+// withoutDiscardOptions drops the linter's complaint about an option of
+// a collect sink (which it saw as discard) where markCollect already
+// reported it in the collect sink's words.
+func withoutDiscardOptions(list, collectProblems pipeline.Errors) pipeline.Errors {
+	at := map[pipeline.Pos]bool{}
+	for _, e := range collectProblems {
+		at[e.Pos] = true
+	}
+	out := list[:0:0]
+	for _, e := range list {
+		if !(at[e.Pos] && strings.Contains(e.Msg, "in sink discard")) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// problemsOf turns a parse or plan error into problems; an error with no
+// place becomes one problem at 0:0.
+func problemsOf(err error) pipeline.Errors {
+	var list pipeline.Errors
+	if errors.As(err, &list) {
+		return list
+	}
+	return pipeline.Errors{{File: PipelineFile, Msg: err.Error()}}
+}
+
+// tenantWords rewrites the linter's lists of connector types to what
+// this server offers.
+var tenantWords = strings.NewReplacer(
+	"one of discard, file, print", "one of "+strings.Join(tenantSinks, ", "),
+	"one of elements, file, generator, stdin", "one of "+strings.Join(tenantSources, ", "),
+)
+
+func lintError(errs pipeline.Errors) *Error {
+	errs.Sort()
+	e := &Error{Code: Invalid, Where: PipelineFile, Problems: make([]Problem, 0, len(errs))}
+	var lines []string
+	for _, pe := range errs {
+		msg := tenantWords.Replace(pe.Msg)
+		e.Problems = append(e.Problems, Problem{Line: pe.Pos.Line, Col: pe.Pos.Col, Message: msg})
+		lines = append(lines, fmt.Sprintf("%d:%d: %s", pe.Pos.Line, pe.Pos.Col, msg))
+	}
+	e.Msg = fmt.Sprintf("the pipeline has %d problem(s): %s", len(errs), strings.Join(lines, "; "))
+	if len(errs) == 1 {
+		e.Msg = "the pipeline has a problem: " + lines[0]
+	}
+	return e
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

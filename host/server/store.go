@@ -1,0 +1,277 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/host/plugin"
+)
+
+// storedPlugin is an uploaded module that passed the ABI checks, kept by
+// its digest.
+type storedPlugin struct {
+	name     string
+	digest   string // "sha256:" + hex
+	bin      []byte
+	info     plugin.Info
+	uploaded time.Time
+}
+
+// PluginInfo describes a stored plugin.
+type PluginInfo struct {
+	Tenant     string    `json:"tenant"`
+	Name       string    `json:"name"`
+	Digest     string    `json:"digest"` // sha256:<hex>, what a pipeline may name instead of the name
+	Size       int       `json:"size"`
+	Kind       string    `json:"kind"`
+	ABIVersion int       `json:"abi_version"`
+	Exports    []string  `json:"exports"`
+	MemoryMin  uint64    `json:"memory_min_pages"`
+	MemoryMax  uint64    `json:"memory_max_pages,omitempty"`
+	Uploaded   time.Time `json:"uploaded"`
+	Created    bool      `json:"created"` // on upload: false when the same bytes were already stored
+}
+
+var pluginName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// pluginConfig is the plugin.Config of tenant t's instances: the host's
+// limits and restart policy with the tenant's instance memory and call
+// timeout.
+func (s *Server) pluginConfig(t *tenant) plugin.Config {
+	cfg := plugin.DefaultConfig()
+	cfg.MemoryLimitPages = t.cfg.InstancePages
+	cfg.CallTimeout = t.cfg.CallTimeout
+	cfg.MaxOutputBytes = s.cfg.Host.MaxOutputBytes
+	cfg.MaxModuleBytes = min(s.cfg.Host.MaxModuleBytes, t.cfg.PluginBytes)
+	cfg.CacheDir = s.cfg.Host.CacheDir
+	cfg.RestartAttempts = s.cfg.Host.RestartAttempts
+	cfg.RestartDelay = s.cfg.Host.RestartDelay
+	cfg.RestartWindow = s.cfg.Host.RestartWindow
+	return cfg
+}
+
+// newPluginHost makes a plugin host with t's limits, compiling without
+// the cache when its folder cannot be used.
+func (s *Server) newPluginHost(ctx context.Context, t *tenant) (*plugin.Host, error) {
+	cfg := s.pluginConfig(t)
+	h, err := plugin.New(ctx, cfg)
+	if err != nil && cfg.CacheDir != "" {
+		s.log.Warn("compiling plugins without a cache", "error", err)
+		cfg.CacheDir = ""
+		h, err = plugin.New(ctx, cfg)
+	}
+	return h, err
+}
+
+// UploadPlugin checks bin against ABI v1 and the tenant's limits and
+// stores it under name and its sha256 digest. The same bytes uploaded
+// again are stored once; a name already used by other bytes now names the
+// new ones (the old module is removed).
+func (s *Server) UploadPlugin(ctx context.Context, p Principal, name string, bin []byte) (PluginInfo, error) {
+	t, err := s.tenantOf(p, "upload plugins")
+	if err != nil {
+		return PluginInfo{}, err
+	}
+	if !pluginName.MatchString(name) {
+		return PluginInfo{}, errorf(Invalid, "name", "plugin name %q: use 1 to 64 letters, digits, _ and -", name)
+	}
+	if len(bin) > t.cfg.PluginBytes {
+		t.refused.Add(1)
+		return PluginInfo{}, errorf(QuotaExceeded, "quota plugin-bytes", "tenant %s: plugin %s is %d bytes, quota %d", t.cfg.Name, name, len(bin), t.cfg.PluginBytes)
+	}
+	sum := sha256.Sum256(bin)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	if info, ok, err := s.reuse(t, name, digest); ok || err != nil {
+		return info, err
+	}
+	// Check before compiling: a fresh host with the tenant's limits, closed
+	// at once (the job hosts compile again, from the cache when set).
+	h, err := s.newPluginHost(ctx, t)
+	if err != nil {
+		return PluginInfo{}, errorf(Internal, "plugin host", "%v", err)
+	}
+	m, err := h.Load(ctx, name, bin)
+	var info plugin.Info
+	if err == nil {
+		info = m.Info()
+	}
+	_ = h.Close(context.Background())
+	if err != nil {
+		var le *plugin.LoadError
+		e := errorf(Unprocessable, "plugin "+name, "not a loadable sluice plugin")
+		if errors.As(err, &le) {
+			e.Reasons = le.Problems
+		} else {
+			e.Reasons = []string{err.Error()}
+		}
+		e.Msg += ": " + strings.Join(e.Reasons, "; ")
+		return PluginInfo{}, e
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if info, ok, err := s.reuseLocked(t, name, digest); ok || err != nil {
+		return info, err
+	}
+	if err := countLocked(t, name); err != nil {
+		return PluginInfo{}, err
+	}
+	if old, ok := t.byName[name]; ok {
+		delete(t.plugins, old)
+	}
+	sp := &storedPlugin{name: name, digest: digest, bin: bin, info: info, uploaded: time.Now()}
+	t.plugins[digest] = sp
+	t.byName[name] = digest
+	pi := sp.view(t.cfg.Name)
+	pi.Created = true
+	return pi, nil
+}
+
+// reuse handles bytes already stored, and refuses a new plugin over the
+// count quota before it is compiled.
+func (s *Server) reuse(t *tenant, name, digest string) (PluginInfo, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if info, ok, err := s.reuseLocked(t, name, digest); ok || err != nil {
+		return info, ok, err
+	}
+	return PluginInfo{}, false, countLocked(t, name)
+}
+
+// countLocked refuses one more plugin (name not yet stored, or naming
+// other bytes that it replaces) over the tenant's plugins quota.
+func countLocked(t *tenant, name string) error {
+	stored := len(t.plugins)
+	if _, ok := t.byName[name]; ok {
+		stored-- // replaced
+	}
+	if stored+1 > t.cfg.Plugins {
+		t.refused.Add(1)
+		return errorf(QuotaExceeded, "quota plugins", "tenant %s: %d plugins stored, quota %d: delete one first (DELETE /v1/plugins/{name})", t.cfg.Name, len(t.plugins), t.cfg.Plugins)
+	}
+	return nil
+}
+
+// reuseLocked handles bytes already stored: under the same name nothing
+// changes; under another name, the plugin is renamed.
+func (s *Server) reuseLocked(t *tenant, name, digest string) (PluginInfo, bool, error) {
+	sp, ok := t.plugins[digest]
+	if !ok {
+		return PluginInfo{}, false, nil
+	}
+	if sp.name != name {
+		if other, ok := t.byName[name]; ok && other != digest {
+			delete(t.plugins, other)
+		}
+		delete(t.byName, sp.name)
+		sp.name = name
+		t.byName[name] = digest
+	}
+	return sp.view(t.cfg.Name), true, nil
+}
+
+func (sp *storedPlugin) view(tenant string) PluginInfo {
+	pi := PluginInfo{Tenant: tenant, Name: sp.name, Digest: sp.digest, Size: len(sp.bin), Kind: string(sp.info.Kind),
+		ABIVersion: sp.info.ABIVersion, MemoryMin: sp.info.Memory.Min, Uploaded: sp.uploaded, Exports: []string{}}
+	if sp.info.Memory.HasMax {
+		pi.MemoryMax = sp.info.Memory.Max
+	}
+	for _, e := range sp.info.Exports {
+		if e.Kind == "function" {
+			pi.Exports = append(pi.Exports, e.Name)
+		}
+	}
+	return pi
+}
+
+// lookupLocked finds a tenant's plugin by name or by "sha256:<hex>".
+func (t *tenant) lookupLocked(ref string) *storedPlugin {
+	if strings.HasPrefix(ref, "sha256:") {
+		return t.plugins[strings.ToLower(ref)]
+	}
+	if d, ok := t.byName[ref]; ok {
+		return t.plugins[d]
+	}
+	return nil
+}
+
+// Plugins lists p's plugins (every tenant's for the admin), by tenant
+// then name.
+func (s *Server) Plugins(p Principal) []PluginInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []PluginInfo{}
+	for _, name := range s.names {
+		if !p.Admin && name != p.Tenant {
+			continue
+		}
+		t := s.tenants[name]
+		for _, sp := range t.plugins {
+			out = append(out, sp.view(name))
+		}
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].Tenant != out[b].Tenant {
+			return out[a].Tenant < out[b].Tenant
+		}
+		return out[a].Name < out[b].Name
+	})
+	return out
+}
+
+// Plugin returns one of p's plugins by name or digest. Another tenant's
+// plugin is NotFound; the admin finds any tenant's by digest, or by name
+// as "tenant/name".
+func (s *Server) Plugin(p Principal, ref string) (PluginInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, sp := s.findPluginLocked(p, ref)
+	if sp == nil {
+		return PluginInfo{}, errorf(NotFound, "plugin "+ref, "no such plugin")
+	}
+	return sp.view(t.cfg.Name), nil
+}
+
+// DeletePlugin removes one of p's plugins. Running jobs keep the module
+// they compiled.
+func (s *Server) DeletePlugin(p Principal, ref string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, sp := s.findPluginLocked(p, ref)
+	if sp == nil {
+		return errorf(NotFound, "plugin "+ref, "no such plugin")
+	}
+	delete(t.plugins, sp.digest)
+	delete(t.byName, sp.name)
+	return nil
+}
+
+func (s *Server) findPluginLocked(p Principal, ref string) (*tenant, *storedPlugin) {
+	if !p.Admin {
+		t := s.tenants[p.Tenant]
+		if t == nil {
+			return nil, nil
+		}
+		return t, t.lookupLocked(ref)
+	}
+	if tn, name, ok := strings.Cut(ref, "/"); ok {
+		if t := s.tenants[tn]; t != nil {
+			return t, t.lookupLocked(name)
+		}
+		return nil, nil
+	}
+	for _, name := range s.names {
+		t := s.tenants[name]
+		if strings.HasPrefix(ref, "sha256:") {
+			if sp := t.lookupLocked(ref); sp != nil {
+				return t, sp
+			}
+		}
+	}
+	return nil, nil
+}

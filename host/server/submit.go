@@ -1,0 +1,141 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"sort"
+	"time"
+
+	"github.com/sluicehq/sluice/host/plugin"
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+// Submit lints, plans and admits a tenant's pipeline, then starts it. A
+// pipeline with problems is Invalid with every problem at its line and
+// column; a job over a quota is QuotaExceeded with the numbers. The job
+// runs on its own plugin host with the tenant's limits until it ends or
+// is cancelled; ctx only bounds the submission (compiling plugins).
+func (s *Server) Submit(ctx context.Context, p Principal, src []byte) (JobStatus, error) {
+	t, err := s.tenantOf(p, "submit jobs")
+	if err != nil {
+		return JobStatus{}, err
+	}
+	pr, err := s.prepare(t, src)
+	if err != nil {
+		return JobStatus{}, err
+	}
+	u := need(pr.graph, t.cfg.InstancePages)
+	s.mu.Lock()
+	err = s.admitLocked(t, u)
+	s.mu.Unlock()
+	if err != nil {
+		if CodeOf(err) == QuotaExceeded {
+			t.refused.Add(1)
+		}
+		return JobStatus{}, err
+	}
+	j, err := s.start(ctx, t, pr, u)
+	if err != nil {
+		s.mu.Lock()
+		s.unreserveLocked(t, u)
+		s.mu.Unlock()
+		return JobStatus{}, err
+	}
+	t.submitted.Add(1)
+	s.log.Info("job started", "job", j.ID, "tenant", j.Tenant, "name", j.Name, "slots", u.slots, "memory_pages", u.pages)
+	return j.status(), nil
+}
+
+// start builds the job's plugin host and connectors and starts it. The
+// quota is reserved.
+func (s *Server) start(ctx context.Context, t *tenant, pr *prepared, u usage) (*Job, error) {
+	j := &Job{ID: newID(), Tenant: t.cfg.Name, Name: pr.graph.Name, Mode: string(pr.graph.Mode), Submitted: time.Now(),
+		graph: pr.graph, planJSON: writePlan(pr.graph), plugins: map[string]string{}, need: u,
+		out: newTail(s.cfg.Server.OutputRecords, s.cfg.Server.OutputBytes), done: make(chan struct{}), state: Running}
+	j.meter = &meter{onError: j.addException}
+	deps := runtime.Deps{
+		Connectors: newConnectors(j.out),
+		Logger:     s.log.With("job", j.ID, "tenant", j.Tenant),
+		Options: runtime.Options{BatchSize: s.cfg.Host.BatchSize, BatchBytes: s.cfg.Host.BatchBytes,
+			Linger: s.cfg.Host.Linger, QueueCapacity: s.cfg.Host.QueueCapacity},
+	}
+	if len(pr.plugins) > 0 {
+		set, h, err := s.loadPlugins(ctx, t, pr, j)
+		if err != nil {
+			return nil, err
+		}
+		j.host = h
+		deps.Plugins = &meteredPlugins{inner: set, m: j.meter}
+	}
+	// Shutdown waits for every job counted in wg, and cancels s.ctx, the
+	// parent of every job: a job counted here cannot outlive it.
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		j.closeHost()
+		return nil, errorf(Unavailable, "server", "the server is shutting down: it accepts no new job")
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	exec, err := runtime.Start(s.ctx, pr.graph, deps)
+	if err != nil {
+		s.wg.Done()
+		j.closeHost()
+		// a batch job with an unbounded source, a source or sink refusing
+		// its options: the pipeline's doing
+		return nil, errorf(Invalid, "job "+pr.graph.Name, "cannot start: %v", err)
+	}
+	j.exec = exec
+	s.mu.Lock()
+	s.jobs[j.ID] = j
+	t.running[j.ID] = j
+	s.mu.Unlock()
+	go s.watch(j)
+	return j, nil
+}
+
+// loadPlugins compiles the job's plugins on a new host with the tenant's
+// limits; the host is the job's and closes when it ends.
+func (s *Server) loadPlugins(ctx context.Context, t *tenant, pr *prepared, j *Job) (*plugin.Set, *plugin.Host, error) {
+	h, err := s.newPluginHost(ctx, t)
+	if err != nil {
+		return nil, nil, errorf(Internal, "plugin host", "%v", err)
+	}
+	set := &plugin.Set{Context: s.ctx, Modules: map[string]*plugin.Module{}, Configs: map[string]map[string]any{}, Parallelism: map[string]int{}}
+	names := make([]string, 0, len(pr.plugins))
+	for n := range pr.plugins {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		sp := pr.plugins[name]
+		m, err := h.Load(ctx, name, sp.bin)
+		if err != nil {
+			_ = h.Close(context.Background())
+			return nil, nil, errorf(Unprocessable, "plugin "+name, "%v", err)
+		}
+		set.Modules[name] = m
+		j.plugins[name] = sp.digest
+	}
+	for _, op := range pr.graph.Operators {
+		set.Parallelism[op.ID] = op.Parallelism
+	}
+	for _, e := range pr.graph.Edges {
+		name := e.CustomPlugin
+		if name == "" {
+			name = e.KeyPlugin
+		}
+		if pl := pr.pipeline.Plugins[name]; pl != nil {
+			set.Configs[e.From+"->"+e.To] = pl.Config
+		}
+	}
+	return set, h, nil
+}
+
+// newID returns a job id: 32 hex digits, as Flink's JobID.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}

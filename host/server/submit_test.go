@@ -1,0 +1,71 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const sumPipeline = `version: 1
+name: sums
+mode: batch
+parallelism: 2
+operators:
+  - id: src
+    parallelism: 1
+    source:
+      type: elements
+      values:
+        - {k: a, v: 1}
+        - {k: b, v: 10}
+        - {k: a, v: 2}
+        - {k: b, v: 20}
+        - {k: a, v: 3}
+  - id: total
+    key-by: k
+    sum: v
+  - id: out
+    sink: {type: collect}
+`
+
+func TestSubmitRunsToTheCollectSink(t *testing.T) {
+	s := newTestServer(t, testConfig(t))
+	st, err := s.Submit(t.Context(), tenantA, []byte(sumPipeline))
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := waitEnded(t, s, tenantA, st.ID)
+	if end.State != Finished {
+		t.Fatalf("state %s, error %q", end.State, end.Error)
+	}
+	out, err := s.JobOutput(tenantA, st.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, r := range out.Records {
+		var v struct {
+			K string
+			V float64
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatal(err)
+		}
+		got[v.K] = v.V
+	}
+	if got["a"] != 6 || got["b"] != 30 || len(got) != 2 {
+		t.Fatalf("output %v, want a=6 b=30 (records %+v)", got, out.Records)
+	}
+	if !strings.Contains(string(mustPlan(t, s, st.ID)), `"required_slots": 2`) {
+		t.Error("plan does not say 2 slots")
+	}
+}
+
+func mustPlan(t *testing.T, s *Server, id string) []byte {
+	t.Helper()
+	b, err := s.Plan(tenantA, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,147 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plan"
+)
+
+func TestMarkCollectKeepsEveryByteElsewhere(t *testing.T) {
+	src := "version: 1\nname: x\noperators:\n  - {id: a, source: {type: generator, preset: sequence}}\n" +
+		"  - id: b\n    sink: {type: \"collect\"}\n  - id: c\n    input: a\n    sink:\n      type: collect\n  - {id: d, input: a, sink: {type: discard}}\n"
+	out, found, errs := markCollect([]byte(src))
+	if len(errs) != 0 || len(found) != 2 {
+		t.Fatalf("found %v, problems %v", found, errs)
+	}
+	want := strings.Replace(strings.Replace(src, `"collect"`, `"discard"`, 1), "type: collect", "type: discard", 1)
+	if string(out) != want {
+		t.Errorf("rewritten:\n%s\nwant:\n%s", out, want)
+	}
+	p, err := pipeline.Parse(PipelineFile, out, pipeline.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restoreCollect(p, found)
+	for id, typ := range map[string]string{"b": "collect", "c": "collect", "d": "discard"} {
+		if got := p.Operator(id).Sink.Type; got != typ {
+			t.Errorf("sink %s: %s, want %s", id, got, typ)
+		}
+	}
+	if string(src) == string(out) {
+		t.Error("the source was modified in place")
+	}
+	// escapes cannot be rewritten in place: said so, at the place
+	_, _, errs = markCollect([]byte("operators:\n  - sink: {type: \"c\\x6fllect\"}\n"))
+	if len(errs) != 1 || errs[0].Pos != (pipeline.Pos{Line: 2, Col: 18}) {
+		t.Errorf("escaped collect: %v", errs)
+	}
+}
+
+func TestTailKeepsTheNewestRecords(t *testing.T) {
+	tl := newTail(3, 1<<20)
+	var batch []byte
+	for i := range 5 {
+		batch = abi.AppendEnvelope(batch, 0, false, nil, abi.AppendInt(abi.AppendStr(abi.AppendMapHeader(nil, 1), "n"), int64(i)))
+	}
+	if err := tl.push("out", 1, batch, 5); err != nil {
+		t.Fatal(err)
+	}
+	recs, total := tl.last(0)
+	var ns []int
+	for _, r := range recs {
+		var v struct{ N int }
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatal(err)
+		}
+		ns = append(ns, v.N)
+	}
+	if total != 5 || len(ns) != 3 || ns[0] != 2 || ns[2] != 4 || recs[0].Sink != "out" || recs[0].Subtask != 1 {
+		t.Errorf("kept %v of %d: %+v", ns, total, recs)
+	}
+	if recs, _ := tl.last(1); len(recs) != 1 || !strings.Contains(string(recs[0].Value), "4") {
+		t.Errorf("last(1) = %+v", recs)
+	}
+	// by bytes: each value is 4 bytes; 9 bytes hold two
+	small := newTail(100, 9)
+	_ = small.push("out", 0, batch, 5)
+	if recs, total := small.last(0); len(recs) != 2 || total != 5 {
+		t.Errorf("byte-bounded tail kept %d of %d", len(recs), total)
+	}
+	tiny := newTail(10, 3)
+	_ = tiny.push("out", 0, batch[:len(batch)/5], 1)
+	if recs, _ := tiny.last(0); len(recs) != 1 || !strings.Contains(string(recs[0].Value), "omitted") {
+		t.Errorf("a record over the byte limit: %+v", recs)
+	}
+}
+
+func TestLimiterRefillsAtTheRate(t *testing.T) {
+	now := time.Unix(0, 0)
+	l := newLimiter(2, 2, func() time.Time { return now })
+	for i := range 2 {
+		if ok, _ := l.allow("a"); !ok {
+			t.Fatalf("request %d of the burst refused", i)
+		}
+	}
+	ok, wait := l.allow("a")
+	if ok || wait != 500*time.Millisecond {
+		t.Errorf("third: %v, wait %s; want refused, 500ms", ok, wait)
+	}
+	now = now.Add(500 * time.Millisecond)
+	if ok, _ := l.allow("a"); !ok {
+		t.Error("refused after refilling one token")
+	}
+	if ok, _ := l.allow("b"); !ok {
+		t.Error("another key shares the bucket")
+	}
+}
+
+func TestAuthenticate(t *testing.T) {
+	s := newTestServer(t, testConfig(t))
+	for token, want := range map[string]Principal{tokenA: tenantA, tokenB: tenantB, tokenAdmin: admin} {
+		if p, ok := s.Authenticate(token); !ok || p != want {
+			t.Errorf("%s: %v %v, want %v", token, p, ok, want)
+		}
+	}
+	for _, bad := range []string{"", "x", tokenA + " ", HashToken(tokenA)} {
+		if p, ok := s.Authenticate(bad); ok {
+			t.Errorf("%q authenticated as %v", bad, p)
+		}
+	}
+}
+
+func TestNeedCountsPluginInstances(t *testing.T) {
+	p, err := pipeline.Parse("x.yaml", []byte(`version: 1
+name: x
+parallelism: 3
+plugins:
+  f: { path: f.wasm }
+  k: { path: k.wasm }
+operators:
+  - id: src
+    source: { type: generator, preset: sequence }
+    parallelism: 2
+  - id: f
+    filter: f
+  - id: agg
+    key-by: { plugin: k }
+    count: true
+  - id: out
+    sink: { type: discard }
+`), pipeline.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := plan.Plan(p, plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// filter f: 3 instances; key selector k: one per upstream (f) subtask
+	if u := need(g, 100); u.instances != 6 || u.pages != 600 || u.slots != 3 {
+		t.Errorf("need = %+v, want 6 instances, 600 pages, 3 slots", u)
+	}
+}

@@ -1,0 +1,71 @@
+package settings
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/viper"
+)
+
+// Sandbox holds the settings of the plugin sandbox: the restart policy of
+// instances poisoned by a bad record, the memory budget of a job and the
+// folders data files may live in. Its keys are host settings like any
+// other (restart-attempts, --restart-attempts, SLUICE_RESTART_ATTEMPTS).
+type Sandbox struct {
+	// RestartAttempts is how many times an operator subtask's plugin
+	// instance may be replaced within restart-window after a record
+	// poisoned it (on-error skip or dead-letter); one more fails the job.
+	RestartAttempts int `mapstructure:"restart-attempts"`
+	// RestartDelay is the fixed delay before each such replacement.
+	RestartDelay time.Duration `mapstructure:"restart-delay"`
+	// RestartWindow is the sliding window restart-attempts counts in.
+	RestartWindow time.Duration `mapstructure:"restart-window"`
+	// JobMemory is the plugin linear memory a job may reserve, in MiB:
+	// its plugin instances × memory-pages. A job that needs more is
+	// refused before it starts. 0: no budget.
+	JobMemory int64 `mapstructure:"job-memory"`
+	// DataRoots are the folders file sources and sinks may read and write,
+	// besides the pipeline file's folder; empty: the working directory.
+	DataRoots []string `mapstructure:"data-roots"`
+}
+
+// SandboxKeys lists the sandbox settings' keys.
+var SandboxKeys = []string{"restart-attempts", "restart-delay", "restart-window", "job-memory", "data-roots"}
+
+func init() { Keys = append(Keys, SandboxKeys...) }
+
+// DefaultSandbox returns the sandbox settings used when nothing else is
+// said.
+func DefaultSandbox() Sandbox {
+	return Sandbox{
+		RestartAttempts: 3,
+		RestartDelay:    100 * time.Millisecond,
+		RestartWindow:   10 * time.Second,
+		JobMemory:       2048, // 128 instances of the default 16 MiB
+	}
+}
+
+func (s Sandbox) validate() []error {
+	var errs []error
+	check := func(ok bool, key, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf("setting %s: "+format, append([]any{key}, args...)...))
+		}
+	}
+	check(s.RestartAttempts >= 0, "restart-attempts", "must not be negative, got %d", s.RestartAttempts)
+	check(s.RestartDelay >= 0, "restart-delay", "must not be negative, got %s", s.RestartDelay)
+	check(s.RestartWindow > 0, "restart-window", "must be positive, got %s", s.RestartWindow)
+	check(s.JobMemory >= 0, "job-memory", "must not be negative (MiB; 0: no budget), got %d", s.JobMemory)
+	return errs
+}
+
+// JobMemoryBytes is JobMemory in bytes; 0: no budget.
+func (s Sandbox) JobMemoryBytes() uint64 { return uint64(s.JobMemory) << 20 }
+
+func setSandboxDefaults(v *viper.Viper, s Sandbox) {
+	v.SetDefault("restart-attempts", s.RestartAttempts)
+	v.SetDefault("restart-delay", s.RestartDelay)
+	v.SetDefault("restart-window", s.RestartWindow)
+	v.SetDefault("job-memory", s.JobMemory)
+	v.SetDefault("data-roots", s.DataRoots)
+}

@@ -1,0 +1,197 @@
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// Server holds the settings of `host serve`, flat like Settings: listen,
+// --listen, SLUICE_LISTEN. Tenants come from the host config file
+// (tenants:, a list) or from the file tenants-file names; the environment
+// and flags can only name the file.
+type Server struct {
+	Listen string `mapstructure:"listen"` // address of the HTTP API and dashboard
+	// TenantsFile is a YAML file holding `tenants:` (and optionally
+	// admin-token-sha256); relative to the host config file's folder.
+	TenantsFile      string        `mapstructure:"tenants-file"`
+	AdminTokenSHA256 string        `mapstructure:"admin-token-sha256"` // hex SHA-256 of the admin token; "" : no admin
+	MaxRequestBytes  int64         `mapstructure:"max-request-bytes"`  // largest request body (plugin upload, pipeline)
+	RateLimit        float64       `mapstructure:"rate-limit"`         // requests per second per tenant (token bucket)
+	RateBurst        int           `mapstructure:"rate-burst"`         // bucket size
+	DrainTimeout     time.Duration `mapstructure:"drain-timeout"`      // how long shutdown lets running jobs end by themselves
+	OutputRecords    int           `mapstructure:"output-records"`     // records a collect sink keeps per job
+	OutputBytes      int           `mapstructure:"output-bytes"`       // bytes a collect sink keeps per job
+	JobHistory       int           `mapstructure:"job-history"`        // ended jobs kept per tenant
+
+	// Tenants are the tenants the server admits, from the file or the
+	// tenants-file. Never set from the environment or a flag.
+	Tenants []Tenant `mapstructure:"-"`
+}
+
+// Tenant is one tenant: its name, the SHA-256 of its API token (the token
+// itself is never stored) and its quotas.
+type Tenant struct {
+	Name        string
+	TokenSHA256 string // 64 hex digits
+	// Quotas over the tenant's running jobs.
+	Slots       int   // task slots
+	MemoryPages int64 // plugin instances × instance pages, summed
+	RunningJobs int
+	// Quotas on stored plugins.
+	PluginBytes int // largest plugin module
+	Plugins     int // plugins stored
+	// Limits of each plugin instance of the tenant's jobs.
+	InstancePages uint32        // linear memory cap, 64 KiB pages; 0: the host's memory-pages
+	CallTimeout   time.Duration // per call; 0: the host's call-timeout
+}
+
+// ServerKeys lists the server's setting keys (tenants aside).
+var ServerKeys = []string{"listen", "tenants-file", "admin-token-sha256", "max-request-bytes", "rate-limit",
+	"rate-burst", "drain-timeout", "output-records", "output-bytes", "job-history"}
+
+// DefaultServer returns the server settings used when nothing else is said.
+func DefaultServer() Server {
+	return Server{
+		Listen:          "127.0.0.1:8080",
+		MaxRequestBytes: 16 << 20,
+		RateLimit:       20,
+		RateBurst:       40,
+		DrainTimeout:    10 * time.Second,
+		OutputRecords:   1000,
+		OutputBytes:     1 << 20,
+		JobHistory:      50,
+	}
+}
+
+// DefaultTenant returns the quotas of a tenant whose entry leaves them out.
+func DefaultTenant() Tenant {
+	return Tenant{Slots: 4, MemoryPages: 4096, RunningJobs: 4, PluginBytes: 16 << 20, Plugins: 16}
+}
+
+func setServerDefaults(v *viper.Viper, s Server) {
+	v.SetDefault("listen", s.Listen)
+	v.SetDefault("tenants-file", s.TenantsFile)
+	v.SetDefault("admin-token-sha256", s.AdminTokenSHA256)
+	v.SetDefault("max-request-bytes", s.MaxRequestBytes)
+	v.SetDefault("rate-limit", s.RateLimit)
+	v.SetDefault("rate-burst", s.RateBurst)
+	v.SetDefault("drain-timeout", s.DrainTimeout)
+	v.SetDefault("output-records", s.OutputRecords)
+	v.SetDefault("output-bytes", s.OutputBytes)
+	v.SetDefault("job-history", s.JobHistory)
+}
+
+// LoadServer reads the host settings and the server settings from the
+// same sources as Load (file, SLUICE_* environment, flags), then the
+// tenants: inline in the file, or from tenants-file. Every problem is
+// reported, naming the field.
+func LoadServer(file string, env []string, flags *pflag.FlagSet) (Settings, Server, error) {
+	v, err := read(file, env, flags)
+	if err != nil {
+		return Default(), DefaultServer(), err
+	}
+	s, err := unmarshal(v)
+	if err != nil {
+		return s, DefaultServer(), err
+	}
+	srv := DefaultServer()
+	if err := v.Unmarshal(&srv); err != nil {
+		return s, srv, fmt.Errorf("server settings: %w", err)
+	}
+	where := "host settings"
+	if file != "" {
+		where = "host config " + file
+	}
+	if v.IsSet("tenants") {
+		srv.Tenants, err = decodeTenants(v.Get("tenants"), where, s)
+		if err != nil {
+			return s, srv, err
+		}
+	}
+	if srv.TenantsFile != "" {
+		path := srv.TenantsFile
+		if !filepath.IsAbs(path) && file != "" {
+			path = filepath.Join(filepath.Dir(file), path)
+		}
+		if len(srv.Tenants) > 0 {
+			return s, srv, fmt.Errorf("%s: tenants are given inline and in tenants-file %s: keep one", where, path)
+		}
+		if srv.Tenants, srv.AdminTokenSHA256, err = readTenantsFile(path, srv.AdminTokenSHA256, s); err != nil {
+			return s, srv, err
+		}
+	}
+	return s, srv, srv.Validate()
+}
+
+// readTenantsFile reads `tenants:` and optionally `admin-token-sha256:`
+// from a YAML file; the file's admin hash wins over admin.
+func readTenantsFile(path, admin string, s Settings) ([]Tenant, string, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, admin, fmt.Errorf("tenants-file: %w", err)
+	}
+	v := viper.New()
+	v.SetConfigFile(path)
+	if err := v.ReadInConfig(); err != nil {
+		return nil, admin, fmt.Errorf("tenants file %s: %w", path, err)
+	}
+	for _, k := range v.AllKeys() {
+		if k != "tenants" && k != "admin-token-sha256" {
+			return nil, admin, fmt.Errorf("tenants file %s: unknown key %q (known: tenants, admin-token-sha256)", path, k)
+		}
+	}
+	if v.IsSet("admin-token-sha256") {
+		admin = v.GetString("admin-token-sha256")
+	}
+	ts, err := decodeTenants(v.Get("tenants"), "tenants file "+path, s)
+	return ts, admin, err
+}
+
+// Validate checks the server settings and every tenant, naming each
+// problem.
+func (s Server) Validate() error {
+	var errs []error
+	check := func(ok bool, key, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf("setting %s: "+format, append([]any{key}, args...)...))
+		}
+	}
+	check(s.Listen != "", "listen", "must name an address such as 127.0.0.1:8080")
+	check(s.AdminTokenSHA256 == "" || isSHA256Hex(s.AdminTokenSHA256), "admin-token-sha256",
+		"must be 64 hex digits (the SHA-256 of the token; `host serve token` makes one)")
+	check(s.MaxRequestBytes >= 1024, "max-request-bytes", "must be at least 1024, got %d", s.MaxRequestBytes)
+	check(s.RateLimit > 0, "rate-limit", "must be positive (requests per second per tenant), got %g", s.RateLimit)
+	check(s.RateBurst >= 1, "rate-burst", "must be at least 1, got %d", s.RateBurst)
+	check(s.DrainTimeout >= 0, "drain-timeout", "must not be negative, got %s", s.DrainTimeout)
+	check(s.OutputRecords >= 1, "output-records", "must be at least 1, got %d", s.OutputRecords)
+	check(s.OutputBytes >= 1024, "output-bytes", "must be at least 1024, got %d", s.OutputBytes)
+	check(s.JobHistory >= 0, "job-history", "must not be negative, got %d", s.JobHistory)
+	names := map[string]bool{}
+	hashes := map[string]string{}
+	if s.AdminTokenSHA256 != "" {
+		hashes[s.AdminTokenSHA256] = "the admin"
+	}
+	for i, t := range s.Tenants {
+		if names[t.Name] {
+			errs = append(errs, fmt.Errorf("tenants[%d]: tenant %q is listed twice", i, t.Name))
+		}
+		names[t.Name] = true
+		if other, ok := hashes[t.TokenSHA256]; ok && t.TokenSHA256 != "" {
+			errs = append(errs, fmt.Errorf("tenants[%d] (%s): token-sha256 is also %s's: every tenant needs its own token", i, t.Name, other))
+		}
+		hashes[t.TokenSHA256] = "tenant " + t.Name
+		if !tenantName.MatchString(t.Name) || !isSHA256Hex(t.TokenSHA256) {
+			errs = append(errs, fmt.Errorf("tenants[%d] %q: needs a name of lower-case letters, digits, _ and - and a token-sha256 of 64 hex digits", i, t.Name))
+		}
+		if t.Slots < 1 || t.MemoryPages < 1 || t.RunningJobs < 1 || t.PluginBytes < 1 || t.Plugins < 1 {
+			errs = append(errs, fmt.Errorf("tenants[%d] %s: slots, memory-pages, running-jobs, plugin-bytes and plugins must be at least 1 (got %d, %d, %d, %d, %d)",
+				i, t.Name, t.Slots, t.MemoryPages, t.RunningJobs, t.PluginBytes, t.Plugins))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,115 @@
+package settings
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+const hashA = "9a12a5d055129f6bda2e9ef5e898194500ca5115d6f26ec024e9518e36c2ae0f"
+const hashB = "3767e6cdb6757a6683fc1e8b9d513fef132a01346372c19b8077ba6d9c1321c6"
+
+func write(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLoadServerInlineTenantsEnvAndFlags(t *testing.T) {
+	file := write(t, t.TempDir(), "host.yaml", `listen: 127.0.0.1:9000
+rate-limit: 5
+memory-pages: 128
+call-timeout: 3s
+tenants:
+  - name: a
+    token-sha256: `+hashA+`
+    slots: 8
+    memory-pages: 2048
+  - name: b
+    token-sha256: `+hashB+`
+    instance-pages: 64
+    call-timeout: 1s
+`)
+	flags := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	flags.String("listen", "", "")
+	if err := flags.Parse([]string{"--listen=127.0.0.1:9100"}); err != nil {
+		t.Fatal(err)
+	}
+	hs, ss, err := LoadServer(file, []string{"SLUICE_RATE_LIMIT=7", "SLUICE_DRAIN_TIMEOUT=3s"}, flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ss.Listen != "127.0.0.1:9100" || ss.RateLimit != 7 || ss.DrainTimeout != 3*time.Second || ss.RateBurst != DefaultServer().RateBurst {
+		t.Errorf("server settings %+v: want the flag's listen, the environment's rate and drain, the default burst", ss)
+	}
+	if hs.MemoryPages != 128 {
+		t.Errorf("host memory-pages %d", hs.MemoryPages)
+	}
+	a, b := ss.Tenants[0], ss.Tenants[1]
+	if a.Name != "a" || a.Slots != 8 || a.MemoryPages != 2048 || a.InstancePages != 128 || a.CallTimeout != 3*time.Second ||
+		a.RunningJobs != DefaultTenant().RunningJobs {
+		t.Errorf("tenant a %+v: quotas given, instance limits from the host, the rest default", a)
+	}
+	if b.InstancePages != 64 || b.CallTimeout != time.Second || b.Slots != DefaultTenant().Slots {
+		t.Errorf("tenant b %+v", b)
+	}
+	// host settings alone (host run) accept a server config file too
+	if _, err := Load(file, nil, nil); err != nil {
+		t.Errorf("Load of a server config: %v", err)
+	}
+}
+
+func TestLoadServerTenantsFile(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "tenants.yaml", "admin-token-sha256: "+hashB+"\ntenants:\n  - {name: a, token-sha256: "+hashA+"}\n")
+	file := write(t, dir, "host.yaml", "tenants-file: tenants.yaml\n")
+	_, ss, err := LoadServer(file, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss.Tenants) != 1 || ss.Tenants[0].Name != "a" || ss.AdminTokenSHA256 != hashB {
+		t.Errorf("from the tenants file: %+v, admin %q", ss.Tenants, ss.AdminTokenSHA256)
+	}
+	// from the environment, relative to the working directory
+	t.Chdir(dir)
+	_, ss, err = LoadServer("", []string{"SLUICE_TENANTS_FILE=tenants.yaml"}, nil)
+	if err != nil || len(ss.Tenants) != 1 {
+		t.Errorf("SLUICE_TENANTS_FILE: %v, %d tenants", err, len(ss.Tenants))
+	}
+}
+
+func TestLoadServerRefusesBadTenants(t *testing.T) {
+	cases := map[string]struct{ yaml, want string }{
+		"unknown key": {"tenants:\n  - {name: a, token-sha256: " + hashA + ", slot: 4}\n",
+			`tenants[0] a: slot: unknown key (known: name, token-sha256, slots`},
+		"no token":   {"tenants:\n  - {name: a}\n", "tenants[0] a: needs token-sha256"},
+		"bad hash":   {"tenants:\n  - {name: a, token-sha256: abc}\n", "token-sha256: must be 64 hex digits"},
+		"zero quota": {"tenants:\n  - {name: a, token-sha256: " + hashA + ", slots: 0}\n", "slots: must be in 1.."},
+		"wrong type": {"tenants:\n  - {name: a, token-sha256: " + hashA + ", running-jobs: many}\n", `running-jobs: must be a whole number, got "many"`},
+		"bad name":   {"tenants:\n  - {name: A B, token-sha256: " + hashA + "}\n", `name: "A B": use 1 to 63 lower-case letters`},
+		"twice": {"tenants:\n  - {name: a, token-sha256: " + hashA + "}\n  - {name: a, token-sha256: " + hashB + "}\n",
+			`tenants[1]: tenant "a" is listed twice`},
+		"shared token": {"admin-token-sha256: " + hashA + "\ntenants:\n  - {name: a, token-sha256: " + hashA + "}\n",
+			"token-sha256 is also the admin's"},
+		"memory below one instance": {"tenants:\n  - {name: a, token-sha256: " + hashA + ", memory-pages: 10, instance-pages: 20}\n",
+			"memory-pages 10 is less than one instance (instance-pages 20)"},
+		"unknown server key": {"listn: x\n", `unknown setting "listn"`},
+		"bad rate":           {"rate-limit: 0\n", "setting rate-limit: must be positive"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			file := write(t, t.TempDir(), "host.yaml", c.yaml)
+			_, _, err := LoadServer(file, nil, nil)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v\nwant it to contain %q", err, c.want)
+			}
+		})
+	}
+}

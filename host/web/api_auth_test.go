@@ -1,0 +1,170 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestAuthenticationRequired(t *testing.T) {
+	hs, ss := testSettings(t)
+	a := startAPI(t, hs, ss, nil)
+	routes := []struct{ method, path string }{
+		{"GET", "/v1/jobs"}, {"POST", "/v1/jobs"}, {"GET", "/v1/jobs/0123abcd"}, {"GET", "/v1/jobs/0123abcd/metrics"},
+		{"POST", "/v1/jobs/0123abcd/cancel"}, {"POST", "/v1/plugins?name=x"}, {"GET", "/v1/plugins"},
+		{"DELETE", "/v1/plugins/x"}, {"GET", "/v1/whoami"}, {"GET", "/v1/no-such-endpoint"}, {"GET", "/metrics"},
+	}
+	for _, rt := range routes {
+		for _, token := range []string{"", "wrong-token", tokenA + "x"} {
+			r := a.do(token, rt.method, rt.path, []byte("body"))
+			if r.code != http.StatusUnauthorized {
+				t.Errorf("%s %s with token %q: status %d, want 401: %s", rt.method, rt.path, token, r.code, r)
+				continue
+			}
+			if !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("%s %s: WWW-Authenticate %q, want a Bearer challenge", rt.method, rt.path, r.header.Get("WWW-Authenticate"))
+			}
+			if e := r.errorJSON(t); e.Where != "Authorization header" {
+				t.Errorf("where = %q", e.Where)
+			}
+		}
+	}
+	// another scheme is refused too
+	req, _ := http.NewRequest("GET", a.http.URL+"/v1/jobs", nil)
+	req.SetBasicAuth("a", tokenA)
+	res, err := a.http.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("Basic auth: status %d, want 401", res.StatusCode)
+	}
+	// health probes and the dashboard's static files carry no data
+	for _, path := range []string{"/healthz", "/readyz", "/ui/", "/ui/app.js"} {
+		if r := a.do("", "GET", path, nil); r.code != http.StatusOK {
+			t.Errorf("GET %s without a token: %d", path, r.code)
+		}
+	}
+	var who struct {
+		Tenant string
+		Admin  bool
+	}
+	a.ok(tokenA, "GET", "/v1/whoami", nil, 200, &who)
+	if who.Tenant != "a" || who.Admin {
+		t.Errorf("whoami as a: %+v", who)
+	}
+	a.ok(tokenAdmin, "GET", "/v1/whoami", nil, 200, &who)
+	if !who.Admin {
+		t.Errorf("whoami as admin: %+v", who)
+	}
+	// /metrics spans every tenant: the admin's alone
+	if r := a.do(tokenA, "GET", "/metrics", nil); r.code != http.StatusForbidden {
+		t.Errorf("/metrics as a tenant: %d, want 403", r.code)
+	}
+	a.ok(tokenAdmin, "GET", "/metrics", nil, 200, nil)
+}
+
+func TestUnknownJobAndEndpoint(t *testing.T) {
+	hs, ss := testSettings(t)
+	a := startAPI(t, hs, ss, nil)
+	for _, path := range []string{"/v1/jobs/5e1ce0000000000000000000000000aa", "/v1/jobs/nope/plan",
+		"/v1/jobs/nope/metrics", "/v1/jobs/nope/exceptions", "/v1/jobs/nope/output", "/v1/plugins/nope"} {
+		for _, token := range []string{tokenA, tokenAdmin} {
+			r := a.do(token, "GET", path, nil)
+			if r.code != http.StatusNotFound {
+				t.Errorf("GET %s: %d, want 404: %s", path, r.code, r)
+				continue
+			}
+			if e := r.errorJSON(t); !strings.Contains(e.Error, "no such") {
+				t.Errorf("GET %s: error %q", path, e.Error)
+			}
+		}
+	}
+	if r := a.do(tokenA, "POST", "/v1/jobs/nope/cancel", nil); r.code != http.StatusNotFound {
+		t.Errorf("cancel unknown job: %d", r.code)
+	}
+	r := a.do(tokenA, "GET", "/v1/frobnicate", nil)
+	if r.code != http.StatusNotFound || r.errorJSON(t).Where != "GET /v1/frobnicate" {
+		t.Errorf("unknown endpoint: %d %s", r.code, r)
+	}
+}
+
+func TestOversizedBody(t *testing.T) {
+	hs, ss := testSettings(t)
+	ss.MaxRequestBytes = 4096
+	a := startAPI(t, hs, ss, nil)
+	big := []byte("# " + strings.Repeat("x", 8000) + "\n")
+	for _, path := range []string{"/v1/jobs", "/v1/plugins?name=big"} {
+		r := a.do(tokenA, "POST", path, big)
+		if r.code != http.StatusRequestEntityTooLarge {
+			t.Fatalf("POST %s with %d bytes: %d, want 413: %s", path, len(big), r.code, r)
+		}
+		mustContain(t, "413 body", r.errorJSON(t).Error, "8003 bytes", "limit is 4096", "max-request-bytes")
+	}
+	// no Content-Length (chunked): refused once the limit is passed
+	req, _ := http.NewRequest("POST", a.http.URL+"/v1/jobs", strings.NewReader(string(big)))
+	req.ContentLength = -1
+	req.Body = struct {
+		*strings.Reader
+		noClose
+	}{strings.NewReader(string(big)), noClose{}}
+	req.Header.Set("Authorization", "Bearer "+tokenA)
+	res, err := a.http.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("chunked body: %d, want 413", res.StatusCode)
+	}
+}
+
+type noClose struct{}
+
+func (noClose) Close() error { return nil }
+
+func TestRateLimit(t *testing.T) {
+	hs, ss := testSettings(t)
+	ss.RateLimit, ss.RateBurst = 1, 3
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	a := startAPI(t, hs, ss, now)
+	for i := range 3 {
+		if r := a.do(tokenA, "GET", "/v1/jobs", nil); r.code != 200 {
+			t.Fatalf("request %d within the burst: %d", i+1, r.code)
+		}
+	}
+	r := a.do(tokenA, "GET", "/v1/jobs", nil)
+	if r.code != http.StatusTooManyRequests {
+		t.Fatalf("4th request in the same instant: %d, want 429", r.code)
+	}
+	if r.header.Get("Retry-After") != "1" {
+		t.Errorf("Retry-After %q, want 1", r.header.Get("Retry-After"))
+	}
+	mustContain(t, "429 body", r.errorJSON(t).Error, "tenant a", "1 requests per second (burst 3)")
+	// tenants have their own buckets
+	if r := a.do(tokenB, "GET", "/v1/jobs", nil); r.code != 200 {
+		t.Errorf("tenant b: %d, want 200", r.code)
+	}
+	clock.Add(int64(time.Second))
+	if r := a.do(tokenA, "GET", "/v1/jobs", nil); r.code != 200 {
+		t.Errorf("a second later: %d, want 200", r.code)
+	}
+	if r := a.do(tokenA, "GET", "/v1/jobs", nil); r.code != http.StatusTooManyRequests {
+		t.Errorf("then: %d, want 429", r.code)
+	}
+	var who struct {
+		Usage []struct {
+			RateLimited int64 `json:"rate_limited"`
+		}
+	}
+	clock.Add(int64(time.Second))
+	a.ok(tokenA, "GET", "/v1/whoami", nil, 200, &who)
+	if who.Usage[0].RateLimited != 2 {
+		t.Errorf("rate_limited = %d, want 2", who.Usage[0].RateLimited)
+	}
+}

@@ -1,0 +1,93 @@
+package web
+
+import (
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/host/server"
+)
+
+// poisonWasm compiles host/plugin's poison fixture: a map that traps on a
+// record holding the word "trap".
+func poisonWasm(t *testing.T) []byte {
+	t.Helper()
+	wat2wasm, err := exec.LookPath("wat2wasm")
+	if err != nil {
+		t.Fatalf("wat2wasm is missing: install wabt (make tools, or apt-get install wabt)")
+	}
+	out := filepath.Join(t.TempDir(), "poison.wasm")
+	if b, err := exec.Command(wat2wasm, "../plugin/testdata/poison.wat", "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("wat2wasm: %v\n%s", err, b)
+	}
+	bin, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func TestFailingPluginFailsItsJobOnly(t *testing.T) {
+	hs, ss := testSettings(t)
+	a := startAPI(t, hs, ss, nil)
+	a.ok(tokenA, "POST", "/v1/plugins?name=poison", poisonWasm(t), http.StatusCreated, nil)
+	neighbour := a.submit(tokenB, plainJob(1))
+	start := time.Now()
+	bad := a.submit(tokenA, `version: 1
+name: poisoned
+plugins:
+  poison: { path: poison }
+operators:
+  - id: src
+    source: { type: elements, values: [{n: 1}, {cmd: trap}, {n: 3}] }
+  - id: p
+    map: poison
+  - id: out
+    sink: { type: collect }
+`)
+	end := a.wait(bad.ID)
+	if end.State != server.Failed || !strings.Contains(end.Error, `plugin "poison"`) || !strings.Contains(end.Error, "wasm trap") {
+		t.Fatalf("poisoned job: %s, error %q", end.State, end.Error)
+	}
+	var exc server.Exceptions
+	a.ok(tokenA, "GET", "/v1/jobs/"+bad.ID+"/exceptions", nil, 200, &exc)
+	if len(exc.Exceptions) != 1 {
+		t.Fatalf("exceptions: %+v", exc.Exceptions)
+	}
+	e := exc.Exceptions[0]
+	if e.Operator != "p" || e.Subtask != 0 || e.Plugin != "poison" || e.Kind != "trap" || !e.Root ||
+		e.Time.Before(start) || !strings.Contains(e.Message, "sluice_process") {
+		t.Errorf("exception: %+v", e)
+	}
+	var m server.JobMetrics
+	a.ok(tokenA, "GET", "/v1/jobs/"+bad.ID+"/metrics", nil, 200, &m)
+	if len(m.Plugins) != 1 || m.Plugins[0].Errors["trap"] != 1 || m.Plugins[0].Restarts != 1 {
+		t.Errorf("plugin metrics: %+v", m.Plugins)
+	}
+	// the server and the other tenant's job go on
+	var st server.JobStatus
+	a.ok(tokenB, "GET", "/v1/jobs/"+neighbour.ID, nil, 200, &st)
+	if st.State != server.Running {
+		t.Errorf("the neighbour's job is %s", st.State)
+	}
+	ok := a.submit(tokenA, `version: 1
+name: after
+operators:
+  - id: src
+    source: { type: elements, values: [{n: 1}] }
+  - id: out
+    sink: { type: collect }
+`)
+	if end := a.wait(ok.ID); end.State != server.Finished {
+		t.Errorf("a job after the failure: %s %s", end.State, end.Error)
+	}
+	var usage struct{ Usage []server.Usage }
+	a.ok(tokenA, "GET", "/v1/whoami", nil, 200, &usage)
+	if u := usage.Usage[0]; u.JobsFailed != 1 || u.JobsFinished != 1 || u.Slots != 0 || u.MemoryPages != 0 {
+		t.Errorf("usage after the jobs: %+v", u)
+	}
+}

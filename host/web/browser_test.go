@@ -1,0 +1,165 @@
+package web
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/sluicehq/sluice/host/server"
+)
+
+// chromiumPath is Debian's chromium (packages chromium and
+// chromium-driver; scripts/tools-browser.sh installs them).
+const chromiumPath = "/usr/bin/chromium"
+
+// TestDashboardInChromium opens the dashboard of a running job in headless
+// Chromium: it signs in with a token, opens the job from the list, finds
+// the job graph with its edge labels, the subtask table, the skew charts
+// and the hot keys, sees the figures move, and saves a screenshot.
+func TestDashboardInChromium(t *testing.T) {
+	if _, err := exec.LookPath(chromiumPath); err != nil {
+		t.Fatalf("%s is missing: install Debian's chromium and chromium-driver (scripts/tools-browser.sh, or apt-get install chromium chromium-driver): %v", chromiumPath, err)
+	}
+	hs, ss := testSettings(t)
+	a := startAPI(t, hs, ss, nil)
+	a.ok(tokenA, "POST", "/v1/plugins?name=valid", validWasm(t), 201, nil)
+	job := a.submit(tokenA, `version: 1
+name: dashboard-demo
+parallelism: 2
+plugins:
+  valid: { path: valid }
+operators:
+  - id: txns
+    source: { type: generator, preset: transactions, rate: 3000, skew: 0.8, hot-key: acct-corp }
+  - id: valid
+    filter: valid
+  - id: totals
+    key-by: accountId
+    sum: amount
+  - id: out
+    sink: { type: collect }
+`)
+	waitFor(t, "the hot key to show in the metrics", func() bool {
+		var m server.JobMetrics
+		a.ok(tokenA, "GET", "/v1/jobs/"+job.ID+"/metrics", nil, 200, &m)
+		return len(m.HotKeys) > 0
+	})
+
+	profile := t.TempDir()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1400, 1800),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	defer cancelTab()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+
+	// records in of the first subtask of totals, as the table shows it
+	inOf := `(() => { const r = [...document.querySelectorAll('#subtasks tbody tr')].find(r => r.cells[0].textContent === 'totals');
+	  return r ? parseInt(r.cells[3].textContent.replace(/[^0-9]/g, ''), 10) || 0 : 0; })()`
+	link := chromedp.CSS(`#jobs tbody a[href="#/jobs/` + job.ID + `"]`)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(a.http.URL+"/ui/"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), tokenA),
+		chromedp.Click(chromedp.CSS(`#login-form button[type=submit]`)),
+		chromedp.WaitVisible(link),
+		chromedp.Click(link),
+		chromedp.WaitVisible(chromedp.CSS(`#graph text.edge-label`)),
+		chromedp.WaitVisible(chromedp.CSS(`#subtasks tbody tr`)),
+	)
+	if err != nil {
+		t.Fatalf("in the dashboard: %v; the page: %s", err, pageState(ctx))
+	}
+	// the page polls the API every second: wait for the hot key and for
+	// records in the table
+	ready := `document.querySelectorAll('#hotkeys tbody tr').length > 0 && ` + inOf + ` > 0`
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](ready, chromedp.WithPollingTimeout(time.Minute))); err != nil {
+		t.Fatalf("waiting for hot keys and records in the dashboard: %v; the page: %s", err, pageState(ctx))
+	}
+	eval := func(expr string) int {
+		t.Helper()
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](expr))
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		return n
+	}
+	stored, err := chromedp.Run(ctx, chromedp.Evaluate[string](`sessionStorage.getItem('sluice.token')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#graph text.edge-label')].map(e => e.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := eval(`document.querySelectorAll('#graph g.task').length`)
+	rows := eval(`document.querySelectorAll('#subtasks tbody tr').length`)
+	charts := eval(`document.querySelectorAll('#skew svg.skew-chart').length`)
+	hotRows := eval(`document.querySelectorAll('#hotkeys tbody tr').length`)
+	before := eval(inOf)
+	// and it keeps moving while the job runs
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](inOf+` > `+strconv.Itoa(before), chromedp.WithPollingTimeout(time.Minute))); err != nil {
+		t.Errorf("the subtask table did not move past %d records in: %v", before, err)
+	}
+	if stored != tokenA {
+		t.Errorf("sessionStorage holds %q, want the token", stored)
+	}
+	if !slices.Contains(labels, "HASH") {
+		t.Errorf("edge labels %q, want HASH", labels)
+	}
+	if tasks != 2 || rows != 4*2 || charts != 2 || hotRows < 1 {
+		t.Errorf("%d task boxes, %d subtask rows, %d skew charts, %d hot keys; want 2, 8, 2, at least 1", tasks, rows, charts, hotRows)
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100: PNG
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "sluice-dashboard-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "dashboard.png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot of the dashboard of job %s: %s (%d bytes); edge labels %q, %d subtask rows, %d hot keys, totals records in %d",
+		job.ID, path, len(png), labels, rows, hotRows, before)
+}
+
+// pageState describes the page for a failure message: its address, what
+// it says and the screenshot's path.
+func pageState(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText.slice(0, 2000)`))
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+		if f, err := os.CreateTemp("", "sluice-dashboard-failure-*.png"); err == nil {
+			_, _ = f.Write(png)
+			_ = f.Close()
+			text += "\n(screenshot " + f.Name() + ")"
+		}
+	}
+	return text
+}

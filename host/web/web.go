@@ -1,0 +1,153 @@
+// Package web is the HTTP adapter of host/server: the REST API under /v1,
+// /healthz, /readyz, the Prometheus /metrics and the embedded dashboard
+// under /ui/. Handlers are thin: they authenticate, decode, call one
+// server method and encode its answer or refusal as JSON.
+//
+// Routes (errors are {"error", "where"} JSON, plus "problems" [{line, col,
+// message}] for a pipeline and "reasons" for a refused plugin):
+//
+//	POST   /v1/plugins?name=N      upload a module (body: the .wasm); 201, 200 if stored already, 422 if refused
+//	GET    /v1/plugins             list; GET|DELETE /v1/plugins/{name or sha256:hex}
+//	POST   /v1/jobs                submit (body: pipeline YAML); 201, 400 lint, 403 quota, 503 shutting down
+//	GET    /v1/jobs                list; GET /v1/jobs/{id} status
+//	GET    /v1/jobs/{id}/plan      the plan (host plan --format json)
+//	GET    /v1/jobs/{id}/metrics   tasks, operators, subtasks, hot keys, plugin calls
+//	GET    /v1/jobs/{id}/exceptions
+//	GET    /v1/jobs/{id}/output?n= the newest records of the collect sinks
+//	POST   /v1/jobs/{id}/cancel
+//	GET    /v1/whoami, /v1/tenants (admin): quotas and usage
+//	GET    /healthz, /readyz, /metrics (admin), /ui/ (dashboard)
+//
+// Every /v1 request and /metrics need "Authorization: Bearer <token>";
+// /metrics needs the admin's. /healthz, /readyz and the dashboard's static
+// files carry no data and need none: the dashboard asks for the token and
+// sends it with each API call.
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sluicehq/sluice/host/server"
+	"github.com/sluicehq/sluice/host/settings"
+)
+
+// Handler serves the API, the metrics and the dashboard of one Server.
+type Handler struct {
+	srv *server.Server
+	cfg settings.Server
+	mux *http.ServeMux
+
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+}
+
+// New returns the handler of srv; cfg gives the request size limit and
+// the rate limit (for messages).
+func New(srv *server.Server, cfg settings.Server) *Handler {
+	h := &Handler{srv: srv, cfg: cfg, mux: http.NewServeMux(), registry: prometheus.NewRegistry()}
+	h.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sluice_http_requests_total", Help: "HTTP requests by route pattern and status code.",
+	}, []string{"route", "code"})
+	h.registry.MustRegister(h.requests, newCollector(srv),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	h.routes()
+	return h
+}
+
+func (h *Handler) routes() {
+	api := func(pattern string, f http.HandlerFunc) { h.mux.Handle(pattern, h.authenticated(f)) }
+	h.mux.HandleFunc("GET /healthz", h.healthz)
+	h.mux.HandleFunc("GET /readyz", h.readyz)
+	h.mux.Handle("GET /metrics", h.authenticated(adminOnly(promhttp.HandlerFor(h.registry, promhttp.HandlerOpts{}))))
+	h.mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
+	h.mux.Handle("GET /ui/", dashboard())
+
+	api("GET /v1/whoami", h.whoami)
+	api("GET /v1/tenants", h.tenants)
+	api("POST /v1/plugins", h.uploadPlugin)
+	api("GET /v1/plugins", h.listPlugins)
+	api("GET /v1/plugins/{ref}", h.getPlugin)
+	api("DELETE /v1/plugins/{ref}", h.deletePlugin)
+	api("POST /v1/jobs", h.submitJob)
+	api("GET /v1/jobs", h.listJobs)
+	api("GET /v1/jobs/{id}", h.getJob)
+	api("GET /v1/jobs/{id}/plan", h.jobPlan)
+	api("GET /v1/jobs/{id}/metrics", h.jobMetrics)
+	api("GET /v1/jobs/{id}/exceptions", h.jobExceptions)
+	api("GET /v1/jobs/{id}/output", h.jobOutput)
+	api("POST /v1/jobs/{id}/cancel", h.cancelJob)
+	api("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, r.Method+" "+r.URL.Path, "no such endpoint")
+	})
+}
+
+// ServeHTTP serves r and counts it by route pattern (a bounded label).
+// The count is taken when the status is written, before the client can
+// see the response.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := &statusRecorder{ResponseWriter: w, count: func(code int) {
+		route := r.Pattern // set by the mux before it calls the handler
+		if route == "" {
+			route = "unmatched"
+		}
+		h.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+	}}
+	h.mux.ServeHTTP(rec, r)
+	if !rec.wrote {
+		rec.WriteHeader(http.StatusOK)
+	}
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	count func(code int)
+	wrote bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wrote {
+		s.wrote = true
+		s.count(code)
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if !s.wrote {
+		s.WriteHeader(http.StatusOK)
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+func (h *Handler) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (h *Handler) readyz(w http.ResponseWriter, _ *http.Request) {
+	if !h.srv.Ready() {
+		writeError(w, http.StatusServiceUnavailable, "server", "shutting down: not accepting jobs")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// HTTPServer returns an http.Server for h with timeouts that keep slow
+// clients from holding connections.
+func HTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       5 * time.Minute, // large plugin uploads
+		WriteTimeout:      time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}

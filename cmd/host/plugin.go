@@ -21,6 +21,10 @@ import (
 
 func init() { addCommand(newPluginCmd) }
 
+// pluginCommands holds the constructors of the plugin subcommands defined
+// in other files (plugin_check.go, plugin_init.go); they append from init.
+var pluginCommands []func() *cobra.Command
+
 func newPluginCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugin",
@@ -31,6 +35,9 @@ func newPluginCmd() *cobra.Command {
 	f.Duration("call-timeout", 0, "deadline of each call into the plugin (default from host settings)")
 	f.String("cache-dir", "", "compiled-plugin cache folder (default from host settings)")
 	cmd.AddCommand(newPluginInspectCmd(), newPluginRunCmd())
+	for _, c := range pluginCommands {
+		cmd.AddCommand(c())
+	}
 	return cmd
 }
 

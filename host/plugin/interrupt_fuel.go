@@ -22,6 +22,12 @@ import (
 // runaway well within that time.
 const FuelPerSecond = 1_000_000_000
 
+// maxSiteCharge caps what one function entry or loop header charges (see
+// fuel.Options.MaxSiteCharge): Go guests' functions are large jump tables
+// of which one path runs, and charging their whole body made a Go batch
+// spend 50–100× more fuel than a C one for the same wall time.
+const maxSiteCharge = 64
+
 // fuelInterrupter meters every module (package fuel): function entries
 // and loop headers spend fuel from a counter the host fills before each
 // call, and a guest that runs out traps. The budget is deterministic: the
@@ -40,7 +46,7 @@ func newFuelInterrupter(cfg Config) *fuelInterrupter {
 		f.from = "CallTimeout " + cfg.CallTimeout.String()
 	}
 	if cfg.CacheDir != "" {
-		f.cacheDir = filepath.Join(cfg.CacheDir, "fuel-v1")
+		f.cacheDir = filepath.Join(cfg.CacheDir, "fuel-v2")
 	}
 	return f
 }
@@ -64,7 +70,7 @@ func (f *fuelInterrupter) prepare(bin []byte) ([]byte, error) {
 			return b, nil
 		}
 	}
-	out, err := fuel.Instrument(bin, fuel.Options{InitialFuel: f.budget})
+	out, err := fuel.Instrument(bin, fuel.Options{InitialFuel: f.budget, MaxSiteCharge: maxSiteCharge})
 	if err != nil {
 		return nil, fmt.Errorf("cannot meter the module: %w", err)
 	}

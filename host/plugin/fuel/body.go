@@ -62,7 +62,8 @@ type frame struct {
 // A body with loops keeps the counter in a local while it runs (see
 // rewriteBody), so it also gets sync sites around calls and at every exit:
 // return, the final end, and branches to the function's own label.
-func scanBody(body []byte, base int, b bounds, model CostModel) (plan, error) {
+func scanBody(body []byte, base int, b bounds, cm costing) (plan, error) {
+	model := cm.model
 	var p plan
 	r := newReader(body, base)
 	groups, err := r.count()
@@ -158,6 +159,11 @@ func scanBody(body []byte, base int, b bounds, model CostModel) (plan, error) {
 			if model == CostSite {
 				for i := range sites {
 					sites[i].cost = 1
+				}
+			}
+			if cm.maxCharge > 0 {
+				for i := range sites {
+					sites[i].cost = min(sites[i].cost, uint64(cm.maxCharge))
 				}
 			}
 			p.sites = sites

@@ -30,6 +30,14 @@ const (
 type Options struct {
 	// Model is the cost model.
 	Model CostModel
+	// MaxSiteCharge, when positive, caps what one site (a function entry
+	// or a loop header) charges under CostRegion. The region model charges
+	// the whole straight-line code a site heads, an upper bound that is
+	// far above what runs for functions with large bodies mostly skipped
+	// by branches (every Go function is one: a jump table over its resume
+	// points); the cap keeps such code from running out of fuel long
+	// before its time while every site still charges at least 1.
+	MaxSiteCharge int64
 	// InitialFuel is the counter's value when an instance is created, the
 	// only fuel a start function gets (the host cannot set the counter
 	// before instantiation runs it). Zero makes any start function trap
@@ -130,7 +138,7 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 	}
 	var code []byte
 	if codeSec != nil {
-		if code, err = instrumentCode(*codeSec, params, b, opts.Model); err != nil {
+		if code, err = instrumentCode(*codeSec, params, b, costing{opts.Model, opts.MaxSiteCharge}); err != nil {
 			return nil, err
 		}
 	} else if len(params) != 0 {
@@ -143,7 +151,7 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 // size:u32 followed by the body, and there must be one per function
 // declared in the function section (§5.5.16); params holds their
 // parameter counts.
-func instrumentCode(s section, params []uint32, b bounds, model CostModel) ([]byte, error) {
+func instrumentCode(s section, params []uint32, b bounds, model costing) ([]byte, error) {
 	r := newReader(s.payload, s.offset)
 	n, err := r.count()
 	if err != nil {
@@ -174,4 +182,10 @@ func instrumentCode(s section, params []uint32, b bounds, model CostModel) ([]by
 		}
 	}
 	return out, trailing(r)
+}
+
+// costing is the cost model with its cap.
+type costing struct {
+	model     CostModel
+	maxCharge int64
 }

@@ -273,3 +273,20 @@ func TestMeterRefusesNegativeBudget(t *testing.T) {
 		t.Errorf("End(other) = %d, %v", used, err)
 	}
 }
+
+// TestMaxSiteChargeCapsEachSite: count(n) charges 5 at entry and 10 per
+// loop header under the region model; a cap of 4 charges 4 for each,
+// a cap above both changes nothing.
+func TestMaxSiteChargeCapsEachSite(t *testing.T) {
+	rt := newRuntime(t, nil)
+	capped := loadMetered(t, rt, "capped", watFile(t, "loops"), fuel.Options{MaxSiteCharge: 4})
+	loose := loadMetered(t, rt, "loose", watFile(t, "loops"), fuel.Options{MaxSiteCharge: 1000})
+	for _, n := range []int64{0, 3, 100} {
+		if _, used := capped.mustCall("count", plenty, uint64(n)); used != 4+4*(n+1) {
+			t.Errorf("capped count(%d) used %d, want %d", n, used, 4+4*(n+1))
+		}
+		if _, used := loose.mustCall("count", plenty, uint64(n)); used != 5+10*(n+1) {
+			t.Errorf("loose count(%d) used %d, want %d", n, used, 5+10*(n+1))
+		}
+	}
+}

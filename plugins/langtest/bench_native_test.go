@@ -1,0 +1,92 @@
+package langtest
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+// langBatch is n records of BenchmarkFilterBatch1024's shape: {txnId,
+// accountId, amount in [-3, 3], currency}, event times from
+// 1_700_000_000_000; for n = 1024 it is that benchmark's batch, byte for
+// byte.
+func langBatch(n int) abi.Writer {
+	var w abi.Writer
+	for i := 0; i < n; i++ {
+		v := enc(nil, obj{"txnId", i, "accountId", fmt.Sprint("acct-", i%97), "amount", i%7 - 3, "currency", "EUR"})
+		w.Append(int64(1_700_000_000_000+i), true, nil, v)
+	}
+	return w
+}
+
+// nativeValid is the valid plugin in native Go on the msgpack bytes: keep
+// the records whose int amount is > 0, emit them as one batch.
+type nativeValid struct{ w abi.Writer }
+
+func (*nativeValid) Open(*runtime.OpenContext) error { return nil }
+func (*nativeValid) Close(runtime.Collector) error   { return nil }
+func (n *nativeValid) Process(_ int, batch []byte, count int, out runtime.Collector) error {
+	n.w.Reset()
+	rd := abi.NewReader(batch, count)
+	for rd.Next() {
+		r := rd.Record()
+		raw, ok, err := abi.MapField(r.Value, "amount")
+		if err != nil || !ok {
+			continue
+		}
+		if amt, err := abi.ReadInt(raw); err != nil || amt <= 0 {
+			continue
+		}
+		n.w.Buf = append(n.w.Buf, r.Raw...)
+		n.w.Count++
+	}
+	if err := rd.Err(); err != nil {
+		return err
+	}
+	if n.w.Count == 0 {
+		return nil
+	}
+	return out.Emit(0, n.w.Buf, n.w.Count)
+}
+
+// nativeIdentity is plugins/wat/identity.wat in native Go: check that the
+// batch is count well-formed envelopes, then pass it on unchanged.
+type nativeIdentity struct{}
+
+func (nativeIdentity) Open(*runtime.OpenContext) error { return nil }
+func (nativeIdentity) Close(runtime.Collector) error   { return nil }
+func (nativeIdentity) Process(_ int, batch []byte, count int, out runtime.Collector) error {
+	rd := abi.NewReader(batch, count)
+	for rd.Next() {
+	}
+	if err := rd.Err(); err != nil {
+		return err
+	}
+	return out.Emit(0, batch, count)
+}
+
+// BenchmarkFilterBatch1024Native is the baseline of BenchmarkFilterBatch1024:
+// the same batch of 1024 records, the same work (valid: the filter every
+// language implements; identity: the WAT plugin's), in native Go on the
+// same msgpack bytes. ns/record is per input record.
+func BenchmarkFilterBatch1024Native(b *testing.B) {
+	w := langBatch(1024)
+	for _, v := range []struct {
+		name string
+		op   runtime.Operator
+	}{{"valid", &nativeValid{}}, {"identity", nativeIdentity{}}} {
+		b.Run(v.name, func(b *testing.B) {
+			b.SetBytes(int64(len(w.Buf)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := v.op.Process(0, w.Buf, w.Count, discard{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*w.Count), "ns/record")
+		})
+	}
+}

@@ -129,7 +129,7 @@ func loadPlugins(t testing.TB, file string, p *pipeline.Pipeline) runtime.Plugin
 		path := filepath.Join(filepath.Dir(file), pl.Path)
 		m, err := module(path)
 		if os.IsNotExist(err) {
-			t.Skipf("plugin %s is not built (%s): run make plugins", name, path)
+			t.Fatalf("plugin %s is not built (%s): run make plugins first (make test does)", name, path)
 		}
 		if err != nil {
 			t.Fatalf("plugin %s: %v", name, err)

@@ -39,12 +39,16 @@ check
 [ ${#apt[@]} -eq 0 ] && [ $npm = no ] && exit 0
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  if [ ${#apt[@]} -gt 0 ]; then
+  # Two rounds: what is needed can depend on what the first round installs
+  # (clang's version names its wasm32 runtime package).
+  for round in 1 2; do
+    [ ${#apt[@]} -eq 0 ] && break
     echo "tools-langs: installing ${apt[*]} (apt)" >&2
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null
+    [ $round = 1 ] && apt-get update -qq >/dev/null
     apt-get install -y -qq "${apt[@]}" >/dev/null
-  fi
+    check
+  done
   if command -v npm >/dev/null && [ ! -x sdk/assemblyscript/node_modules/.bin/asc ]; then
     echo "tools-langs: installing AssemblyScript (npm ci in sdk/assemblyscript)" >&2
     (cd sdk/assemblyscript && npm ci --no-audit --no-fund --loglevel=error)

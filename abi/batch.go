@@ -39,10 +39,10 @@ func parseRecord(r *Record, b []byte, off int) (int, error) {
 	case c <= 0x7f:
 		r.Time, r.HasTime = int64(c), true
 		p++
-	case TypeOf(b[p:]) == TypeInt:
-		end, err := skip(b, p, 1)
-		if err != nil {
-			return 0, err
+	case typeTable[c] == TypeInt:
+		end := p + int(fixedSize[c]) // every integer has a fixed size
+		if end > len(b) {
+			return 0, errAt(ErrTruncated, p)
 		}
 		t, err := ReadInt(b[p:end])
 		if err != nil {
@@ -53,12 +53,16 @@ func parseRecord(r *Record, b []byte, off int) (int, error) {
 		return 0, &DecodeError{Err: ErrEnvelope, Offset: p, Detail: "event time is " + TypeOf(b[p:]).String()}
 	}
 	// element 1: key
-	kEnd, err := skip(b, p, 1)
-	if err != nil {
-		return 0, err
+	if p >= len(b) {
+		return 0, errAt(ErrTruncated, p)
 	}
 	r.Key = nil
+	kEnd := p + 1
 	if b[p] != 0xc0 {
+		var err error
+		if kEnd, err = skip(b, p, 1); err != nil {
+			return 0, err
+		}
 		r.Key = b[p:kEnd:kEnd]
 	}
 	// element 2: value

@@ -214,6 +214,13 @@ func skipN(b []byte, off, n, depth, start int) (int, error) {
 			}
 			continue
 		}
+		if (c == 0xd9 || c == 0xc4) && off+1 < len(b) { // str8, bin8
+			off += 2 + int(b[off+1])
+			if off > len(b) {
+				return 0, errAt(ErrTruncated, start)
+			}
+			continue
+		}
 		if off, err = skip(b, off, depth+1); err != nil {
 			return 0, err
 		}

@@ -2,7 +2,7 @@ package plugin
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"sync"
 	"time"
 
@@ -173,4 +173,4 @@ func (c *deadlineCtx) Err() error {
 func (c *deadlineCtx) Value(k any) any { return c.parent.Value(k) }
 
 // errNoCounter is returned when a metered module lacks its counter.
-var errNoCounter = fmt.Errorf("the metered module exports no fuel counter")
+var errNoCounter = errors.New("the metered module exports no fuel counter")

@@ -44,8 +44,9 @@ func parseRecord(r *Record, b []byte, off int) (int, error) {
 		if end > len(b) {
 			return 0, errAt(ErrTruncated, p)
 		}
-		t, err := ReadInt(b[p:end])
-		if err != nil {
+		t, ok := intAt(b[p:end])
+		if !ok {
+			_, err := ReadInt(b[p:end])
 			return 0, shift(err, p)
 		}
 		r.Time, r.HasTime, p = t, true, end
@@ -60,15 +61,21 @@ func parseRecord(r *Record, b []byte, off int) (int, error) {
 	kEnd := p + 1
 	if b[p] != 0xc0 {
 		var err error
-		if kEnd, err = skip(b, p, 1); err != nil {
+		if kEnd, err = skipValue(b, p, 1); err != nil {
 			return 0, err
 		}
 		r.Key = b[p:kEnd:kEnd]
 	}
-	// element 2: value
-	end, err := skip(b, kEnd, 1)
-	if err != nil {
-		return 0, err
+	// element 2: value, most often a fixmap
+	end, ok := 0, false
+	if kEnd < len(b) && b[kEnd]&0xf0 == 0x80 {
+		end, ok = skipSeq(b, kEnd+1, 2*int(b[kEnd]&0x0f), 1)
+	}
+	if !ok {
+		var err error
+		if end, err = skipValue(b, kEnd, 1); err != nil {
+			return 0, err
+		}
 	}
 	r.Value = b[kEnd:end:end]
 	r.Raw = b[off:end:end]
@@ -172,11 +179,13 @@ func (w *Writer) AppendRecordWithKey(r Record, key []byte) {
 
 // AppendEnvelope appends [time|nil, key|nil, value] to b.
 func AppendEnvelope(b []byte, time int64, hasTime bool, key, value []byte) []byte {
-	b = append(b, 0x93)
-	if hasTime {
-		b = AppendInt(b, time)
-	} else {
-		b = append(b, 0xc0)
+	switch {
+	case !hasTime:
+		b = append(b, 0x93, 0xc0)
+	case uint64(time) <= 0x7f:
+		b = append(b, 0x93, byte(time))
+	default:
+		b = AppendInt(append(b, 0x93), time)
 	}
 	if key == nil {
 		b = append(b, 0xc0)

@@ -234,3 +234,35 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScanPaths checks the scanner's fast paths against its exact ones on
+// arbitrary bytes: the same end or the same error (offset included) at
+// every offset and depth, and the same field from MapField.
+func FuzzScanPaths(f *testing.F) {
+	var w Writer
+	w.Append(1700000000000, true, AppendStr(nil, "k"), txn(nil, "acct-000042", -70))
+	w.Append(0, false, nil, AppendArrayHeader(AppendMapHeader(nil, 1), 0))
+	f.Add(w.Buf)
+	f.Add(txn(nil, "a", 3))
+	f.Add(append(bytes.Repeat([]byte{0x81, 0xa1, 'x'}, MaxDepth), 0xc0))
+	f.Add(bytes.Repeat([]byte{0x91}, MaxDepth+1))
+	f.Add([]byte{0x83, 0xa1, 'a', 0xd9, 0x05, 'x', 0xc1, 0x90})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for off := 0; off <= len(b) && off < 64; off++ {
+			for _, depth := range []int{0, 1, MaxDepth - 1} {
+				fast, ferr := skipValue(b, off, depth)
+				exact, eerr := skip(b, off, depth)
+				if fast != exact || fmt.Sprint(ferr) != fmt.Sprint(eerr) {
+					t.Fatalf("skip at %d depth %d: fast %d %v, exact %d %v", off, depth, fast, ferr, exact, eerr)
+				}
+			}
+			for _, name := range []string{"a", "amount", "x"} {
+				fr, fok, ferr := MapField(b[off:], name)
+				er, eok, eerr := mapField(b[off:], name)
+				if !bytes.Equal(fr, er) || fok != eok || fmt.Sprint(ferr) != fmt.Sprint(eerr) {
+					t.Fatalf("MapField(%q) at %d: fast %x %v %v, exact %x %v %v", name, off, fr, fok, ferr, er, eok, eerr)
+				}
+			}
+		}
+	})
+}

@@ -96,12 +96,95 @@ func typeOfByte(c byte) Type {
 	return TypeInvalid // 0xc1 is never used
 }
 
+// valueSize maps a header byte to the total size of a value when the header
+// alone tells it: fixedSize, and fixstr (1 + its length); 0 otherwise.
+var valueSize = func() (s [256]uint8) {
+	s = fixedSize
+	for c := 0xa0; c <= 0xbf; c++ {
+		s[c] = uint8(1 + c&0x1f)
+	}
+	return s
+}()
+
 // Skip returns the offset just past the value that starts at b[off]. It
 // never allocates, recurses at most MaxDepth levels and checks every length
 // against the bytes that remain before it trusts it, so a header claiming
 // 2^32 elements costs nothing.
 func Skip(b []byte, off int) (int, error) {
-	return skip(b, off, 0)
+	return skipValue(b, off, 0)
+}
+
+// The scanner has two paths. The fast one (skipValue, skipSeq) takes the
+// headers records are made of and reports only success: on anything else,
+// an error included, the caller runs the exact one (skip, skipN), which
+// never calls back into the fast one. So every error, and its offset, is
+// the exact path's, and a hostile input costs at most both paths once:
+// the fast path's recursion is bounded by MaxDepth like the exact one's.
+
+// skipValue is skip with the fast path first; depth is as for skip.
+func skipValue(b []byte, off, depth int) (int, error) {
+	if uint(off) < uint(len(b)) {
+		c := b[off]
+		if s := int(valueSize[c]); s != 0 && off+s <= len(b) {
+			return off + s, nil
+		}
+		if end, ok := skipContainer(b, off, c, depth); ok {
+			return end, nil
+		}
+	}
+	return skip(b, off, depth)
+}
+
+// skipContainer skips the fixmap or fixarray with header c at b[off] on the
+// fast path; ok is false for any other header or when skipSeq gives up.
+func skipContainer(b []byte, off int, c byte, depth int) (int, bool) {
+	switch c & 0xf0 {
+	case 0x80:
+		return skipSeq(b, off+1, 2*int(c&0x0f), depth)
+	case 0x90:
+		return skipSeq(b, off+1, int(c&0x0f), depth)
+	}
+	return 0, false
+}
+
+// skipSeq is skipN's fast path: it skips the n elements starting at
+// b[off] of a container at depth, checking lengths once at the end (a value
+// that runs past the end stops the next iteration or fails the last check).
+// Nested fixmaps and fixarrays stay on the fast path; other headers it
+// hands to skip (which never comes back here). ok false: give up, the
+// caller runs the exact path once over the whole value.
+func skipSeq(b []byte, off, n, depth int) (int, bool) {
+	if depth+1 > MaxDepth || n > len(b)-off {
+		return 0, false
+	}
+	for ; n > 0; n-- {
+		if uint(off) >= uint(len(b)) {
+			return 0, false
+		}
+		c := b[off]
+		if s := valueSize[c]; s != 0 {
+			off += int(s)
+			continue
+		}
+		if (c == 0xd9 || c == 0xc4) && off+1 < len(b) { // str8, bin8
+			off += 2 + int(b[off+1])
+			continue
+		}
+		if c&0xe0 == 0x80 { // fixmap, fixarray
+			end, ok := skipContainer(b, off, c, depth+1)
+			if !ok {
+				return 0, false
+			}
+			off = end
+			continue
+		}
+		end, err := skip(b, off, depth+1)
+		if err != nil {
+			return 0, false
+		}
+		off = end
+	}
+	return off, off <= len(b)
 }
 
 func skip(b []byte, off, depth int) (int, error) {
@@ -258,6 +341,40 @@ func Len(b []byte) (n, body int, err error) {
 // and returns its raw bytes (a sub-slice of m, no copy). ok is false when
 // the map has no such key. Keys that are not strings are skipped.
 func MapField(m []byte, name string) (raw []byte, ok bool, err error) {
+	// The fast path: a fixmap whose keys are fixstr up to the field. On
+	// anything else, an error included, mapField decides.
+	if len(m) == 0 || m[0]&0xf0 != 0x80 || int(m[0]&0x0f) > len(m)-1 {
+		return mapField(m, name)
+	}
+	off := 1
+	for n := int(m[0] & 0x0f); n > 0; n-- {
+		if uint(off) >= uint(len(m)) {
+			return mapField(m, name)
+		}
+		c := m[off]
+		kEnd := off + 1 + int(c&0x1f)
+		if c-0xa0 >= 0x20 || uint(kEnd) >= uint(len(m)) {
+			return mapField(m, name)
+		}
+		vEnd := kEnd + int(valueSize[m[kEnd]])
+		if vEnd == kEnd {
+			if vEnd, err = skipValue(m, kEnd, 0); err != nil {
+				return mapField(m, name)
+			}
+		}
+		if vEnd > len(m) {
+			return mapField(m, name)
+		}
+		if string(m[off+1:kEnd]) == name {
+			return m[kEnd:vEnd], true, nil
+		}
+		off = vEnd
+	}
+	return nil, false, nil
+}
+
+// mapField is MapField's exact path.
+func mapField(m []byte, name string) (raw []byte, ok bool, err error) {
 	if TypeOf(m) != TypeMap {
 		return nil, false, errAt(ErrType, 0)
 	}
@@ -391,6 +508,37 @@ func ReadInt(b []byte) (int64, error) {
 	default: // 0xd3
 		return int64(binary.BigEndian.Uint64(b[1:])), nil
 	}
+}
+
+// intAt decodes the integer b holds exactly (its header and fixedSize
+// bytes): ReadInt without the checks its caller made. ok is false for a
+// uint64 above MaxInt64.
+func intAt(b []byte) (int64, bool) {
+	switch len(b) {
+	case 1:
+		return int64(int8(b[0])), true // fixint: 0x00-0x7f, 0xe0-0xff
+	case 2:
+		if b[0] == 0xcc {
+			return int64(b[1]), true
+		}
+		return int64(int8(b[1])), true
+	case 3:
+		u := binary.BigEndian.Uint16(b[1:])
+		if b[0] == 0xcd {
+			return int64(u), true
+		}
+		return int64(int16(u)), true
+	case 5:
+		u := binary.BigEndian.Uint32(b[1:])
+		if b[0] == 0xce {
+			return int64(u), true
+		}
+		return int64(int32(u)), true
+	case 9:
+		u := binary.BigEndian.Uint64(b[1:])
+		return int64(u), b[0] == 0xd3 || u <= math.MaxInt64
+	}
+	return 0, false
 }
 
 func map1(c byte) int {

@@ -23,6 +23,9 @@ func KeyHash(key []byte) (int32, error) {
 	if len(key) == 0 || IsNil(key) {
 		return 0, ErrNilKey
 	}
+	if c := key[0]; c-0xa0 < 0x20 && int(c&0x1f) < len(key) { // fixstr, most keys
+		return StringHash(key[1 : 1+int(c&0x1f)]), nil
+	}
 	switch TypeOf(key) {
 	case TypeStr:
 		s, err := ReadStr(key)
@@ -91,7 +94,19 @@ func KeyHash(key []byte) (int32, error) {
 // would replace them.
 func StringHash(s []byte) int32 {
 	var h int32
-	for i := 0; i < len(s); {
+	i := 0
+	// Eight ASCII bytes at a time: h*31^8 + c0*31^7 + ... + c6*31 + c7 is
+	// the same int32 as eight steps of h = 31*h + c, with independent
+	// multiplications instead of a chain of dependent ones.
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64(s[i:])
+		if w&0x8080808080808080 != 0 {
+			break
+		}
+		h = h*p8 + int32(w&0xff)*p7 + int32(w>>8&0xff)*p6 + int32(w>>16&0xff)*p5 + int32(w>>24&0xff)*p4 +
+			int32(w>>32&0xff)*p3 + int32(w>>40&0xff)*p2 + int32(w>>48&0xff)*31 + int32(w>>56)
+	}
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			h = 31*h + int32(c)
@@ -110,6 +125,17 @@ func StringHash(s []byte) int32 {
 	}
 	return h
 }
+
+// Powers of 31 for StringHash, as int32 (31^7 and 31^8 wrapped around).
+const (
+	p2 int32 = 961
+	p3 int32 = 29791
+	p4 int32 = 923521
+	p5 int32 = 28629151
+	p6 int32 = 887503681
+	p7 int32 = 1742810335
+	p8 int32 = -1807454463
+)
 
 // IntHash is Integer.hashCode for values that fit in 32 bits and
 // Long.hashCode otherwise.

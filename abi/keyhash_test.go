@@ -3,7 +3,9 @@ package abi
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
+	"unicode/utf16"
 )
 
 // Vectors computed with Java's String/Integer/Long/Double/Boolean.hashCode
@@ -59,5 +61,32 @@ func TestKeyHashRefusesNilAndMaps(t *testing.T) {
 	}
 	if _, err := KeyHash(AppendMapHeader(nil, 0)); !errors.Is(err, ErrType) {
 		t.Fatalf("map key: %v, want ErrType", err)
+	}
+}
+
+// TestStringHashMatchesUTF16 checks StringHash, which takes ASCII four bytes
+// at a time, against Java's definition over UTF-16 code units, for strings
+// mixing ASCII with multi-byte, supplementary and invalid UTF-8 at every
+// position.
+func TestStringHashMatchesUTF16(t *testing.T) {
+	java := func(s []byte) int32 {
+		var h int32
+		for _, r := range string(s) {
+			for _, u := range utf16.Encode([]rune{r}) {
+				h = 31*h + int32(u)
+			}
+		}
+		return h
+	}
+	pieces := []string{"a", "acct-", "0123456789", "é", "€", "😀", "\xff", "\xe2\x82", "~\x7f"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 5000; i++ {
+		var s []byte
+		for n := rng.IntN(8); n > 0; n-- {
+			s = append(s, pieces[rng.IntN(len(pieces))]...)
+		}
+		if got, want := StringHash(s), java(s); got != want {
+			t.Fatalf("StringHash(%q) = %d, want %d", s, got, want)
+		}
 	}
 }

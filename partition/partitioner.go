@@ -80,7 +80,7 @@ func New(name string, cfg Config) (Partitioner, error) {
 		if err := checkParallelism(t, maxP); err != nil {
 			return nil, fmt.Errorf("partition: HASH: downstream %w", err)
 		}
-		return &hash{maxP: maxP, n: t}, nil
+		return newHash(maxP, t), nil
 	case NameRebalance:
 		return newRebalance(t, cfg.Seed, cfg.Upstream), nil
 	case NameRescale:

@@ -88,6 +88,31 @@ func TestHash(t *testing.T) {
 	}
 }
 
+// TestHashMatchesKeyGroupRule checks HASH (a mask and a shift when the max
+// parallelism is a power of two) against the key-group rule itself.
+func TestHashMatchesKeyGroupRule(t *testing.T) {
+	hashes := []int32{0, 1, -1, 99162322, -2089875627, 1 << 30, -1 << 31, 1<<31 - 1}
+	for i := int32(0); i < 2000; i++ {
+		hashes = append(hashes, i*0x3b9aca07)
+	}
+	for _, maxP := range []int{1, 2, 7, 100, 128, 129, 1000, 4096, 32768} {
+		for _, n := range []int{1, 2, 3, 4, 7, 100} {
+			if n > maxP {
+				continue
+			}
+			p, err := New(NameHash, Config{UpstreamParallelism: 1, DownstreamParallelism: n, MaxParallelism: maxP})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range hashes {
+				if got, want := p.Channel(h), OperatorIndexForKeyGroup(maxP, n, KeyGroup(h, maxP)); got != want {
+					t.Fatalf("maxP %d n %d: Channel(%d) = %d, want %d", maxP, n, h, got, want)
+				}
+			}
+		}
+	}
+}
+
 func TestRebalance(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 5} {
 		for up := 0; up < 3; up++ {

@@ -56,23 +56,8 @@ func (a *aggregate) Open(ctx *OpenContext) error {
 func (a *aggregate) Process(_ int, b []byte, count int, out Collector) error {
 	rd := abi.NewReader(b, count)
 	for rd.Next() {
-		r := rd.Record()
-		a.seen++
-		c, err := a.add(r)
-		if err != nil {
-			if err := a.bad(r, err); err != nil {
-				return err
-			}
-			continue
-		}
-		if a.batch {
-			continue
-		}
-		a.w.Append(r.Time, r.HasTime, r.Key, cellValue(c.val))
-		if a.w.Count >= a.batchSize {
-			if err := a.flush(out); err != nil {
-				return err
-			}
+		if err := a.record(rd.Current(), out); err != nil {
+			return err
 		}
 	}
 	if err := rd.Err(); err != nil {
@@ -81,9 +66,55 @@ func (a *aggregate) Process(_ int, b []byte, count int, out Collector) error {
 	return a.flush(out)
 }
 
+// processSplit is Process for a batch its HASH edge already split.
+func (a *aggregate) processSplit(_ int, b []byte, spans []span, out Collector) error {
+	var r abi.Record
+	start := 0
+	for _, s := range spans {
+		t := b[start+1 : s.key]
+		r.Time, r.HasTime = 0, false
+		if t[0] != 0xc0 {
+			v, err := abi.ReadInt(t)
+			if err != nil {
+				return fmt.Errorf("%s: input batch: %w", a.kind, err)
+			}
+			r.Time, r.HasTime = v, true
+		}
+		r.Raw = b[start:s.end:s.end]
+		r.Key = b[s.key:s.value:s.value]
+		if abi.IsNil(r.Key) { // never written with a span; as the parser would give it
+			r.Key = nil
+		}
+		r.Value = b[s.value:s.end:s.end]
+		start = int(s.end)
+		if err := a.record(&r, out); err != nil {
+			return err
+		}
+	}
+	return a.flush(out)
+}
+
+// record folds one input record and, in streaming mode, emits the key's
+// aggregate.
+func (a *aggregate) record(r *abi.Record, out Collector) error {
+	a.seen++
+	c, err := a.add(r)
+	if err != nil {
+		return a.bad(r, err)
+	}
+	if a.batch {
+		return nil
+	}
+	a.w.Append(r.Time, r.HasTime, r.Key, cellValue(c.val))
+	if a.w.Count >= a.batchSize {
+		return a.flush(out)
+	}
+	return nil
+}
+
 // bad applies the on-error to record r, which add refused with cause:
 // a nil error means the record was skipped or dead-lettered.
-func (a *aggregate) bad(r abi.Record, cause error) error {
+func (a *aggregate) bad(r *abi.Record, cause error) error {
 	if r.Key == nil {
 		cause = a.keyProblem(r)
 	}
@@ -97,12 +128,12 @@ func (a *aggregate) bad(r abi.Record, cause error) error {
 // keyProblem says why a record reached the aggregation without a key: its
 // key-by edge passes records whose key it cannot read on to the
 // aggregation's on-error (see edgeOut.keyless).
-func (a *aggregate) keyProblem(r abi.Record) error {
+func (a *aggregate) keyProblem(r *abi.Record) error {
 	if len(a.keyFields) == 0 {
 		return errors.New("record has no key (the input edge must be a key-by)")
 	}
 	k := keyReader{fields: a.keyFields}
-	key, err := k.next(r)
+	key, err := k.next(r.Value)
 	if err != nil {
 		return err
 	}
@@ -145,7 +176,7 @@ func (a *aggregate) Close(out Collector) error {
 }
 
 // add folds record r into its key's cell and returns the cell.
-func (a *aggregate) add(r abi.Record) (*cell, error) {
+func (a *aggregate) add(r *abi.Record) (*cell, error) {
 	if r.Key == nil {
 		return nil, errors.New("record has no key (the input edge must be a key-by)")
 	}
@@ -195,7 +226,7 @@ func (a *aggregate) add(r abi.Record) (*cell, error) {
 }
 
 // first builds the cell of a new key from its first record.
-func (a *aggregate) first(r abi.Record, raw []byte) ([]byte, error) {
+func (a *aggregate) first(r *abi.Record, raw []byte) ([]byte, error) {
 	off := fieldOffset(r.Value, raw)
 	v := make([]byte, 0, cellHeader+len(r.Value)+9)
 	v = putHeader(v, off, r.Time, r.HasTime)
@@ -220,7 +251,7 @@ func (a *aggregate) first(r abi.Record, raw []byte) ([]byte, error) {
 }
 
 // update folds the field value raw of record r into cell c.
-func (a *aggregate) update(c *cell, r abi.Record, raw []byte) error {
+func (a *aggregate) update(c *cell, r *abi.Record, raw []byte) error {
 	f := cellField(c.val)
 	if a.kind == pipeline.KindSum {
 		n, err := readNum(raw)

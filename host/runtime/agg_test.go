@@ -1,10 +1,12 @@
 package runtime
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/pipeline"
 )
 
@@ -195,5 +197,69 @@ operators:
 	want := `{"k":"a","g":1,"count":1} {"k":"a","g":2,"count":1} {"k":"a","g":1,"count":2}`
 	if strings.Join(got, " ") != want {
 		t.Fatalf("got %v, want %s", got, want)
+	}
+}
+
+// captureOut is a Collector keeping what is emitted on port 0.
+type captureOut struct{ buf []byte }
+
+func (c *captureOut) Emit(_ int, b []byte, _ int) error {
+	c.buf = append(c.buf, b...)
+	return nil
+}
+
+// TestSplitBatchMatchesParsed: an aggregation given a batch its HASH edge
+// split (batch.spans) emits exactly what it emits parsing the same batch.
+func TestSplitBatchMatchesParsed(t *testing.T) {
+	b := &batch{}
+	for i := 0; i < 300; i++ {
+		key := abi.AppendStr(nil, fmt.Sprintf("k%d", i%7))
+		if i%5 == 0 {
+			key = abi.AppendInt(nil, int64(i%3))
+		}
+		value := enc("k", string(key), "v", int64(i*37%101-50), "w", float64(i)/4)
+		times := []int64{0, 5, 200, -7, 70000, 1700000000000 + int64(i)}
+		b.data = abi.AppendEnvelope(b.data, times[i%len(times)], i%4 != 0, key, value)
+		b.count++
+		b.addSpan(len(key), len(value))
+	}
+	if b.split() == nil {
+		t.Fatal("the batch has no spans")
+	}
+	for _, kind := range []pipeline.Kind{pipeline.KindSum, pipeline.KindMin, pipeline.KindMaxBy, pipeline.KindCount} {
+		for _, batchMode := range []bool{false, true} {
+			var outs [2]captureOut
+			for i := range outs {
+				a := newAggregate(kind, "v", []string{"k"}, batchMode, 64)
+				if err := a.Open(&OpenContext{State: NewKeyedStore(128, 0, 127)}); err != nil {
+					t.Fatal(err)
+				}
+				var err error
+				if i == 0 {
+					err = a.Process(0, b.data, b.count, &outs[i])
+				} else {
+					err = a.processSplit(0, b.data, b.split(), &outs[i])
+				}
+				if err == nil {
+					err = a.Close(&outs[i])
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(outs[0].buf) == 0 || !bytes.Equal(outs[0].buf, outs[1].buf) {
+				t.Fatalf("%s batch=%v: split output differs from parsed (%d vs %d bytes)", kind, batchMode, len(outs[1].buf), len(outs[0].buf))
+			}
+		}
+	}
+	b.data = abi.AppendEnvelope(b.data, 0, false, nil, enc("k", "x"))
+	b.count++ // a record appended without its span: the batch must be parsed
+	if b.split() != nil {
+		t.Fatal("a batch with a record and no span still offers spans")
+	}
+	b.home = make(chan *batch, 1)
+	b.release()
+	if len(b.spans) != 0 || b.count != 0 {
+		t.Fatal("a released batch keeps spans")
 	}
 }

@@ -76,6 +76,28 @@ func (o *chainOp) process(input int, buf []byte, count int) error {
 	return nil
 }
 
+// splitProcessor is a built-in operator that also takes a batch already
+// split into its records (batch.spans), saving it the parse.
+type splitProcessor interface {
+	processSplit(input int, buf []byte, spans []span, out Collector) error
+}
+
+// processBatch runs a batch from the network through the operator, split
+// when the batch and the operator allow it.
+func (o *chainOp) processBatch(input int, b *batch) error {
+	sp, ok := o.op.(splitProcessor)
+	spans := b.split()
+	if !ok || spans == nil {
+		return o.process(input, b.data, b.count)
+	}
+	o.metrics.recordsIn.add(int64(b.count))
+	o.metrics.bytesIn.add(int64(len(b.data)))
+	if err := sp.processSplit(input, b.data, spans, o.out); err != nil {
+		return o.fail(err)
+	}
+	return nil
+}
+
 // fail records err as this operator's failure unless an operator further
 // down the chain failed first (its error travels back up through the
 // Process calls of the operators before it, which may wrap or flatten it:

@@ -35,8 +35,9 @@ func (k *keyReader) load(b []byte, count int) error {
 	return nil
 }
 
-// next returns the key of record r (a view valid until the next call).
-func (k *keyReader) next(r abi.Record) ([]byte, error) {
+// next returns the key of the record whose value is value (a view valid
+// until the next call).
+func (k *keyReader) next(value []byte) ([]byte, error) {
 	if k.sel != nil {
 		end, err := abi.Skip(k.keys, k.off)
 		if err != nil {
@@ -50,11 +51,11 @@ func (k *keyReader) next(r abi.Record) ([]byte, error) {
 		return key, nil
 	}
 	if len(k.fields) == 1 {
-		return k.field(r.Value, k.fields[0])
+		return k.field(value, k.fields[0])
 	}
 	k.scratch = abi.AppendArrayHeader(k.scratch[:0], len(k.fields))
 	for _, f := range k.fields {
-		raw, err := k.field(r.Value, f)
+		raw, err := k.field(value, f)
 		if err != nil {
 			return nil, err
 		}

@@ -123,9 +123,12 @@ func (e *Execution) newEdgeOut(edge *plan.Edge, i int, byID map[string]*plan.Ope
 		}
 		o.hot = newHotKeys(uint64(e.opts.Seed) ^ uint64(i+1)*0x9e3779b97f4a7c15 ^ uint64(len(e.outs)))
 		e.hot[edge] = append(e.hot[edge], o.hot)
-		o.part, err = partition.New(plan.Hash, cfg)
-		o.memo = newHashMemo()
-		o.keyless = edge.KeyPlugin == "" && (to.Kind.IsAggregation() || to.Kind == pipeline.KindCount) && policyOf(to) != PolicyFail
+		if o.part, err = partition.New(plan.Hash, cfg); err == nil {
+			o.memo = newHashMemo(o.part)
+		}
+		builtin := to.Kind.IsAggregation() || to.Kind == pipeline.KindCount
+		o.keyless = edge.KeyPlugin == "" && builtin && policyOf(to) != PolicyFail
+		o.spans = builtin
 	case plan.Custom:
 		o.route = routeCustom
 		o.keys = &keyReader{fields: []string{edge.CustomKey}}

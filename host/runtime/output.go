@@ -47,6 +47,9 @@ type edgeOut struct {
 	// (to channel routed mod n) for the downstream built-in aggregation
 	// to apply its on-error, instead of failing here.
 	keyless bool
+	// spans: the downstream operator is a built-in aggregation, which
+	// takes the records of a batch split (see batch.spans)
+	spans bool
 	// seenKeys: channels a custom partitioner gave recent keys
 	seenKeys *keyChannels
 
@@ -57,31 +60,31 @@ type edgeOut struct {
 }
 
 // hashMemo remembers the channel of a key hash: HASH's channel is a pure
-// function of the hash (key group, then subtask: two integer divisions),
-// and a stream repeats its keys.
-type hashMemo struct {
-	hash    int32
-	channel int32 // -1: empty
-}
+// function of the hash (Flink's murmur mix, then the key group's owner),
+// and a stream repeats its keys: a hit costs a load and a compare instead
+// of the mix's chain of dependent multiplications.
+type hashMemo struct{ hash, channel int32 }
 
 const hashMemoBits = 12
 const hashMemoSize = 1 << hashMemoBits
 
-func newHashMemo() *[hashMemoSize]hashMemo {
+// newHashMemo starts every entry as hash 0 and its channel, a true pair
+// wherever it sits, so a lookup needs no test for an empty entry.
+func newHashMemo(p partition.Partitioner) *[hashMemoSize]hashMemo {
 	m := new([hashMemoSize]hashMemo)
+	zero := hashMemo{hash: 0, channel: int32(p.Channel(0))}
 	for i := range m {
-		m[i].channel = -1
+		m[i] = zero
 	}
 	return m
 }
 
-// hashChannel is o.part.Channel(h), memoised.
-func (o *edgeOut) hashChannel(h int32) int {
-	m := &o.memo[(uint32(h)*0x9e3779b1)>>(32-hashMemoBits)] // Fibonacci hashing
-	if m.channel < 0 || m.hash != h {
-		*m = hashMemo{hash: h, channel: int32(o.part.Channel(h))}
-	}
-	return int(m.channel)
+// hashMemoSlot is where the channel of key hash h is remembered.
+func hashMemoSlot(h int32) int { return int(uint32(h) * 0x9e3779b1 >> (32 - hashMemoBits)) } // Fibonacci hashing
+
+// memoMiss computes and remembers the channel of h in m.
+func (o *edgeOut) memoMiss(m *hashMemo, h int32) {
+	*m = hashMemo{hash: h, channel: int32(o.part.Channel(h))}
 }
 
 // Emit routes count records of b. It is the edge's collector target.
@@ -121,10 +124,11 @@ func (o *edgeOut) emitHash(b []byte, count int) error {
 	if err := o.keys.load(b, count); err != nil {
 		return o.keyErr(err)
 	}
+	memo := o.memo
 	rd := abi.NewReader(b, count)
 	for rd.Next() {
-		r := rd.Record()
-		key, err := o.keys.next(r)
+		r := rd.Current()
+		key, err := o.keys.next(r.Value)
 		if err != nil {
 			if o.keyless {
 				if err := o.appendKeyless(r); err != nil {
@@ -145,7 +149,11 @@ func (o *edgeOut) emitHash(b []byte, count int) error {
 			return o.keyErr(fmt.Errorf("record %d: key %s: %w: %s", o.routed+1, preview(key), err, preview(r.Value)))
 		}
 		o.hot.observe(key)
-		c := o.chans[o.hashChannel(h)]
+		m := &memo[hashMemoSlot(h)] // o.part.Channel(h), memoised
+		if m.hash != h {
+			o.memoMiss(m, h)
+		}
+		c := o.chans[m.channel]
 		if c.cur == nil {
 			if err := c.acquire(o.done, o.blocked); err != nil {
 				return err
@@ -154,6 +162,9 @@ func (o *edgeOut) emitHash(b []byte, count int) error {
 		cur := c.cur
 		cur.data = abi.AppendEnvelope(cur.data, r.Time, r.HasTime, key, r.Value)
 		cur.count++
+		if o.spans {
+			cur.addSpan(len(key), len(r.Value))
+		}
 		if cur.count >= o.batchSize || len(cur.data) >= o.batchBytes {
 			if err := c.flush(o.done); err != nil {
 				return err
@@ -175,12 +186,12 @@ func (o *edgeOut) emitCustom(b []byte, count int) error {
 	o.rekeyed.Reset()
 	rd := abi.NewReader(b, count)
 	for i := 0; rd.Next(); i++ {
-		r := rd.Record()
-		key, err := o.keys.next(r)
+		r := rd.Current()
+		key, err := o.keys.next(r.Value)
 		if err != nil {
 			return o.keyErr(fmt.Errorf("record %d: %w: %s", o.routed+int64(i)+1, err, preview(r.Value)))
 		}
-		o.rekeyed.AppendRecordWithKey(r, key)
+		o.rekeyed.AppendRecordWithKey(*r, key)
 	}
 	if err := rd.Err(); err != nil {
 		return o.recordErr(err)
@@ -210,7 +221,7 @@ func (o *edgeOut) emitCustom(b []byte, count int) error {
 }
 
 // appendKeyless sends r on without a key (see keyless).
-func (o *edgeOut) appendKeyless(r abi.Record) error {
+func (o *edgeOut) appendKeyless(r *abi.Record) error {
 	c := o.chans[int(o.routed%int64(len(o.chans)))]
 	o.rekeyed.Reset()
 	o.rekeyed.Append(r.Time, r.HasTime, nil, r.Value)

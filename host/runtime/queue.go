@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"math"
 	"time"
 )
 
@@ -46,11 +47,40 @@ type batch struct {
 	data  []byte
 	count int
 	home  chan *batch // the free list of the channel it belongs to
+	// spans splits data into its records when it holds count of them: a
+	// HASH edge into a built-in aggregation parsed every record it
+	// appended, so the aggregation need not parse them again. A record
+	// appended without a span (any other route, a keyless record) leaves
+	// it short for the rest of the batch, and the consumer parses.
+	spans []span
+}
+
+// span is where the parts of one record of a batch start: its key and its
+// value, and where it ends (the next record starts there).
+type span struct{ key, value, end int32 }
+
+// addSpan records the span of the record just appended, whose key and
+// value are the last keyLen+valueLen bytes of data.
+func (b *batch) addSpan(keyLen, valueLen int) {
+	end := len(b.data)
+	if len(b.spans) != b.count-1 || end > math.MaxInt32 {
+		return // short already, or too large to index: the consumer parses
+	}
+	b.spans = append(b.spans, span{key: int32(end - valueLen - keyLen), value: int32(end - valueLen), end: int32(end)})
+}
+
+// split returns the spans of the batch's records, or nil when the batch
+// must be parsed.
+func (b *batch) split() []span {
+	if len(b.spans) != b.count {
+		return nil
+	}
+	return b.spans
 }
 
 // release gives a consumed batch back to its channel's producer.
 func (b *batch) release() {
-	b.data, b.count = b.data[:0], 0
+	b.data, b.count, b.spans = b.data[:0], 0, b.spans[:0]
 	b.home <- b // never blocks: home holds every buffer of the channel
 }
 

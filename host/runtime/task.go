@@ -152,7 +152,7 @@ func (s *subtask) runInput() error {
 		}
 		switch m.kind {
 		case msgData:
-			err := head.process(g.inputs[m.channel], m.buf.data, m.buf.count)
+			err := head.processBatch(g.inputs[m.channel], m.buf)
 			m.buf.release()
 			if err != nil {
 				return err

@@ -32,13 +32,17 @@ func benchWorkloads(b *testing.B) []workload {
 			for i := range buf {
 				buf[i] = byte(i * 7)
 			}
-			mod.Memory().Write(0, buf)
+			if mem := mod.ExportedMemory("memory"); mem != nil {
+				mem.Write(0, buf)
+			}
 			return mod, mod.ExportedFunction(fn), append([]uint64(nil), args...)
 		}
 	}
 	ws := []workload{
 		{"sum64KiB", watFile(b, "bench"), export("sum", 65536)},
 		{"nested256", watFile(b, "bench"), export("nested", 256)},
+		// Calls without loops: 1000 recursive calls, 13 fuel each.
+		{"rec1000", watFile(b, "loops"), export("rec", 1000)},
 	}
 	// The operator the ABI brief benchmarks, from the plugin runtime's
 	// fixtures: a msgpack filter over a batch of 1024 records.
@@ -104,8 +108,14 @@ func prepareFilter(b *testing.B, rt wazero.Runtime, wasm []byte) (api.Module, ap
 	return mod, mod.ExportedFunction("sluice_process"), []uint64{0, res[0], uint64(len(batch)), count}
 }
 
-// modes are the ways of running a workload that the benchmarks compare.
-var modes = []string{"unmetered", "fuel", "close-on-done"}
+// modes are the ways of running a workload that the benchmarks compare:
+// "fuel" is what the plugin host runs (the refuel import, each call's
+// budget in slices of benchSlice), "fuel-trap" the rewrite without the
+// import (a site that runs out traps at once).
+var modes = []string{"unmetered", "fuel", "fuel-trap", "close-on-done"}
+
+// benchSlice is the slice of the "fuel" mode, the plugin host's default.
+const benchSlice = 1 << 20
 
 // runner calls one workload in one mode.
 type runner func() error
@@ -117,20 +127,26 @@ func newRunner(b *testing.B, w workload, mode string) (runner, *fuel.Meter) {
 	ctx := context.Background()
 	cfg := wazero.NewRuntimeConfigCompiler()
 	wasm := w.wasm
+	var slice int64
 	switch mode {
 	case "fuel":
+		wasm, slice = instrument(b, wasm, fuel.Options{Refuel: true}), benchSlice
+	case "fuel-trap":
 		wasm = instrument(b, wasm, fuel.Options{})
 	case "close-on-done":
 		cfg = cfg.WithCloseOnContextDone(true)
 	}
-	mod, fn, args := w.prepare(b, newRuntime(b, cfg), wasm)
+	rt := newRuntime(b, cfg)
+	r := newRefueler(b, rt)
+	mod, fn, args := w.prepare(b, rt, wasm)
 	stack := make([]uint64, max(len(args), len(fn.Definition().ResultTypes())))
 	switch mode {
-	case "fuel":
+	case "fuel", "fuel-trap":
 		meter := meterOf(b, mod)
+		r.meters[mod.Name()] = meter
 		return func() error {
 			copy(stack, args)
-			meter.Begin(1 << 40)
+			meter.BeginSliced(1<<40, slice)
 			_, err := meter.End(fn.CallWithStack(ctx, stack))
 			return err
 		}, meter
@@ -161,7 +177,8 @@ func BenchmarkOverhead(b *testing.B) {
 					}
 				}
 				if meter != nil {
-					b.ReportMetric(float64(1<<40-meter.Remaining()), "fuel/op")
+					used, _ := meter.End(nil)
+					b.ReportMetric(float64(used), "fuel/op")
 				}
 			})
 		}

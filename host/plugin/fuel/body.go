@@ -1,5 +1,7 @@
 package fuel
 
+import "slices"
+
 // siteKind says what code a site gets.
 type siteKind uint8
 
@@ -10,13 +12,21 @@ const (
 	siteBulkTable                  // just before table.init/copy/fill: n<<6 at run time
 	siteSyncOut                    // before a call or an exit: store the cached counter
 	siteSyncIn                     // after a call: reload the cached counter
+	siteFunc                       // a function index (call, ref.func) that the refuel import renumbers
 )
 
 // site is a place in a function body where code is inserted.
 type site struct {
 	at   int // offset in the body
 	kind siteKind
-	cost uint64 // static charge of siteEntry and siteLoop
+	cost uint64 // static charge of siteEntry and siteLoop; the old index of siteFunc
+	skip int    // bytes of the input the site replaces (siteFunc: the old index)
+	// With the refuel import: saves is 1 + the index in plan.loops of the
+	// innermost loop around the site (0: none), whose written locals the
+	// site's refuel path keeps in globals across the call; params says a
+	// siteLoop's loop takes parameters.
+	saves  int
+	params bool
 }
 
 // plan is what rewriteBody needs to know about one function body.
@@ -28,6 +38,11 @@ type plan struct {
 	locals    uint32 // locals declared, not counting parameters
 	cached    bool   // the body has loops: it keeps the counter in a local
 	bulk      bool   // the body has run-time charges: it needs an i32 local
+	// With the refuel import: the type of every local, parameters first,
+	// and for each loop, in header order, the locals written inside it
+	// (nested loops included), ascending.
+	types []byte
+	loops [][]uint32
 }
 
 // maxLocals caps the locals one function may declare, as the JS API's
@@ -41,6 +56,7 @@ const maxLocals = 50000
 type frame struct {
 	kind    kind // kBlock, kLoop or kIf (kElse once an if has seen its else)
 	regions int  // len(regions) to restore when the frame closes
+	loop    int  // a loop's index in plan.loops
 }
 
 // scanBody walks one function body of the code section (§5.5.13 "Code
@@ -62,7 +78,11 @@ type frame struct {
 // A body with loops keeps the counter in a local while it runs (see
 // rewriteBody), so it also gets sync sites around calls and at every exit:
 // return, the final end, and branches to the function's own label.
-func scanBody(body []byte, base int, b bounds, cm costing) (plan, error) {
+//
+// Under sh, every function index (call, ref.func) gets a site that
+// renumbers it, and the plan records what the refuel paths save (see
+// emitter).
+func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh funcShift) (plan, error) {
 	model := cm.model
 	var p plan
 	r := newReader(body, base)
@@ -88,11 +108,25 @@ func scanBody(body []byte, base int, b bounds, cm costing) (plan, error) {
 			r.off--
 			return p, r.errorf(ErrUnsupported, "local type %#02x", c)
 		}
+		if sh.on {
+			if p.types == nil {
+				p.types = append(make([]byte, 0, len(params)+int(n)), params...)
+			}
+			for ; n > 0; n-- {
+				p.types = append(p.types, c)
+			}
+		}
+	}
+	if sh.on && p.types == nil {
+		p.types = params
 	}
 	p.locals, p.localsEnd = uint32(locals), r.off
+	nlocals := uint64(len(params)) + locals
 	sites := []site{{at: r.off, kind: siteEntry}}
 	regions := []int{0} // indices into sites; the last is the current region
 	frames := []frame{{kind: kBlock, regions: 1}}
+	var written []map[uint32]bool // per loop: the locals written inside it
+	var open []int                // the loops open around the current instruction, innermost last
 	for {
 		if r.eof() {
 			return p, r.errorf(ErrMalformed, "function body ends before its final end")
@@ -107,22 +141,53 @@ func scanBody(body []byte, base int, b bounds, cm costing) (plan, error) {
 		}
 		sites[regions[len(regions)-1]].cost += weight(in.kind)
 		outer := uint32(len(frames) - 1) // the label index of the function itself
+		var renumber site
+		if in.fn && sh.on {
+			renumber = site{at: in.fat, kind: siteFunc, cost: uint64(in.fidx), skip: r.off - in.fat}
+		}
+		if in.isLocal && uint64(in.local) >= nlocals {
+			// Invalid, and after the rewrite it would name the counter's
+			// local.
+			r.off = start
+			return p, r.errorf(ErrMalformed, "local index %d out of range (%d locals)", in.local, nlocals)
+		}
+		if in.sets && sh.on && len(open) > 0 {
+			written[open[len(open)-1]][in.local] = true
+		}
+		inner := 0 // 1 + the innermost open loop
+		if len(open) > 0 {
+			inner = open[len(open)-1] + 1
+		}
 		switch in.kind {
 		case kBlock, kIf:
 			frames = append(frames, frame{kind: in.kind, regions: len(regions)})
 		case kLoop:
-			frames = append(frames, frame{kind: kLoop, regions: len(regions)})
-			sites = append(sites, site{at: r.off, kind: siteLoop})
+			loop := site{at: r.off, kind: siteLoop, params: in.params}
+			if sh.on {
+				loop.saves = len(written) + 1
+				open = append(open, len(written))
+				written = append(written, map[uint32]bool{})
+			}
+			frames = append(frames, frame{kind: kLoop, regions: len(regions), loop: loop.saves - 1})
+			sites = append(sites, loop)
 			regions = append(regions, len(sites)-1)
 			p.cached = true
 		case kBulkMemory:
-			sites = append(sites, site{at: start, kind: siteBulkMemory})
+			sites = append(sites, site{at: start, kind: siteBulkMemory, saves: inner})
 			p.bulk = true
 		case kBulkTable:
-			sites = append(sites, site{at: start, kind: siteBulkTable})
+			sites = append(sites, site{at: start, kind: siteBulkTable, saves: inner})
 			p.bulk = true
 		case kCall:
-			sites = append(sites, site{at: start, kind: siteSyncOut}, site{at: r.off, kind: siteSyncIn})
+			sites = append(sites, site{at: start, kind: siteSyncOut})
+			if renumber.skip > 0 {
+				sites = append(sites, renumber)
+			}
+			sites = append(sites, site{at: r.off, kind: siteSyncIn})
+		case kPlain:
+			if renumber.skip > 0 { // ref.func
+				sites = append(sites, renumber)
+			}
 		case kReturn:
 			sites = append(sites, site{at: start, kind: siteSyncOut})
 		case kBr, kBrTable:
@@ -140,6 +205,15 @@ func scanBody(body []byte, base int, b bounds, cm costing) (plan, error) {
 			top := frames[len(frames)-1]
 			frames = frames[:len(frames)-1]
 			regions = regions[:top.regions]
+			if top.kind == kLoop && len(open) > 0 {
+				// what a loop writes, the loop around it writes too
+				open = open[:len(open)-1]
+				if len(open) > 0 {
+					for x := range written[top.loop] {
+						written[open[len(open)-1]][x] = true
+					}
+				}
+			}
 			if len(frames) > 0 {
 				continue
 			}
@@ -156,17 +230,27 @@ func scanBody(body []byte, base int, b bounds, cm costing) (plan, error) {
 				}
 				sites = kept
 			}
-			if model == CostSite {
-				for i := range sites {
+			for i := range sites {
+				if sites[i].kind != siteEntry && sites[i].kind != siteLoop {
+					continue
+				}
+				if model == CostSite {
 					sites[i].cost = 1
 				}
-			}
-			if cm.maxCharge > 0 {
-				for i := range sites {
+				if cm.maxCharge > 0 {
 					sites[i].cost = min(sites[i].cost, uint64(cm.maxCharge))
 				}
 			}
 			p.sites = sites
+			if sh.on {
+				p.loops = make([][]uint32, len(written))
+				for i, w := range written {
+					for x := range w {
+						p.loops[i] = append(p.loops[i], x)
+					}
+					slices.Sort(p.loops[i])
+				}
+			}
 			return p, nil
 		}
 	}
@@ -186,8 +270,12 @@ func plainForSites(k kind) kind {
 // groups, so no existing local index changes: the cached counter (i64,
 // index params+locals) if the body has loops, then the bulk operand (i32)
 // if it has bulk instructions.
-func rewriteBody(dst, body []byte, p plan, counter, params uint32) []byte {
-	e := emitter{counter: counter, cached: p.cached}
+//
+// self is the function's index after renumbering, thunk that of its
+// thunk (a function without loops has one) and sp the layout of the spill
+// globals, all used with the refuel import only.
+func rewriteBody(dst, body []byte, p plan, counter, params uint32, sh funcShift, self, thunk uint32, sp *spills) []byte {
+	e := emitter{counter: counter, cached: p.cached, sh: sh, self: self, thunk: thunk, params: params, plan: &p, spills: sp}
 	prev := 0
 	if p.cached || p.bulk {
 		next, groups := params+p.locals, p.groups
@@ -208,7 +296,7 @@ func rewriteBody(dst, body []byte, p plan, counter, params uint32) []byte {
 	for _, s := range p.sites {
 		dst = append(dst, body[prev:s.at]...)
 		dst = e.site(dst, s)
-		prev = s.at
+		prev = s.at + s.skip
 	}
 	return append(dst, body[prev:]...)
 }

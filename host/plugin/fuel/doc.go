@@ -40,6 +40,17 @@
 //   - Costs follow Options.Model: by default the weighted instruction
 //     count of the region the site heads (see CostRegion), plus, at run
 //     time, the size of each bulk memory or table operation.
+//   - With Options.Refuel, a site that leaves the counter negative first
+//     calls the import RefuelModule.RefuelName (appended after the
+//     module's function imports, so defined functions move up one index
+//     and every reference to them is renumbered) and traps only if the
+//     counter it returns is still negative. The out-of-line code is laid
+//     out so that wazero keeps the check itself as it is without the
+//     import (see emitter): a function's entry runs the function again
+//     after refuelling (through a small thunk, appended after the bodies,
+//     for functions without loops), a loop header branches back to the
+//     header, and the locals a loop writes wait in spill globals (after
+//     the counter) across the call.
 //
 // # Host protocol
 //
@@ -77,4 +88,19 @@
 //
 // A start function runs during instantiation, before the host can set the
 // counter, with Options.InitialFuel (0 by default, so it traps).
+//
+// # Slices
+//
+// With Options.Refuel the host can hand a call its budget a slice at a
+// time and act between slices (yield the thread, wait for a rate):
+//
+//	m.BeginSliced(budget, slice) // counter = the first slice
+//	// the refuel import: stack[0] = uint64(m.Refuel(int64(stack[0])))
+//	used, err := m.End(err)
+//
+// Refuel adds the next slice (more if one site's charge needs it) until
+// the budget is spent, then returns a still negative counter, so the
+// guest traps exactly where it would have with the whole budget at once:
+// the same instruction, the same counter. A refuel import that returns
+// its argument unchanged makes the module behave as without Refuel.
 package fuel

@@ -8,6 +8,9 @@ const (
 	opI64ExtendI32 = 0xad // i64.extend_i32_u
 	opI64Shl       = 0x86
 	opI64ShrU      = 0x88
+	opI64Add       = 0x7c
+	opBr           = 0x0c
+	opReturn       = 0x0f
 	valI32         = 0x7f
 )
 
@@ -41,11 +44,50 @@ const (
 // costs the store-to-load forwarding latency wherever the CPU does not
 // rename memory, while the local stays in a register (wasmtime's fuel
 // likewise keeps the counter in a variable and spills it around calls).
+//
+// With the refuel import (Options.Refuel) the out-of-line branch calls
+// the host before it traps (settle), and the hot path stays what it is:
+// one not-taken fused compare-and-branch. Two things would otherwise cost
+// the hot path, both read from wazero 1.12's machine code: a branch whose
+// continuation is the code after the check gets laid out right after the
+// check, so the hot path jumps over it; and every value live across the
+// call that is a phi (a local the loop writes) is spilled to the stack
+// where it is defined, on every iteration. So the refuel branch never
+// falls back into the code after the check: at a function's entry it
+// calls the function again with its own arguments and returns what that
+// returns (nothing has run yet; the repeated entry charge is refunded), at
+// a loop header it branches back to the header (refunding the header's
+// charge), and only a bulk instruction's check (or a header of a loop with
+// parameters) falls through. It keeps the locals the enclosing loop writes
+// in globals across the call (spills), so they are not live across it.
+// wazero treats a function's parameters (and its two context pointers) as
+// phis of the entry block too, so a function without loops, whose entry
+// would otherwise be the only place they are live across a call, calls a
+// thunk instead, which does the refuel and the call again; after that
+// call only the results are live:
+//
+//	if; else
+//	  [local.get $x; global.set $spill_x ...]
+//	  <counter>; call $refuel; <store the counter>
+//	  <counter>; i64.const 0; i64.lt_s; if; [local.get $f; global.set $fuel;] unreachable; end
+//	  [global.get $spill_x; local.set $x ...]
+//	  entry: <counter>; i64.const cost; i64.add; global.set $fuel; local.get 0 ...; call $self; return
+//	  entry without loops: local.get 0 ...; call $thunk; return
+//	  loop:  local.get $f; i64.const cost; i64.add; local.set $f; br 1
+//	end
 type emitter struct {
 	counter uint32 // the counter's global index
 	cached  bool   // the body keeps the counter in local fuel
 	fuel    uint32 // the local holding the counter, if cached
 	n       uint32 // the i32 scratch local of bulk charges
+	// With the refuel import: the renumbering, the function's own index
+	// and parameter count, its plan and the spill globals.
+	sh     funcShift
+	self   uint32
+	thunk  uint32 // the thunk of a function without loops
+	params uint32
+	plan   *plan
+	spills *spills
 }
 
 func (e emitter) site(dst []byte, s site) []byte {
@@ -53,11 +95,11 @@ func (e emitter) site(dst []byte, s site) []byte {
 	case siteEntry:
 		dst = appendU32(append(dst, opGlobalGet), e.counter)
 		dst = appendS64(append(dst, opI64Const), int64(s.cost))
-		return e.settle(append(dst, opI64Sub))
+		return e.settle(append(dst, opI64Sub), s)
 	case siteLoop:
 		dst = appendU32(append(dst, opLocalGet), e.fuel)
 		dst = appendS64(append(dst, opI64Const), int64(s.cost))
-		return e.settle(append(dst, opI64Sub))
+		return e.settle(append(dst, opI64Sub), s)
 	case siteBulkMemory, siteBulkTable:
 		// n, the instruction's last operand (an i32 on top of the stack:
 		// the length or element count, §5.4.5, §5.4.6), stays on the stack
@@ -72,13 +114,15 @@ func (e emitter) site(dst []byte, s site) []byte {
 		} else {
 			dst = append(dst, bulkByteShift, opI64ShrU)
 		}
-		return e.settle(append(dst, opI64Sub))
+		return e.settle(append(dst, opI64Sub), s)
 	case siteSyncOut:
 		dst = appendU32(append(dst, opLocalGet), e.fuel)
 		return appendU32(append(dst, opGlobalSet), e.counter)
 	case siteSyncIn:
 		dst = appendU32(append(dst, opGlobalGet), e.counter)
 		return appendU32(append(dst, opLocalSet), e.fuel)
+	case siteFunc:
+		return appendU32(dst, e.sh.index(uint32(s.cost)))
 	}
 	panic("fuel: unknown site kind")
 }
@@ -91,19 +135,106 @@ func (e emitter) load(dst []byte) []byte {
 	return appendU32(append(dst, opGlobalGet), e.counter)
 }
 
-// settle stores the new counter value on the stack and traps unless it is
-// non-negative; a trapping body with a cached counter stores it to the
-// global first, so the host always reads a negative value after
-// exhaustion.
-func (e emitter) settle(dst []byte) []byte {
+// keep stores the counter on top of the stack in its home (the local if
+// cached, else the global) and leaves it on the stack.
+func (e emitter) keep(dst []byte) []byte {
 	if e.cached {
-		dst = appendU32(append(dst, opLocalTee), e.fuel)
-		dst = append(dst, opI64Const, 0x00, opI64GeS, opIf, blockEmpty, opElse)
-		dst = appendU32(append(dst, opLocalGet), e.fuel)
-		dst = appendU32(append(dst, opGlobalSet), e.counter)
-		return append(dst, opUnreachable, opEnd)
+		return appendU32(append(dst, opLocalTee), e.fuel)
 	}
 	dst = appendU32(append(dst, opGlobalSet), e.counter)
-	dst = appendU32(append(dst, opGlobalGet), e.counter)
-	return append(dst, opI64Const, 0x00, opI64GeS, opIf, blockEmpty, opElse, opUnreachable, opEnd)
+	return appendU32(append(dst, opGlobalGet), e.counter)
+}
+
+// settle stores the new counter value on the stack and traps unless it is
+// non-negative, after asking the refuel import for more if the module has
+// it; a trapping body with a cached counter stores it to the global first,
+// so the host always reads a negative value after exhaustion.
+func (e emitter) settle(dst []byte, s site) []byte {
+	dst = e.keep(dst)
+	dst = append(dst, opI64Const, 0x00, opI64GeS, opIf, blockEmpty, opElse)
+	switch {
+	case !e.sh.on:
+		return e.trap(dst)
+	case s.kind == siteEntry && !e.cached:
+		// The thunk refuels and calls the function again: after the
+		// call nothing is live but the results.
+		dst = e.args(dst)
+		return append(appendU32(append(dst, opCall), e.thunk), opReturn, opEnd)
+	case s.kind == siteEntry:
+		return append(e.recall(dst, s.cost, e.self), opEnd)
+	}
+	var saved []uint32
+	if s.saves > 0 {
+		saved = e.plan.loops[s.saves-1]
+	}
+	dst = e.save(dst, saved, false)
+	dst = e.refuel(dst)
+	dst = e.save(dst, saved, true)
+	if s.kind == siteLoop && !s.params {
+		dst = appendU32(append(dst, opLocalGet), e.fuel)
+		dst = appendS64(append(dst, opI64Const), int64(s.cost))
+		dst = appendU32(append(dst, opI64Add, opLocalSet), e.fuel)
+		dst = append(dst, opBr, 0x01) // the loop: label 0 is the else
+	}
+	return append(dst, opEnd)
+}
+
+// trap ends the out-of-line branch of a check: store the counter if
+// cached, unreachable, end.
+func (e emitter) trap(dst []byte) []byte {
+	if e.cached {
+		dst = appendU32(append(dst, opLocalGet), e.fuel)
+		dst = appendU32(append(dst, opGlobalSet), e.counter)
+	}
+	return append(dst, opUnreachable, opEnd)
+}
+
+// refuel calls the refuel import with the counter, keeps what it returns
+// and traps if that is still negative.
+func (e emitter) refuel(dst []byte) []byte {
+	dst = e.load(dst)
+	dst = e.keep(appendU32(append(dst, opCall), e.sh.at))
+	return e.trap(append(dst, opI64Const, 0x00, opI64LtS, opIf, blockEmpty))
+}
+
+// recall refuels at a function's entry, refunds the entry's charge into
+// the global and calls function fn (the function itself) with the
+// parameters, returning its results: the code of a thunk, and of the
+// entry of a function with loops.
+func (e emitter) recall(dst []byte, cost uint64, fn uint32) []byte {
+	dst = e.load(e.refuel(dst))
+	dst = appendS64(append(dst, opI64Const), int64(cost))
+	dst = appendU32(append(dst, opI64Add, opGlobalSet), e.counter)
+	return append(appendU32(append(e.args(dst), opCall), fn), opReturn)
+}
+
+// args pushes the function's parameters.
+func (e emitter) args(dst []byte) []byte {
+	for i := uint32(0); i < e.params; i++ {
+		dst = appendU32(append(dst, opLocalGet), i)
+	}
+	return dst
+}
+
+// thunkBody is the body of the thunk of a function without loops (index
+// fn, params parameters, entry charge cost): no locals, then recall.
+func thunkBody(counter, params, fn uint32, cost uint64, sh funcShift) []byte {
+	e := emitter{counter: counter, sh: sh, params: params}
+	return append(e.recall([]byte{0x00}, cost, fn), opEnd)
+}
+
+// save copies the locals xs to their spill globals, or back when restore.
+func (e emitter) save(dst []byte, xs []uint32, restore bool) []byte {
+	var used [numSpillTypes]uint32
+	for _, x := range xs {
+		t := spillType(e.plan.types[x])
+		g := e.spills.global(t, used[t])
+		used[t]++
+		if restore {
+			dst = appendU32(append(appendU32(append(dst, opGlobalGet), g), opLocalSet), x)
+		} else {
+			dst = appendU32(append(appendU32(append(dst, opLocalGet), x), opGlobalSet), g)
+		}
+	}
+	return dst
 }

@@ -1,24 +1,18 @@
 package fuel
 
-import "math"
-
 // appendCounterExport rewrites the export section (§5.5.10 "Export
 // Section") with ExportName appended for the counter at index counter. It
 // refuses a module that already exports ExportName or exports a global
-// index at or past counter. A nil section yields one holding only the
-// counter's export.
-func appendCounterExport(s *section, counter uint32) ([]byte, error) {
-	var n uint32
-	var rest []byte
+// index at or past counter, and renumbers exported functions under sh. A
+// nil section yields one holding only the counter's export.
+func appendCounterExport(s *section, counter uint32, b bounds, sh funcShift) ([]byte, error) {
+	fixes := sh.patches()
+	r, n, err := vecHead(s, "exports")
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
 	if s != nil {
-		r := newReader(s.payload, s.offset)
-		var err error
-		if n, err = r.count(); err != nil {
-			return nil, err
-		}
-		if n == math.MaxUint32 {
-			return nil, r.errorf(ErrMalformed, "too many exports")
-		}
 		bodyStart := r.off
 		for i := uint32(0); i < n; i++ {
 			at := r.pos()
@@ -34,7 +28,12 @@ func appendCounterExport(s *section, counter uint32) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			x, err := r.u32()
+			var x uint32
+			if kind == 0x00 {
+				x, err = readFuncIndex(r, b, fixes)
+			} else {
+				x, err = r.u32()
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -50,10 +49,11 @@ func appendCounterExport(s *section, counter uint32) ([]byte, error) {
 		if err := trailing(r); err != nil {
 			return nil, err
 		}
-		rest = s.payload[bodyStart:]
+		out = appendU32(make([]byte, 0, len(s.payload)+len(ExportName)+8), n+1)
+		out = fixes.apply(out, s.payload, bodyStart, sh)
+	} else {
+		out = appendU32(make([]byte, 0, len(ExportName)+8), 1)
 	}
-	out := appendU32(make([]byte, 0, len(rest)+len(ExportName)+8), n+1)
-	out = append(out, rest...)
 	out, _ = appendVec(out, []byte(ExportName))
 	out = append(out, 0x03) // exportdesc: global
 	return appendU32(out, counter), nil

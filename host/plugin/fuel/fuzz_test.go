@@ -10,10 +10,11 @@ import (
 	"github.com/tetratelabs/wazero"
 )
 
-// FuzzInstrument feeds arbitrary bytes to Instrument: it must never panic,
-// every error must carry one of the package's classes, and whenever the
-// input is a module wazero compiles, the output must compile too and be
-// refused if instrumented a second time.
+// FuzzInstrument feeds arbitrary bytes to Instrument, with and without the
+// refuel import (which renumbers functions): it must never panic, every
+// error must carry one of the package's classes, and whenever the input is
+// a module wazero compiles, the output must compile too and be refused if
+// instrumented a second time.
 func FuzzInstrument(f *testing.F) {
 	for _, name := range []string{"loops", "env", "imports", "multivalue", "features", "bulk", "exits", "start", "exported"} {
 		f.Add(watFile(f, name))
@@ -25,29 +26,35 @@ func FuzzInstrument(f *testing.F) {
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 	defer rt.Close(ctx)
 	f.Fuzz(func(t *testing.T, wasm []byte) {
-		out, err := fuel.Instrument(wasm, fuel.Options{})
-		if err != nil {
-			if !errors.Is(err, fuel.ErrMalformed) && !errors.Is(err, fuel.ErrUnsupported) && !errors.Is(err, fuel.ErrExportExists) {
-				t.Fatalf("error without a class: %v", err)
-			}
-			return
-		}
-		if _, err := fuel.Instrument(out, fuel.Options{}); !errors.Is(err, fuel.ErrExportExists) {
-			t.Fatalf("instrumenting twice: %v, want %v", err, fuel.ErrExportExists)
-		}
-		// wazero must never panic on an output: Instrument has checked every
-		// count it allocates from.
-		outErr := compile(ctx, rt, out)
-		if errors.Is(outErr, errPanic) {
-			t.Fatalf("instrumented module: %v", outErr)
-		}
-		// A valid input gives a valid output. The input is compiled without
-		// its custom sections: wazero 1.12 allocates from the counts of a
-		// malformed name section (which Instrument drops) and may not return.
-		if outErr != nil && compile(ctx, rt, stripCustom(wasm)) == nil {
-			t.Fatalf("input compiles but the instrumented module does not: %v", outErr)
+		for _, opts := range []fuel.Options{{}, {Refuel: true}} {
+			fuzzOne(t, ctx, rt, wasm, opts)
 		}
 	})
+}
+
+func fuzzOne(t *testing.T, ctx context.Context, rt wazero.Runtime, wasm []byte, opts fuel.Options) {
+	out, err := fuel.Instrument(wasm, opts)
+	if err != nil {
+		if !errors.Is(err, fuel.ErrMalformed) && !errors.Is(err, fuel.ErrUnsupported) && !errors.Is(err, fuel.ErrExportExists) {
+			t.Fatalf("Refuel %v: error without a class: %v", opts.Refuel, err)
+		}
+		return
+	}
+	if _, err := fuel.Instrument(out, opts); !errors.Is(err, fuel.ErrExportExists) {
+		t.Fatalf("Refuel %v: instrumenting twice: %v, want %v", opts.Refuel, err, fuel.ErrExportExists)
+	}
+	// wazero must never panic on an output: Instrument has checked every
+	// count it allocates from.
+	outErr := compile(ctx, rt, out)
+	if errors.Is(outErr, errPanic) {
+		t.Fatalf("Refuel %v: instrumented module: %v", opts.Refuel, outErr)
+	}
+	// A valid input gives a valid output. The input is compiled without
+	// its custom sections: wazero 1.12 allocates from the counts of a
+	// malformed name section (which Instrument drops) and may not return.
+	if outErr != nil && compile(ctx, rt, stripCustom(wasm)) == nil {
+		t.Fatalf("Refuel %v: input compiles but the instrumented module does not: %v", opts.Refuel, outErr)
+	}
 }
 
 var errPanic = errors.New("wazero panicked")

@@ -1,53 +1,75 @@
 package fuel
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
-// appendCounterGlobal rewrites the global section (§5.5.9 "Global
-// Section") with the fuel counter appended as its last entry:
-// (global (mut i64) (i64.const initial)). A nil section yields one holding
-// only the counter. It returns the count of globals the module defined
-// before.
-func appendCounterGlobal(s *section, imported, types uint32, initial int64) ([]byte, uint32, error) {
-	var n uint32
-	var rest []byte
-	if s != nil {
-		r := newReader(s.payload, s.offset)
-		var err error
-		if n, err = r.count(); err != nil {
-			return nil, 0, err
-		}
-		if uint64(imported)+uint64(n) >= math.MaxUint32 {
-			return nil, 0, r.errorf(ErrMalformed, "%d imported + %d defined globals leave no index for the counter", imported, n)
-		}
-		bodyStart := r.off
-		for i := uint32(0); i < n; i++ {
-			if err := readGlobalType(r); err != nil {
-				return nil, 0, err
-			}
-			if err := readConstExpr(r, bounds{types: types, globals: imported + n}); err != nil {
-				return nil, 0, err
-			}
-		}
-		if err := trailing(r); err != nil {
-			return nil, 0, err
-		}
-		rest = s.payload[bodyStart:]
+// readGlobals reads the global section (§5.5.9 "Global Section"): it
+// returns the count of globals the module defines and their entries, with
+// the function indices in initialisers (ref.func) renumbered under sh
+// (funcs bounds them when set). A nil section defines none.
+func readGlobals(s *section, imported, types, funcs uint32, sh funcShift) (uint32, []byte, error) {
+	if s == nil {
+		return 0, nil, nil
 	}
-	out := appendU32(make([]byte, 0, len(rest)+16), n+1)
-	out = append(out, rest...)
+	r := newReader(s.payload, s.offset)
+	n, err := r.count()
+	if err != nil {
+		return 0, nil, err
+	}
+	if uint64(imported)+uint64(n) >= math.MaxUint32 {
+		return 0, nil, r.errorf(ErrMalformed, "%d imported + %d defined globals leave no index for the counter", imported, n)
+	}
+	bodyStart := r.off
+	fixes := sh.patches()
+	for i := uint32(0); i < n; i++ {
+		if err := readGlobalType(r); err != nil {
+			return 0, nil, err
+		}
+		if err := readConstExpr(r, bounds{types: types, globals: imported + n, funcs: funcs}, fixes); err != nil {
+			return 0, nil, err
+		}
+	}
+	if err := trailing(r); err != nil {
+		return 0, nil, err
+	}
+	return n, fixes.apply(nil, s.payload, bodyStart, sh), nil
+}
+
+// globalSection writes the global section: the module's n globals
+// (entries), then the fuel counter, (global (mut i64) (i64.const
+// initial)), then the spill globals of sp, if any.
+func globalSection(n uint32, entries []byte, initial int64, sp *spills) ([]byte, error) {
+	total := uint64(n) + 1
+	if sp != nil {
+		total += sp.total()
+	}
+	if total > math.MaxUint32 {
+		return nil, fmt.Errorf("%w: %d globals with the counter and the refuel spills", ErrMalformed, total)
+	}
+	out := appendU32(make([]byte, 0, len(entries)+16), uint32(total))
+	out = append(out, entries...)
 	out = append(out, valI64, 0x01, opI64Const)
-	out = appendS64(out, initial)
-	return append(out, opEnd), n, nil
+	out = append(appendS64(out, initial), opEnd)
+	if sp != nil {
+		out = sp.appendGlobals(out)
+	}
+	return out, nil
 }
 
 // readConstExpr walks a constant expression (§5.4.9 "Expressions") up to
-// its end, refusing references to the counter's global index.
-func readConstExpr(r *reader, b bounds) error {
+// its end, refusing references to the counter's global index and
+// recording function indices (ref.func) in fixes.
+func readConstExpr(r *reader, b bounds, fixes *patches) error {
 	depth := 0
 	for {
 		in, err := readInstr(r, b)
 		if err != nil {
 			return err
+		}
+		if in.fn {
+			fixes.add(in.fat, r.off, in.fidx)
 		}
 		switch in.kind {
 		case kBlock, kLoop, kIf:

@@ -2,6 +2,7 @@ package fuel_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,13 +45,22 @@ func lcg(n int) int32 {
 
 // TestGoReactor instruments a real Go wasip1 module (the whole Go runtime:
 // thousands of functions and most opcodes), runs _initialize and the
-// exports on budgets, and stops a runaway export.
+// exports on budgets, and stops a runaway export; with the refuel import
+// (which renumbers every function), the calls get their budgets in
+// slices.
 func TestGoReactor(t *testing.T) {
+	for _, slice := range []int64{0, 1 << 16} {
+		t.Run(fmt.Sprintf("slice%d", slice), func(t *testing.T) { testGoReactor(t, slice) })
+	}
+}
+
+func testGoReactor(t *testing.T, slice int64) {
 	wasm := buildGoReactor(t)
-	out := instrument(t, wasm, fuel.Options{})
 	ctx := context.Background()
 	rt := newRuntime(t, nil)
 	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+	r := newRefueler(t, rt)
+	out := instrument(t, wasm, fuel.Options{Refuel: slice > 0})
 	cm, err := rt.CompileModule(ctx, out)
 	if err != nil {
 		t.Fatalf("instrumented Go module does not compile: %v", err)
@@ -60,7 +70,8 @@ func TestGoReactor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := metered{t: t, mod: mod, meter: meterOf(t, mod)}
+		m := metered{t: t, mod: mod, meter: meterOf(t, mod), slice: slice}
+		r.meters[name] = m.meter
 		_, used := m.mustCall("_initialize", plenty)
 		t.Logf("%s: _initialize used %d fuel", name, used)
 		return m
@@ -86,5 +97,8 @@ func TestGoReactor(t *testing.T) {
 	b := start("b")
 	if left := b.mustExhaust("churn", 100_000, 1_000_000); left >= 0 {
 		t.Errorf("counter %d after running out", left)
+	}
+	if slice > 0 && r.calls < 50_000_000/int(slice) {
+		t.Errorf("%d refuels for budgets of up to %d in slices of %d", r.calls, 50_000_000, slice)
 	}
 }

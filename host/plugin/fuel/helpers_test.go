@@ -97,6 +97,7 @@ type metered struct {
 	t     testing.TB
 	mod   api.Module
 	meter *fuel.Meter
+	slice int64 // each call's budget is handed out in slices of this (0: all at once)
 }
 
 func loadMetered(t testing.TB, rt wazero.Runtime, name string, wasm []byte, opts fuel.Options) metered {
@@ -113,7 +114,7 @@ func (m metered) call(fn string, budget int64, args ...uint64) ([]uint64, int64,
 	if f == nil {
 		m.t.Fatalf("no export %q", fn)
 	}
-	m.meter.Begin(budget)
+	m.meter.BeginSliced(budget, m.slice)
 	res, err := f.Call(context.Background(), args...)
 	used, err := m.meter.End(err)
 	return res, used, err
@@ -137,6 +138,61 @@ func (m metered) mustExhaust(fn string, budget int64, args ...uint64) int64 {
 		m.t.Fatalf("%s%v with budget %d: got %v, want %v", fn, args, budget, err, fuel.ErrExhausted)
 	}
 	return m.meter.Remaining()
+}
+
+// chargeHost instantiates module "host" in rt, whose charge(n) lowers the
+// calling instance's counter by n: the guest must see it at its next site.
+func chargeHost(t testing.TB, rt wazero.Runtime) {
+	t.Helper()
+	_, err := rt.NewHostModuleBuilder("host").NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, mod api.Module, stack []uint64) {
+			g := mod.ExportedGlobal(fuel.ExportName).(api.MutableGlobal)
+			g.Set(uint64(int64(g.Get()) - int64(stack[0])))
+		}), []api.ValueType{api.ValueTypeI64}, nil).
+		Export("charge").Instantiate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// refueler is the host side of the refuel import in a test runtime: it
+// hands each registered module's calls their budget in slices (its Meter's
+// Refuel) and counts the refuels.
+type refueler struct {
+	meters map[string]*fuel.Meter // by module name
+	calls  int
+}
+
+// newRefueler instantiates module fuel.RefuelModule in rt. A module it
+// does not know (one whose start function runs during instantiation) gets
+// its counter back unchanged, so it traps.
+func newRefueler(t testing.TB, rt wazero.Runtime) *refueler {
+	t.Helper()
+	r := &refueler{meters: map[string]*fuel.Meter{}}
+	i64 := []api.ValueType{api.ValueTypeI64}
+	_, err := rt.NewHostModuleBuilder(fuel.RefuelModule).NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, mod api.Module, stack []uint64) {
+			r.calls++
+			if m := r.meters[mod.Name()]; m != nil {
+				stack[0] = uint64(m.Refuel(int64(stack[0])))
+			}
+		}), i64, i64).
+		Export(fuel.RefuelName).Instantiate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// load instruments wasm with the refuel import and instantiates it; its
+// calls get their budgets in slices of slice.
+func (r *refueler) load(t testing.TB, rt wazero.Runtime, name string, wasm []byte, opts fuel.Options, slice int64) metered {
+	t.Helper()
+	opts.Refuel = true
+	m := loadMetered(t, rt, name, wasm, opts)
+	m.slice = slice
+	r.meters[name] = m.meter
+	return m
 }
 
 // plain calls an export of an uninstrumented module.

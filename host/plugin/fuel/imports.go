@@ -1,29 +1,37 @@
 package fuel
 
-// countImportedGlobals walks the import section (§5.5.5 "Import Section")
-// and returns how many globals it imports: they come first in the global
-// index space, before the module's own globals (§5.5.1 "Indices").
-func countImportedGlobals(s section, types uint32) (uint32, error) {
+// countImports walks the import section (§5.5.5 "Import Section") and
+// returns how many globals and functions it imports: they come first in
+// their index spaces, before the module's own (§5.5.1 "Indices"). A
+// module that imports from RefuelModule is refused: that import is the
+// rewrite's own, and guest code calling it could forge counter values.
+func countImports(s section, types uint32) (globals, funcs uint32, err error) {
 	r := newReader(s.payload, s.offset)
 	n, err := r.count()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var globals uint32
 	for ; n > 0; n-- {
-		if _, err := r.name(); err != nil { // module
-			return 0, err
+		at := r.off
+		module, err := r.name()
+		if err != nil {
+			return 0, 0, err
+		}
+		if string(module) == RefuelModule {
+			r.off = at
+			return 0, 0, r.errorf(ErrExportExists, "the module imports from %q, the metering's own import module", RefuelModule)
 		}
 		if _, err := r.name(); err != nil { // name
-			return 0, err
+			return 0, 0, err
 		}
 		desc, err := r.byte()
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		switch desc {
 		case 0x00: // func typeidx
 			_, err = readIndex(r, types, ErrMalformed, "type")
+			funcs++
 		case 0x01: // table: reftype limits
 			if err = readRefType(r); err == nil {
 				err = readLimits(r)
@@ -41,10 +49,10 @@ func countImportedGlobals(s section, types uint32) (uint32, error) {
 			err = r.errorf(ErrMalformed, "import kind %#02x", desc)
 		}
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
-	return globals, trailing(r)
+	return globals, funcs, trailing(r)
 }
 
 // readRefType decodes a reference type (§5.3.3): funcref or externref.

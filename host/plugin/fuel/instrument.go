@@ -1,6 +1,9 @@
 package fuel
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // ExportName is the name under which an instrumented module exports its
 // fuel counter, a mutable i64 global.
@@ -38,6 +41,19 @@ type Options struct {
 	// points); the cap keeps such code from running out of fuel long
 	// before its time while every site still charges at least 1.
 	MaxSiteCharge int64
+	// Refuel makes a site that leaves the counter negative call an
+	// imported function, RefuelModule.RefuelName of type (i64) -> (i64),
+	// with the counter, and carry on with the counter it returns, trapping
+	// only if that is still negative: the host can hand a call its budget
+	// in slices and do something between them (yield the thread, wait
+	// for a rate limit). A host that returns its argument gets the trap of
+	// a module instrumented without Refuel, at the same instruction. The
+	// import is appended after the module's function imports, so every
+	// defined function's index moves up by one (calls, ref.func, exports,
+	// the start function, element segments and the name section are
+	// renumbered); the path a check takes when the counter stays
+	// non-negative is unchanged.
+	Refuel bool
 	// InitialFuel is the counter's value when an instance is created, the
 	// only fuel a start function gets (the host cannot set the counter
 	// before instantiation runs it). Zero makes any start function trap
@@ -80,16 +96,19 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var typeParams, funcTypes []uint32 // parameter count of each type; type of each defined function
-	var imported uint32
-	var globalSec, exportSec, codeSec, elemSec, dataSec *section
+	var typeParams [][]byte // parameter types of each type
+	var funcTypes []uint32  // type of each defined function
+	var imported, importedFuncs uint32
+	var typeSec, importSec, globalSec, exportSec, startSec, codeSec, elemSec, dataSec *section
 	for i := range sections {
 		s := &sections[i]
 		switch s.id {
 		case secType:
+			typeSec = s
 			typeParams, err = readTypes(*s)
 		case secImport:
-			imported, err = countImportedGlobals(*s, uint32(len(typeParams)))
+			importSec = s
+			imported, importedFuncs, err = countImports(*s, uint32(len(typeParams)))
 		case secFunction:
 			funcTypes, err = readFunctions(*s, uint32(len(typeParams)))
 		case secTable:
@@ -100,6 +119,8 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 			globalSec = s
 		case secExport:
 			exportSec = s
+		case secStart:
+			startSec = s
 		case secElement:
 			elemSec = s
 		case secCode:
@@ -112,19 +133,44 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 		}
 	}
 	types := uint32(len(typeParams))
-	globals, defined, err := appendCounterGlobal(globalSec, imported, types, opts.InitialFuel)
+	var out rewritten
+	var sh funcShift
+	var funcs uint32 // bounds function indices when they are renumbered
+	if opts.Refuel {
+		if uint64(importedFuncs)+uint64(len(funcTypes)) >= math.MaxUint32 {
+			return nil, fmt.Errorf("%w: %d functions leave no index for the refuel import", ErrMalformed, uint64(importedFuncs)+uint64(len(funcTypes)))
+		}
+		sh = funcShift{on: true, at: importedFuncs}
+		funcs = importedFuncs + uint32(len(funcTypes))
+		var refuelType uint32
+		if out.payload[secType], refuelType, err = appendRefuelType(typeSec); err != nil {
+			return nil, err
+		}
+		if out.payload[secImport], err = appendRefuelImport(importSec, refuelType); err != nil {
+			return nil, err
+		}
+	}
+	defined, globals, err := readGlobals(globalSec, imported, types, funcs, sh)
 	if err != nil {
 		return nil, err
 	}
 	counter := imported + defined // the counter's index: after every other global
-	exports, err := appendCounterExport(exportSec, counter)
-	if err != nil {
+	b := bounds{types: types, params: typeParams, globals: counter, funcs: funcs}
+	if out.payload[secExport], err = appendCounterExport(exportSec, counter, b, sh); err != nil {
 		return nil, err
 	}
-	b := bounds{types: types, globals: counter}
-	if elemSec != nil {
-		if err := checkElements(*elemSec, b); err != nil {
+	if startSec != nil && sh.on {
+		if out.payload[secStart], err = shiftStart(*startSec, b, sh); err != nil {
 			return nil, err
+		}
+	}
+	if elemSec != nil {
+		fixes := sh.patches()
+		if err := checkElements(*elemSec, b, fixes); err != nil {
+			return nil, err
+		}
+		if sh.on {
+			out.payload[secElement] = fixes.apply(nil, elemSec.payload, 0, sh)
 		}
 	}
 	if dataSec != nil {
@@ -132,56 +178,117 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 			return nil, err
 		}
 	}
-	params := make([]uint32, len(funcTypes)) // parameter count of each defined function
+	params := make([][]byte, len(funcTypes)) // parameter types of each defined function
 	for i, t := range funcTypes {
 		params[i] = typeParams[t]
 	}
-	var code []byte
+	var sp *spills
+	var thunks []uint32
 	if codeSec != nil {
-		if code, err = instrumentCode(*codeSec, params, b, costing{opts.Model, opts.MaxSiteCharge}); err != nil {
+		out.payload[secCode], sp, thunks, err = instrumentCode(*codeSec, funcTypes, params, b, costing{opts.Model, opts.MaxSiteCharge}, sh)
+		if err != nil {
 			return nil, err
 		}
 	} else if len(params) != 0 {
 		return nil, fmt.Errorf("%w: %d functions declared but no code section", ErrMalformed, len(params))
 	}
-	return assemble(sections, globals, exports, code)
+	if len(thunks) > 0 {
+		out.payload[secFunction] = appendFunctions(funcTypes, thunks)
+	}
+	if out.payload[secGlobal], err = globalSection(defined, globals, opts.InitialFuel, sp); err != nil {
+		return nil, err
+	}
+	if sh.on {
+		out.names = func(contents []byte) []byte { return shiftNames(contents, sh) }
+	}
+	return assemble(sections, out)
 }
 
 // instrumentCode rewrites the code section (§5.5.13): each entry is
 // size:u32 followed by the body, and there must be one per function
-// declared in the function section (§5.5.16); params holds their
-// parameter counts.
-func instrumentCode(s section, params []uint32, b bounds, model costing) ([]byte, error) {
+// declared in the function section (§5.5.16); types holds their type
+// indices and params their parameter types. With the refuel import it
+// also returns the spill globals the bodies use, which go after the
+// counter, and the type indices of the thunks it appends after the
+// bodies, one per function without loops (see emitter).
+func instrumentCode(s section, types []uint32, params [][]byte, b bounds, model costing, sh funcShift) ([]byte, *spills, []uint32, error) {
 	r := newReader(s.payload, s.offset)
 	n, err := r.count()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if uint64(n) != uint64(len(params)) {
-		return nil, r.errorf(ErrMalformed, "code section has %d bodies for %d declared functions", n, len(params))
+		return nil, nil, nil, r.errorf(ErrMalformed, "code section has %d bodies for %d declared functions", n, len(params))
 	}
-	out := appendU32(make([]byte, 0, len(s.payload)+len(s.payload)/4), n)
-	var body []byte
+	// Scan every body first: the spill globals' layout depends on all.
+	raws := make([][]byte, n)
+	plans := make([]plan, n)
+	var sp *spills
+	if sh.on {
+		sp = &spills{base: b.globals + 1}
+	}
+	var thunks []uint32 // the type of each thunk
 	for i := uint32(0); i < n; i++ {
 		size, err := r.u32()
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		at := r.pos()
-		raw, err := r.bytes(uint64(size))
-		if err != nil {
-			return nil, err
+		if raws[i], err = r.bytes(uint64(size)); err != nil {
+			return nil, nil, nil, err
 		}
-		p, err := scanBody(raw, at, b, model)
-		if err != nil {
-			return nil, fmt.Errorf("defined function %d: %w", i, err)
+		if plans[i], err = scanBody(raws[i], at, b, params[i], model, sh); err != nil {
+			return nil, nil, nil, fmt.Errorf("defined function %d: %w", i, err)
 		}
-		body = rewriteBody(body[:0], raw, p, b.globals, params[i])
-		if out, err = appendVec(out, body); err != nil {
-			return nil, err
+		if sp != nil {
+			for _, xs := range plans[i].loops {
+				sp.need(plans[i].types, xs)
+			}
+			if !plans[i].cached {
+				thunks = append(thunks, types[i])
+			}
 		}
 	}
-	return out, trailing(r)
+	if err := trailing(r); err != nil {
+		return nil, nil, nil, err
+	}
+	if sp != nil && uint64(sp.base)+sp.total() >= math.MaxUint32 {
+		return nil, nil, nil, fmt.Errorf("%w: no global indices left for %d refuel spills", ErrMalformed, sp.total())
+	}
+	firstThunk := uint64(sh.at) + 1 + uint64(n) // after the imports, the refuel import and the bodies
+	if firstThunk+uint64(len(thunks)) >= math.MaxUint32 {
+		return nil, nil, nil, fmt.Errorf("%w: no function indices left for %d refuel thunks", ErrMalformed, len(thunks))
+	}
+	out := appendU32(make([]byte, 0, len(s.payload)+len(s.payload)/4), n+uint32(len(thunks)))
+	var body, tail []byte
+	thunk := uint32(firstThunk)
+	for i := uint32(0); i < n; i++ {
+		self := sh.index(sh.at + i) // the function's index: after the imports
+		body = rewriteBody(body[:0], raws[i], plans[i], b.globals, uint32(len(params[i])), sh, self, thunk, sp)
+		if out, err = appendVec(out, body); err != nil {
+			return nil, nil, nil, err
+		}
+		if sh.on && !plans[i].cached {
+			tb := thunkBody(b.globals, uint32(len(params[i])), self, plans[i].sites[0].cost, sh)
+			tail, _ = appendVec(tail, tb)
+			thunk++
+		}
+		plans[i] = plan{} // let the sites go
+	}
+	return append(out, tail...), sp, thunks, nil
+}
+
+// appendFunctions writes the function section (§5.5.6): the type of every
+// defined function, then those of the thunks.
+func appendFunctions(types, thunks []uint32) []byte {
+	out := appendU32(make([]byte, 0, 2*(len(types)+len(thunks))+5), uint32(len(types)+len(thunks)))
+	for _, t := range types {
+		out = appendU32(out, t)
+	}
+	for _, t := range thunks {
+		out = appendU32(out, t)
+	}
+	return out
 }
 
 // costing is the cost model with its cap.

@@ -14,6 +14,9 @@ const (
 	opI64Const    = 0x42
 	opI64GeS      = 0x59
 	opI64Sub      = 0x7d
+	opI64LtS      = 0x53
+	opCall        = 0x10
+	opRefFunc     = 0xd2
 
 	blockEmpty = 0x40 // block type []→[] (§5.4.1)
 	valI64     = 0x7e // number type i64 (§5.3.1)
@@ -42,6 +45,18 @@ const (
 type instr struct {
 	kind  kind
 	label uint32 // for kBr and kBrTable
+	// fn is set for call and ref.func, whose immediate (a function index,
+	// fidx) starts at offset fat of the reader's bytes.
+	fn   bool
+	fidx uint32
+	fat  int
+	// local is the index of local.get, local.set and local.tee (isLocal);
+	// sets says the instruction writes it.
+	local   uint32
+	isLocal bool
+	sets    bool
+	// params says a loop (or block, if) takes parameters.
+	params bool
 }
 
 // bounds are the index spaces readInstr checks immediates against. The
@@ -49,8 +64,13 @@ type instr struct {
 // to the counter's would let guest code refill its fuel, and wazero 1.12
 // panics instead of failing on some out-of-range type indices.
 type bounds struct {
-	types   uint32 // entries in the type section
-	globals uint32 // globals other than the counter: the counter's index
+	types   uint32   // entries in the type section
+	params  [][]byte // each type's parameter types, when known
+	globals uint32   // globals other than the counter: the counter's index
+	// funcs, when not 0, bounds function indices (imported and defined
+	// functions): set when the refuel import renumbers them, so that no
+	// out-of-range index can be shifted onto a valid one.
+	funcs uint32
 }
 
 // readInstr decodes one instruction with all its immediates and returns
@@ -74,11 +94,14 @@ func readInstr(r *reader, b bounds) (instr, error) {
 	case op == 0x0f:
 		return instr{kind: kReturn}, nil
 	case op == opBlock:
-		return instr{kind: kBlock}, readBlockType(r, b)
+		p, err := readBlockType(r, b)
+		return instr{kind: kBlock, params: p}, err
 	case op == opLoop:
-		return instr{kind: kLoop}, readBlockType(r, b)
+		p, err := readBlockType(r, b)
+		return instr{kind: kLoop, params: p}, err
 	case op == opIf:
-		return instr{kind: kIf}, readBlockType(r, b)
+		p, err := readBlockType(r, b)
+		return instr{kind: kIf, params: p}, err
 	case op == opElse:
 		return instr{kind: kElse}, nil
 	case op == opEnd:
@@ -86,11 +109,19 @@ func readInstr(r *reader, b bounds) (instr, error) {
 	case op == 0x0c, op == 0x0d: // br l, br_if l
 		l, err := r.u32()
 		return instr{kind: kBr, label: l}, err
-	case op == 0x10: // call f
-		_, err := r.u32()
-		return instr{kind: kCall}, err
-	// local.get/set/tee x, table.get/set t, memory.size m, ref.func f
-	case op >= 0x20 && op <= 0x22, op == 0x25, op == 0x26, op == 0x3f, op == 0xd2:
+	case op == opCall, op == opRefFunc: // call f, ref.func f
+		in := instr{fn: true, fat: r.off}
+		if op == opCall {
+			in.kind = kCall
+		}
+		var err error
+		in.fidx, err = readFuncIndex(r, b, nil)
+		return in, err
+	case op >= opLocalGet && op <= opLocalTee: // local.get/set/tee x
+		x, err := r.u32()
+		return instr{local: x, isLocal: true, sets: op != opLocalGet}, err
+	// table.get/set t, memory.size m
+	case op == 0x25, op == 0x26, op == 0x3f:
 		_, err := r.u32()
 		return instr{}, err
 	case op == 0x40: // memory.grow m
@@ -161,30 +192,31 @@ func readIndex(r *reader, n uint32, class error, space string) (uint32, error) {
 }
 
 // readBlockType decodes a block type (§5.4.1): 0x40, one value type byte,
-// or a type index as a non-negative s33 (multi-value).
-func readBlockType(r *reader, b bounds) error {
+// or a type index as a non-negative s33 (multi-value). It reports whether
+// the type takes parameters, when b knows the types' parameters.
+func readBlockType(r *reader, b bounds) (bool, error) {
 	c, err := r.peek()
 	if err != nil {
-		return err
+		return false, err
 	}
 	if c == blockEmpty || isValType(c) {
 		r.off++
-		return nil
+		return false, nil
 	}
 	start := r.pos()
 	x, err := r.sleb(33)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if x < 0 {
 		r.off = start - r.base
-		return r.errorf(ErrUnsupported, "block type %#02x", c)
+		return false, r.errorf(ErrUnsupported, "block type %#02x", c)
 	}
 	if x >= int64(b.types) {
 		r.off = start - r.base
-		return r.errorf(ErrMalformed, "block type index %d out of range (%d types)", x, b.types)
+		return false, r.errorf(ErrMalformed, "block type index %d out of range (%d types)", x, b.types)
 	}
-	return nil
+	return int(x) < len(b.params) && len(b.params[x]) > 0, nil
 }
 
 // isValType reports whether c encodes a value type wazero 1.12 supports

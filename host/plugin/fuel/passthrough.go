@@ -45,7 +45,8 @@ func checkTables(s section) error {
 // whose segments come in eight encodings selected by a flags field: bit 0
 // passive or declarative, bit 1 explicit table index (active) or
 // declarative (passive), bit 2 expressions instead of function indices.
-func checkElements(s section, b bounds) error {
+// It records every function index in fixes.
+func checkElements(s section, b bounds, fixes *patches) error {
 	r := newReader(s.payload, s.offset)
 	n, err := r.count()
 	if err != nil {
@@ -66,7 +67,7 @@ func checkElements(s section, b bounds) error {
 			}
 		}
 		if active {
-			if err := readConstExpr(r, b); err != nil { // offset
+			if err := readConstExpr(r, b, fixes); err != nil { // offset
 				return err
 			}
 		}
@@ -88,9 +89,9 @@ func checkElements(s section, b bounds) error {
 		}
 		for ; items > 0; items-- {
 			if exprs {
-				err = readConstExpr(r, b)
+				err = readConstExpr(r, b, fixes)
 			} else {
-				_, err = r.u32() // funcidx
+				_, err = readFuncIndex(r, b, fixes)
 			}
 			if err != nil {
 				return err
@@ -121,7 +122,7 @@ func checkData(s section, b bounds) error {
 			}
 			fallthrough
 		case 0:
-			if err := readConstExpr(r, b); err != nil {
+			if err := readConstExpr(r, b, nil); err != nil {
 				return err
 			}
 		case 1:

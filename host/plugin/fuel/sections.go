@@ -2,6 +2,7 @@ package fuel
 
 import (
 	"bytes"
+	"math"
 	"strings"
 )
 
@@ -15,6 +16,7 @@ const (
 	secMemory   = 5
 	secGlobal   = 6
 	secExport   = 7
+	secStart    = 8
 	secElement  = 9
 	secCode     = 10
 	secData     = 11
@@ -31,6 +33,9 @@ var sectionRank = [14]uint8{
 	1: 1, 2: 2, 3: 3, 4: 4, 5: 5, secTag: 6, secGlobal: 7, secExport: 8,
 	8: 9, 9: 10, 12: 11, secCode: 12, 11: 13,
 }
+
+// sectionOrder lists the non-custom section ids in that order.
+var sectionOrder = []byte{secType, secImport, secFunction, secTable, secMemory, secTag, secGlobal, secExport, secStart, secElement, 12, secCode, secData}
 
 // section is one section of the input; payload aliases the input.
 type section struct {
@@ -122,52 +127,64 @@ func appendSection(dst []byte, id byte, payload []byte) ([]byte, error) {
 	return appendVec(append(dst, id), payload)
 }
 
+// rewritten holds the payloads Instrument replaces, by section id; nil
+// keeps the input's. A replaced section the input lacks is inserted where
+// §5.5.16's order puts it. names, when set, rewrites the contents of the
+// "name" custom section (after its name).
+type rewritten struct {
+	payload [len(sectionRank)][]byte
+	names   func(contents []byte) []byte
+}
+
 // assemble writes the output module: the input's sections in order with
-// the global, export and code payloads replaced, the global and export
-// sections inserted where §5.5.16's order puts them if the input had none,
-// and offset-bearing custom sections dropped.
-func assemble(sections []section, globals, exports, code []byte) ([]byte, error) {
-	size := len(preamble) + len(globals) + len(exports) + len(code) + 32
+// the payloads of out replaced, missing ones inserted in order, and
+// offset-bearing custom sections dropped.
+func assemble(sections []section, out rewritten) ([]byte, error) {
+	size := len(preamble) + 64
+	for _, p := range out.payload {
+		size += len(p)
+	}
 	for _, s := range sections {
 		size += len(s.payload) + 6
 	}
-	out := append(make([]byte, 0, size), preamble...)
+	dst := append(make([]byte, 0, size), preamble...)
 	var err error
 	put := func(id byte, payload []byte) {
 		if err == nil {
-			out, err = appendSection(out, id, payload)
+			dst, err = appendSection(dst, id, payload)
 		}
 	}
-	doneGlobal, doneExport := false, false
+	var done [len(sectionRank)]bool
+	// insert writes the replaced sections that rank before rank and were
+	// not written yet, in order.
+	insert := func(rank uint8) {
+		for _, id := range sectionOrder {
+			if p := out.payload[id]; p != nil && !done[id] && sectionRank[id] < rank {
+				put(id, p)
+				done[id] = true
+			}
+		}
+	}
 	for _, s := range sections {
 		if s.id == secCustom {
-			if !dropCustom(s) {
+			switch {
+			case dropCustom(s):
+			case s.name == "name" && out.names != nil:
+				payload, _ := appendVec(nil, []byte(s.name))
+				put(s.id, append(payload, out.names(s.body)...))
+			default:
 				put(s.id, s.payload)
 			}
 			continue
 		}
-		if !doneGlobal && sectionRank[s.id] >= sectionRank[secGlobal] {
-			put(secGlobal, globals)
-			doneGlobal = true
-		}
-		if !doneExport && sectionRank[s.id] >= sectionRank[secExport] {
-			put(secExport, exports)
-			doneExport = true
-		}
-		switch s.id {
-		case secGlobal, secExport:
-			// written above
-		case secCode:
-			put(s.id, code)
-		default:
+		insert(sectionRank[s.id])
+		if p := out.payload[s.id]; p != nil {
+			put(s.id, p)
+			done[s.id] = true
+		} else {
 			put(s.id, s.payload)
 		}
 	}
-	if !doneGlobal {
-		put(secGlobal, globals)
-	}
-	if !doneExport {
-		put(secExport, exports)
-	}
-	return out, err
+	insert(math.MaxUint8)
+	return dst, err
 }

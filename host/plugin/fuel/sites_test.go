@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/host/plugin/fuel"
-	"github.com/tetratelabs/wazero/api"
 )
 
 func TestBulkInstructionsPayBySize(t *testing.T) {
@@ -54,17 +53,7 @@ func TestBulkInstructionsPayBySize(t *testing.T) {
 func TestCachedCounterIsStoredAtEveryExit(t *testing.T) {
 	ctx := context.Background()
 	rt := newRuntime(t, nil)
-	// host.charge lowers the calling instance's counter: the guest must
-	// see it at its next site.
-	_, err := rt.NewHostModuleBuilder("host").NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, mod api.Module, stack []uint64) {
-			g := mod.ExportedGlobal(fuel.ExportName).(api.MutableGlobal)
-			g.Set(uint64(int64(g.Get()) - int64(stack[0])))
-		}), []api.ValueType{api.ValueTypeI64}, nil).
-		Export("charge").Instantiate(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	chargeHost(t, rt)
 	m := loadMetered(t, rt, "exits", watFile(t, "exits"), fuel.Options{})
 	for _, n := range []int64{1, 2, 100} {
 		for _, c := range []struct {
@@ -100,7 +89,7 @@ func TestCachedCounterIsStoredAtEveryExit(t *testing.T) {
 	// passes the trap through; the counter may not reflect the work done
 	// since the function last stored it.
 	m.meter.Begin(1000)
-	_, err = m.mod.ExportedFunction("oob").Call(ctx)
+	_, err := m.mod.ExportedFunction("oob").Call(ctx)
 	if _, err := m.meter.End(err); err == nil || errors.Is(err, fuel.ErrExhausted) ||
 		!strings.Contains(err.Error(), "out of bounds") {
 		t.Errorf("oob: %v, want an out-of-bounds trap that is not exhaustion", err)

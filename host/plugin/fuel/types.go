@@ -1,15 +1,15 @@
 package fuel
 
 // readTypes reads the type section (§5.5.4 "Type Section") and returns
-// each type's parameter count. Function types only: GC's recursive and sub
-// types are refused up front.
-func readTypes(s section) ([]uint32, error) {
+// each type's parameter types (aliasing the section). Function types
+// only: GC's recursive and sub types are refused up front.
+func readTypes(s section) ([][]byte, error) {
 	r := newReader(s.payload, s.offset)
 	n, err := r.count()
 	if err != nil {
 		return nil, err
 	}
-	params := make([]uint32, n)
+	params := make([][]byte, n)
 	for i := range params {
 		c, err := r.byte()
 		if err != nil {
@@ -19,9 +19,12 @@ func readTypes(s section) ([]uint32, error) {
 			r.off--
 			return nil, r.errorf(ErrUnsupported, "type form %#02x (only function types)", c)
 		}
-		if params[i], err = readValTypes(r); err != nil {
+		k, err := readValTypes(r)
+		if err != nil {
 			return nil, err
 		}
+		// value types are one byte each
+		params[i] = r.b[r.off-int(k) : r.off]
 		if _, err := readValTypes(r); err != nil { // results
 			return nil, err
 		}

@@ -1,0 +1,279 @@
+package fuel
+
+import "math"
+
+// The refuel import (Options.Refuel): a function the rewrite imports so
+// that a site whose charge leaves the counter negative asks the host for
+// more fuel before it traps. Its type is (i64 counter) -> (i64 counter).
+const (
+	RefuelModule = "sluice_fuel"
+	RefuelName   = "refuel"
+)
+
+// funcShift renumbers function indices for the refuel import, which is
+// appended after the module's function imports: every defined function's
+// index moves up by one, imported functions keep theirs.
+type funcShift struct {
+	on bool
+	at uint32 // the imported function count: the refuel import's index
+}
+
+// index returns the new index of function x.
+func (s funcShift) index(x uint32) uint32 {
+	if s.on && x >= s.at {
+		return x + 1
+	}
+	return x
+}
+
+// patches returns a collector of the indices to renumber, nil when
+// nothing is renumbered.
+func (s funcShift) patches() *patches {
+	if s.on {
+		return &patches{}
+	}
+	return nil
+}
+
+// readFuncIndex reads a function index, refused unless below b.funcs when
+// that is set, and records it in fixes.
+func readFuncIndex(r *reader, b bounds, fixes *patches) (uint32, error) {
+	at := r.off
+	var x uint32
+	var err error
+	if b.funcs > 0 {
+		x, err = readIndex(r, b.funcs, ErrMalformed, "function")
+	} else {
+		x, err = r.u32()
+	}
+	if err == nil {
+		fixes.add(at, r.off, x)
+	}
+	return x, err
+}
+
+// patch replaces the function index encoded in src[at:end] (offsets in
+// the bytes being rewritten) by the shifted index of x.
+type patch struct {
+	at, end int
+	x       uint32
+}
+
+// patches collects the function indices of one section's payload that
+// the refuel import renumbers; nil collects nothing.
+type patches struct{ list []patch }
+
+// add records the index x read from [at, end).
+func (p *patches) add(at, end int, x uint32) {
+	if p != nil {
+		p.list = append(p.list, patch{at, end, x})
+	}
+}
+
+// apply appends src[from:] to dst with every patch at or past from
+// re-encoded under s.
+func (p *patches) apply(dst, src []byte, from int, s funcShift) []byte {
+	prev := from
+	if p != nil {
+		for _, q := range p.list {
+			if q.at < from {
+				continue
+			}
+			dst = append(dst, src[prev:q.at]...)
+			dst = appendU32(dst, s.index(q.x))
+			prev = q.end
+		}
+	}
+	return append(dst, src[prev:]...)
+}
+
+// vecHead reads the entry count of section s, one vector of what, and
+// refuses a count that leaves no room for one more entry; the reader is
+// left at the first entry. A nil section has no entries and no reader.
+func vecHead(s *section, what string) (*reader, uint32, error) {
+	if s == nil {
+		return nil, 0, nil
+	}
+	r := newReader(s.payload, s.offset)
+	n, err := r.count()
+	if err == nil && n == math.MaxUint32 {
+		err = r.errorf(ErrMalformed, "too many %s", what)
+	}
+	return r, n, err
+}
+
+// appendEntry returns section s (nil: none) with one more entry, the
+// bytes of entry.
+func appendEntry(s *section, what string, entry []byte) ([]byte, error) {
+	r, n, err := vecHead(s, what)
+	if err != nil {
+		return nil, err
+	}
+	var rest []byte
+	if r != nil {
+		rest = r.b[r.off:]
+	}
+	out := appendU32(make([]byte, 0, len(rest)+len(entry)+5), n+1)
+	return append(append(out, rest...), entry...), nil
+}
+
+// appendRefuelType returns the type section with the refuel import's type,
+// func [i64] -> [i64], appended, and that type's index.
+func appendRefuelType(s *section) ([]byte, uint32, error) {
+	_, n, err := vecHead(s, "types")
+	if err != nil {
+		return nil, 0, err
+	}
+	out, err := appendEntry(s, "types", []byte{0x60, 0x01, valI64, 0x01, valI64})
+	return out, n, err
+}
+
+// appendRefuelImport returns the import section with the refuel import
+// appended as the last function import: (import RefuelModule RefuelName
+// (func (type typ))). Imports are not renumbered by this (imports of
+// other kinds have their own index spaces).
+func appendRefuelImport(s *section, typ uint32) ([]byte, error) {
+	entry, _ := appendVec(nil, []byte(RefuelModule))
+	entry, _ = appendVec(entry, []byte(RefuelName))
+	return appendEntry(s, "imports", appendU32(append(entry, 0x00), typ)) // importdesc: func typeidx
+}
+
+// shiftStart rewrites the start section (§5.5.11): one function index.
+func shiftStart(s section, b bounds, sh funcShift) ([]byte, error) {
+	r := newReader(s.payload, s.offset)
+	x, err := readFuncIndex(r, b, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := trailing(r); err != nil {
+		return nil, err
+	}
+	return appendU32(nil, sh.index(x)), nil
+}
+
+// shiftNames rewrites the contents of a well-formed "name" section
+// (§7.4.1) for the renumbered functions: the function names (subsection
+// 1) and local names (2) are re-indexed; label names (3, from the
+// extended name section proposal, indexed by function too) are dropped;
+// every other subsection is kept as it is.
+func shiftNames(contents []byte, sh funcShift) []byte {
+	out := make([]byte, 0, len(contents)+16)
+	r := newReader(contents, 0)
+	for !r.eof() {
+		id, _ := r.byte()
+		sub, _ := r.vec() // well formed: checked by nameSectionWellFormed
+		var body []byte
+		switch id {
+		case 1:
+			body = shiftNameMap(nil, newReader(sub, 0), sh, false)
+		case 2:
+			body = shiftNameMap(nil, newReader(sub, 0), sh, true)
+		case 3:
+			continue
+		default:
+			body = sub
+		}
+		out, _ = appendVec(append(out, id), body)
+	}
+	return out
+}
+
+// shiftNameMap re-indexes vec(idx name) or, when indirect, vec(idx
+// namemap), whose outer indices are functions.
+func shiftNameMap(dst []byte, r *reader, sh funcShift, indirect bool) []byte {
+	n, _ := r.count()
+	dst = appendU32(dst, n)
+	for ; n > 0; n-- {
+		x, _ := r.u32()
+		dst = appendU32(dst, sh.index(x))
+		start := r.off
+		if indirect {
+			_ = readNameMap(r)
+		} else {
+			_, _ = r.name()
+		}
+		dst = append(dst, r.b[start:r.off]...)
+	}
+	return dst
+}
+
+// The value types a local may have (§5.3), in the order of the spill
+// globals: i32 i64 f32 f64 v128 funcref externref.
+var spillValTypes = [...]byte{0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f}
+
+const numSpillTypes = len(spillValTypes)
+
+// spillType is the index of value type t in spillValTypes.
+func spillType(t byte) int {
+	for i, v := range spillValTypes {
+		if v == t {
+			return i
+		}
+	}
+	panic("fuel: local of unknown type") // scanBody checks local types
+}
+
+// spills lays out the globals that hold locals across a refuel call: for
+// each value type, as many as the most locals of that type one site
+// keeps, after the counter. Guest code cannot reach them: readInstr
+// refuses every global index from the counter's on.
+type spills struct {
+	base  uint32 // the first one's index
+	count [numSpillTypes]uint32
+}
+
+// need makes room for the locals xs of a function whose locals have types.
+func (s *spills) need(types []byte, xs []uint32) {
+	var n [numSpillTypes]uint32
+	for _, x := range xs {
+		n[spillType(types[x])]++
+	}
+	for t := range n {
+		s.count[t] = max(s.count[t], n[t])
+	}
+}
+
+// global returns the index of the slot-th spill global of type t.
+func (s *spills) global(t int, slot uint32) uint32 {
+	g := s.base
+	for i := 0; i < t; i++ {
+		g += s.count[i]
+	}
+	return g + slot
+}
+
+// total is the number of spill globals.
+func (s *spills) total() uint64 {
+	var n uint64
+	for _, c := range s.count {
+		n += uint64(c)
+	}
+	return n
+}
+
+// appendGlobals appends the spill globals' entries (§5.5.9): mutable,
+// zero or null.
+func (s *spills) appendGlobals(dst []byte) []byte {
+	for t, c := range s.count {
+		vt := spillValTypes[t]
+		var init []byte
+		switch vt {
+		case 0x7f:
+			init = []byte{0x41, 0x00} // i32.const 0
+		case 0x7e:
+			init = []byte{opI64Const, 0x00}
+		case 0x7d:
+			init = []byte{0x43, 0, 0, 0, 0} // f32.const 0
+		case 0x7c:
+			init = []byte{0x44, 0, 0, 0, 0, 0, 0, 0, 0} // f64.const 0
+		case 0x7b:
+			init = append([]byte{0xfd, 0x0c}, make([]byte, 16)...) // v128.const 0
+		default:
+			init = []byte{0xd0, vt} // ref.null
+		}
+		for ; c > 0; c-- {
+			dst = append(append(append(dst, vt, 0x01), init...), opEnd)
+		}
+	}
+	return dst
+}

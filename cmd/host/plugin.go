@@ -53,6 +53,7 @@ func newPluginHost(cmd *cobra.Command) (*plugin.Host, error) {
 	cfg.MaxOutputBytes = s.MaxOutputBytes
 	cfg.MaxModuleBytes = s.MaxModuleBytes
 	cfg.CacheDir = s.CacheDir
+	cfg.FuelRate = s.FuelRate
 	h, err := plugin.New(cmd.Context(), cfg)
 	if err != nil && cfg.CacheDir != "" {
 		// An unusable cache folder costs compile time, not correctness.

@@ -57,6 +57,7 @@ lines; none prints no progress.`,
 	cmd.Flags().Int("batch-size", 0, "records per batch between tasks (default from the host settings: 1024)")
 	cmd.Flags().Duration("linger", 0, "longest a partly filled batch waits before it is sent (default 5ms)")
 	cmd.Flags().Int("slots", 0, "task slots this host offers (0: unlimited); the job is refused if it needs more")
+	cmd.Flags().Int64("fuel-rate", 0, "fuel units per second the job's plugins may spend, over all instances (0: no cap)")
 	addPluginRootFlag(cmd, &roots)
 	return cmd
 }
@@ -159,6 +160,7 @@ func loadPlugins(ctx context.Context, file string, p *pipeline.Pipeline, g *plan
 	cfg.RestartAttempts = hs.RestartAttempts
 	cfg.RestartDelay = hs.RestartDelay
 	cfg.RestartWindow = hs.RestartWindow
+	cfg.FuelRate = hs.FuelRate
 	if cfg.CacheDir != "" {
 		if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
 			cfg.CacheDir = "" // no cache: compile in memory

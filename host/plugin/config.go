@@ -18,8 +18,16 @@ type Config struct {
 	CallTimeout time.Duration
 	// CallFuel is the CPU budget of each call in fuel units (about one wasm
 	// instruction each) when Interruption is "fuel"; 0 derives it from
-	// CallTimeout at FuelPerSecond.
+	// CallTimeout at FuelPerSecond. A call gets it in slices of FuelSlice,
+	// yielding its goroutine between them.
 	CallFuel int64
+	// FuelRate caps the fuel the Host's guests spend per second, over all
+	// its instances (when Interruption is "fuel"): a call that would pass
+	// it waits between slices and after it returns. It caps a tenant's CPU
+	// (a spinning guest burns 2–7 units per nanosecond) without touching
+	// its budgets: fuel, not time, still decides where a runaway stops.
+	// 0: no cap.
+	FuelRate int64
 	// Interruption is how runaway calls are stopped: "fuel" (default:
 	// metered modules, a deterministic budget), "deadline" (wazero's
 	// close-on-context-done, much slower on loop-heavy guests) or "none"
@@ -98,6 +106,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("plugin config: CallTimeout is %s, want a positive duration: every call into a plugin needs a deadline", c.CallTimeout)
 	case c.CallFuel < 0:
 		return fmt.Errorf("plugin config: CallFuel is %d, want 0 (derived from CallTimeout) or more", c.CallFuel)
+	case c.FuelRate < 0:
+		return fmt.Errorf("plugin config: FuelRate is %d, want 0 (no cap) or more fuel units per second", c.FuelRate)
 	case c.Interruption != "" && c.Interruption != InterruptFuel && c.Interruption != InterruptDeadline && c.Interruption != InterruptNone:
 		return fmt.Errorf("plugin config: Interruption is %q, want %q, %q or %q", c.Interruption, InterruptFuel, InterruptDeadline, InterruptNone)
 	case c.MaxOutputBytes <= 0 || c.MaxOutputBytes > maxOutputBytes:

@@ -13,11 +13,16 @@ import (
 // interrupter bounds how much one call into a guest may run. This seam
 // keeps the mechanism swappable (RATIONALE.md, "Why fuel?"): the default
 // rewrites every module so that function entries and loop headers spend
-// fuel (interrupt_fuel.go); wazero's WithCloseOnContextDone, 4–40× slower
-// on loop-heavy guests, remains for comparison (Config.Interruption).
+// fuel, handed to each call in slices between which the guest yields
+// (interrupt_fuel.go, interrupt_pace.go); wazero's WithCloseOnContextDone,
+// 4–40× slower on loop-heavy guests, remains for comparison
+// (Config.Interruption).
 type interrupter interface {
 	// configure prepares the runtime (once, when the Host is built).
 	configure(wazero.RuntimeConfig) wazero.RuntimeConfig
+	// instantiate adds the host modules the prepared modules import
+	// besides the ABI's (once, when the Host is built).
+	instantiate(context.Context, wazero.Runtime) error
 	// prepare rewrites a module's bytes before it is compiled.
 	prepare(bin []byte) ([]byte, error)
 	// bind returns the bound of one instance's calls, once the instance
@@ -60,6 +65,7 @@ func newInterrupter(cfg Config) interrupter {
 type noInterrupter struct{}
 
 func (noInterrupter) configure(c wazero.RuntimeConfig) wazero.RuntimeConfig { return c }
+func (noInterrupter) instantiate(context.Context, wazero.Runtime) error     { return nil }
 func (noInterrupter) prepare(bin []byte) ([]byte, error)                    { return bin, nil }
 func (noInterrupter) limit() string                                         { return "no limit" }
 func (noInterrupter) bind(parent context.Context, _ api.Module) (callBound, error) {
@@ -80,6 +86,8 @@ func (d deadlineInterrupter) configure(c wazero.RuntimeConfig) wazero.RuntimeCon
 }
 
 func (d deadlineInterrupter) prepare(bin []byte) ([]byte, error) { return bin, nil }
+
+func (deadlineInterrupter) instantiate(context.Context, wazero.Runtime) error { return nil }
 
 func (d deadlineInterrupter) limit() string {
 	return "the call ran past its deadline of " + d.timeout.String() + " (CallTimeout)"

@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -22,36 +25,96 @@ import (
 // runaway well within that time.
 const FuelPerSecond = 1_000_000_000
 
+// FuelSlice is how much of its budget a call gets at a time: when a slice
+// is spent the guest calls the host (the refuel import, see package
+// fuel), which yields the goroutine (and waits for the Host's FuelRate)
+// before it hands out the next one. 2^20 units are 0.05–0.5 ms of guest
+// work, so a runaway shares its core at about the granularity of Go's own
+// preemption, and the host call (well under a microsecond) costs under
+// 0.2% of it; a call that fits in its first slice never makes it.
+const FuelSlice = 1 << 20
+
 // maxSiteCharge caps what one function entry or loop header charges (see
 // fuel.Options.MaxSiteCharge): Go guests' functions are large jump tables
 // of which one path runs, and charging their whole body made a Go batch
 // spend 50–100× more fuel than a C one for the same wall time.
 const maxSiteCharge = 64
 
+// fuelCacheVersion names the folder of rewritten modules: a new rewrite
+// (v3: the refuel import) must not reuse the files of an older one.
+const fuelCacheVersion = "fuel-v3"
+
 // fuelInterrupter meters every module (package fuel): function entries
 // and loop headers spend fuel from a counter the host fills before each
-// call, and a guest that runs out traps. The budget is deterministic: the
-// same call on the same input stops at the same instruction on any
-// machine, and costs the guest about 1.0–1.25× (see docs/benchmarks.md).
+// call, a slice at a time, and a guest that spends its whole budget traps.
+// The budget is deterministic: the same call on the same input stops at
+// the same instruction on any machine, whatever the slices and the
+// waits between them, and costs the guest about 1.0–1.25× (see
+// docs/benchmarks.md).
 type fuelInterrupter struct {
 	budget   int64
-	cacheDir string // metered modules by the sha256 of the original; "" keeps none
-	from     string // what the budget was derived from, for messages
+	slice    int64
+	cacheDir string        // metered modules by the sha256 of the original; "" keeps none
+	from     string        // what the budget was derived from, for messages
+	pace     *pacer        // the Host's FuelRate; nil: none
+	yielding time.Duration // the most a call sleeps giving way
+	starts   atomic.Int64
 }
 
+// callStarts counts the calls every Host of the process started; a Host's
+// own count subtracted, the calls of the others (see fuelBound.refuel).
+var callStarts atomic.Int64
+
+// Long calls give way to other tenants (fuelBound.refuel): a call past its
+// first slice, while another Host starts calls and the machine's CPU is
+// contended, sleeps k times as long as its last slice ran (at most
+// maxGiveWay), so that it takes about 1/(1+k) of the CPU they compete
+// for. k grows with the call's age, one for every giveWayAge slices it
+// has run, to at most maxGiveWayFactor: a batch of a few slices is barely
+// held back, a runaway soon runs at a few percent. A call sleeps at most
+// giveWayShare times its budget's time at FuelPerSecond in all, so that
+// even a contended runaway stops within a few times its CallTimeout.
+const (
+	giveWayAge       = 8
+	maxGiveWayFactor = 32
+	maxGiveWay       = 50 * time.Millisecond
+	giveWayShare     = 3
+)
+
 func newFuelInterrupter(cfg Config) *fuelInterrupter {
-	f := &fuelInterrupter{budget: cfg.CallFuel, from: "CallFuel"}
+	f := &fuelInterrupter{budget: cfg.CallFuel, slice: FuelSlice, from: "CallFuel"}
 	if f.budget <= 0 {
 		f.budget = int64(cfg.CallTimeout.Seconds() * FuelPerSecond)
 		f.from = "CallTimeout " + cfg.CallTimeout.String()
 	}
 	if cfg.CacheDir != "" {
-		f.cacheDir = filepath.Join(cfg.CacheDir, "fuel-v2")
+		f.cacheDir = filepath.Join(cfg.CacheDir, fuelCacheVersion)
 	}
+	if cfg.FuelRate > 0 {
+		f.pace = newPacer(cfg.FuelRate)
+	}
+	f.yielding = time.Duration(float64(f.budget) / FuelPerSecond * giveWayShare * float64(time.Second))
 	return f
 }
 
 func (f *fuelInterrupter) configure(c wazero.RuntimeConfig) wazero.RuntimeConfig { return c }
+
+// instantiate provides the refuel import of the metered modules. Guests
+// cannot import it themselves: check refuses every import module but the
+// ABI's and WASI, and fuel.Instrument refuses a module that imports from
+// fuel.RefuelModule.
+func (f *fuelInterrupter) instantiate(ctx context.Context, rt wazero.Runtime) error {
+	i64 := []api.ValueType{api.ValueTypeI64}
+	_, err := rt.NewHostModuleBuilder(fuel.RefuelModule).NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(hostRefuel), i64, i64).
+		WithParameterNames("counter").
+		Export(fuel.RefuelName).
+		Instantiate(ctx)
+	if err != nil {
+		return fmt.Errorf("instantiate %s: %w", fuel.RefuelModule, err)
+	}
+	return nil
+}
 
 func (f *fuelInterrupter) limit() string {
 	return fmt.Sprintf("the call spent its CPU budget of %d fuel units (%s)", f.budget, f.from)
@@ -70,7 +133,7 @@ func (f *fuelInterrupter) prepare(bin []byte) ([]byte, error) {
 			return b, nil
 		}
 	}
-	out, err := fuel.Instrument(bin, fuel.Options{InitialFuel: f.budget, MaxSiteCharge: maxSiteCharge})
+	out, err := fuel.Instrument(bin, fuel.Options{InitialFuel: f.budget, MaxSiteCharge: maxSiteCharge, Refuel: true})
 	if err != nil {
 		return nil, fmt.Errorf("cannot meter the module: %w", err)
 	}
@@ -91,23 +154,119 @@ func (f *fuelInterrupter) bind(parent context.Context, mod api.Module) (callBoun
 	return &fuelBound{ctx: parent, meter: fuel.NewMeter(g), f: f}, nil
 }
 
-// fuelBound fills the counter before each call and reads it after.
+// fuelBound fills the counter before each call, a slice at a time, and
+// reads it after.
 type fuelBound struct {
-	ctx   context.Context
-	meter *fuel.Meter
-	f     *fuelInterrupter
+	ctx     context.Context
+	meter   *fuel.Meter
+	f       *fuelInterrupter
+	paid    int64         // fuel of this call already charged to the Host's FuelRate
+	slices  int64         // slices this call has had
+	slept   time.Duration // how long this call gave way
+	others  int64         // calls other Hosts had started at the last refuel (or the start)
+	sliceAt time.Time     // when the current slice began, from the second on
+	refuels atomic.Int64  // calls of the refuel import, over the instance's life
+	gaveWay atomic.Int64  // of which gave way to other Hosts
+	stopped error         // why a refuel stopped the call (its context ended)
 }
 
 func (b *fuelBound) start() context.Context {
-	b.meter.Begin(b.f.budget)
+	b.meter.BeginSliced(b.f.budget, b.f.slice)
+	b.paid, b.stopped, b.sliceAt, b.slices, b.slept = 0, nil, time.Time{}, 1, 0
+	b.others = callStarts.Add(1) - b.f.starts.Add(1)
 	return b.ctx
 }
 
+// refuel is the host side of the refuel import: the guest spent its slice.
+// Unless the budget is spent (the guest then traps, as without slices), it
+// pays for the slice at the Host's FuelRate, gives way to other tenants
+// if they are busy, yields the goroutine, and hands out the next slice. A
+// call whose context ends meanwhile is stopped the same way.
+//
+// Giving way: yielding lets the Go scheduler share the Ps fairly, which
+// is enough while the process gets the cores it asks for. When it does
+// not (a loaded machine: here two busy threads got one core between them)
+// a tenant beside a runaway would run at half speed. So a call past its
+// first slice gives way when another Host started calls during the slice
+// it just ran (another tenant is busy) and the CPU is contended (tasks
+// wait for a core: Linux's pressure stall information; where that is not
+// available, assumed). It then sleeps a multiple of the slice's time that
+// grows with the call's age (giveWayFor). Short calls, the normal path,
+// never get here; a lone tenant, or tenants on a machine with cores to
+// spare, run at full speed.
+func (b *fuelBound) refuel(counter int64) int64 {
+	b.refuels.Add(1)
+	next := b.meter.Refuel(counter)
+	if next < 0 {
+		return next
+	}
+	b.pay(b.meter.Spent(next))
+	others := callStarts.Load() - b.f.starts.Load()
+	if !b.sliceAt.IsZero() && others != b.others {
+		now := time.Now()
+		if d := min(giveWayFor(now.Sub(b.sliceAt), cpuContended(now), b.slices), b.f.yielding-b.slept); d > 0 {
+			b.gaveWay.Add(1)
+			b.slept += d
+			sleepCtx(b.ctx, d)
+		}
+	}
+	b.others = others
+	runtime.Gosched()
+	if b.ctx.Err() != nil {
+		b.stopped = fmt.Errorf("%w: %w", ErrCanceled, context.Cause(b.ctx))
+		return -1 // the guest traps; stop reports the cause
+	}
+	b.slices++
+	b.sliceAt = time.Now()
+	return next
+}
+
+// pay charges the Host's FuelRate with the fuel the call spent since it
+// last paid, waiting while the Host is over its rate (or until the call's
+// context ends).
+func (b *fuelBound) pay(spent int64) {
+	if b.f.pace != nil && spent > b.paid {
+		b.f.pace.take(b.ctx, spent-b.paid)
+		b.paid = spent
+	}
+}
+
 func (b *fuelBound) stop(callErr error) error {
-	if _, err := b.meter.End(callErr); callErr != nil && errors.Is(err, fuel.ErrExhausted) {
+	used, err := b.meter.End(callErr)
+	switch {
+	case b.stopped != nil:
+		return b.stopped
+	case callErr != nil && errors.Is(err, fuel.ErrExhausted):
 		return fmt.Errorf("%w: %s", ErrDeadline, b.f.limit())
 	}
+	// A call that fitted in its first slice pays here; a cancelled wait
+	// only ends the wait: the call's result stands.
+	b.pay(used)
 	return nil
 }
 
 func (b *fuelBound) release() {}
+
+// giveWayFor is how long a call that has had slices slices, the last of
+// which took wall time, sleeps while other tenants are busy: nothing
+// unless the CPU is contended, else a multiple of the slice that grows
+// with the call's age.
+func giveWayFor(wall time.Duration, contended bool, slices int64) time.Duration {
+	if !contended {
+		return 0
+	}
+	k := time.Duration(min(1+slices/giveWayAge, maxGiveWayFactor))
+	return min(k*wall, maxGiveWay)
+}
+
+// hostRefuel is fuel.RefuelModule's refuel: stack[0] is the guest's
+// counter, negative, and gets the next slice. A call without an instance
+// (a start function, which runs during instantiation on its initial fuel)
+// gets nothing and traps as it would without slices.
+func hostRefuel(ctx context.Context, _ api.Module, stack []uint64) {
+	if in := current(ctx); in != nil {
+		if b, ok := in.bound.(*fuelBound); ok {
+			stack[0] = uint64(b.refuel(int64(stack[0])))
+		}
+	}
+}

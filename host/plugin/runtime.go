@@ -80,6 +80,9 @@ func (h *Host) instantiateHostModules(ctx context.Context) error {
 	if _, err := b.Instantiate(ctx); err != nil {
 		return fmt.Errorf("plugin host: instantiate %s: %w", abi.ImportModule, err)
 	}
+	if err := h.intr.instantiate(ctx, h.rt); err != nil {
+		return fmt.Errorf("plugin host: %w", err)
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -53,6 +54,7 @@ func (s *Server) pluginConfig(t *tenant) plugin.Config {
 	cfg.RestartAttempts = s.cfg.Host.RestartAttempts
 	cfg.RestartDelay = s.cfg.Host.RestartDelay
 	cfg.RestartWindow = s.cfg.Host.RestartWindow
+	cfg.FuelRate = cmp.Or(t.cfg.FuelRate, s.cfg.Host.FuelRate) // each tenant's plugin host has its own
 	return cfg
 }
 

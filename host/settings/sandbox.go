@@ -27,10 +27,16 @@ type Sandbox struct {
 	// DataRoots are the folders file sources and sinks may read and write,
 	// besides the pipeline file's folder; empty: the working directory.
 	DataRoots []string `mapstructure:"data-roots"`
+	// FuelRate caps the fuel a plugin host's guests may spend per second,
+	// over all its instances (plugin.Config.FuelRate): a runaway, or a
+	// tenant of `host serve` (each has its own plugin host), then waits
+	// between slices of its calls. A spinning guest burns 2–7 units per
+	// nanosecond, so 1e9 holds one to well under a core. 0: no cap.
+	FuelRate int64 `mapstructure:"fuel-rate"`
 }
 
 // SandboxKeys lists the sandbox settings' keys.
-var SandboxKeys = []string{"restart-attempts", "restart-delay", "restart-window", "job-memory", "data-roots"}
+var SandboxKeys = []string{"restart-attempts", "restart-delay", "restart-window", "job-memory", "data-roots", "fuel-rate"}
 
 func init() { Keys = append(Keys, SandboxKeys...) }
 
@@ -56,6 +62,7 @@ func (s Sandbox) validate() []error {
 	check(s.RestartDelay >= 0, "restart-delay", "must not be negative, got %s", s.RestartDelay)
 	check(s.RestartWindow > 0, "restart-window", "must be positive, got %s", s.RestartWindow)
 	check(s.JobMemory >= 0, "job-memory", "must not be negative (MiB; 0: no budget), got %d", s.JobMemory)
+	check(s.FuelRate >= 0, "fuel-rate", "must not be negative (fuel units per second; 0: no cap), got %d", s.FuelRate)
 	return errs
 }
 
@@ -68,4 +75,5 @@ func setSandboxDefaults(v *viper.Viper, s Sandbox) {
 	v.SetDefault("restart-window", s.RestartWindow)
 	v.SetDefault("job-memory", s.JobMemory)
 	v.SetDefault("data-roots", s.DataRoots)
+	v.SetDefault("fuel-rate", s.FuelRate)
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // TestSandboxSettings: the sandbox settings have defaults and come from
@@ -30,8 +32,37 @@ func TestSandboxSettings(t *testing.T) {
 		s.JobMemoryBytes() != 256<<20 || strings.Join(s.DataRoots, ",") != "/data,/out" {
 		t.Errorf("loaded %+v", s.Sandbox)
 	}
-	_, err = Load("", []string{"SLUICE_RESTART_ATTEMPTS=-1", "SLUICE_JOB_MEMORY=-5"}, nil)
-	if err == nil || !strings.Contains(err.Error(), "setting restart-attempts") || !strings.Contains(err.Error(), "setting job-memory") {
-		t.Errorf("bad values: %v", err)
+	_, err = Load("", []string{"SLUICE_RESTART_ATTEMPTS=-1", "SLUICE_JOB_MEMORY=-5", "SLUICE_FUEL_RATE=-1"}, nil)
+	for _, key := range []string{"restart-attempts", "job-memory", "fuel-rate"} {
+		if err == nil || !strings.Contains(err.Error(), "setting "+key) {
+			t.Errorf("bad %s: %v", key, err)
+		}
+	}
+}
+
+// TestFuelRate: fuel-rate is off by default and one name in the file, the
+// environment and a flag, the flag winning.
+func TestFuelRate(t *testing.T) {
+	s, err := Load("", nil, nil)
+	if err != nil || s.FuelRate != 0 {
+		t.Fatalf("default fuel-rate %d, %v; want 0 (no cap)", s.FuelRate, err)
+	}
+	file := filepath.Join(t.TempDir(), "host.yaml")
+	if err := os.WriteFile(file, []byte("fuel-rate: 2000000000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Load(file, nil, nil); err != nil || s.FuelRate != 2e9 {
+		t.Errorf("from the file: %d, %v", s.FuelRate, err)
+	}
+	if s, err = Load(file, []string{"SLUICE_FUEL_RATE=3000000000"}, nil); err != nil || s.FuelRate != 3e9 {
+		t.Errorf("from the environment: %d, %v", s.FuelRate, err)
+	}
+	flags := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	flags.Int64("fuel-rate", 0, "")
+	if err := flags.Parse([]string{"--fuel-rate=500000000"}); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Load(file, []string{"SLUICE_FUEL_RATE=3000000000"}, flags); err != nil || s.FuelRate != 5e8 {
+		t.Errorf("from the flag: %d, %v", s.FuelRate, err)
 	}
 }

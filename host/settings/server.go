@@ -49,6 +49,9 @@ type Tenant struct {
 	// Limits of each plugin instance of the tenant's jobs.
 	InstancePages uint32        // linear memory cap, 64 KiB pages; 0: the host's memory-pages
 	CallTimeout   time.Duration // per call; 0: the host's call-timeout
+	// FuelRate caps the fuel the tenant's plugins spend per second, over
+	// all its jobs; 0: the host's fuel-rate.
+	FuelRate int64
 }
 
 // ServerKeys lists the server's setting keys (tenants aside).

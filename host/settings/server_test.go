@@ -27,6 +27,7 @@ func TestLoadServerInlineTenantsEnvAndFlags(t *testing.T) {
 rate-limit: 5
 memory-pages: 128
 call-timeout: 3s
+fuel-rate: 4000000000
 tenants:
   - name: a
     token-sha256: `+hashA+`
@@ -36,6 +37,7 @@ tenants:
     token-sha256: `+hashB+`
     instance-pages: 64
     call-timeout: 1s
+    fuel-rate: 1000000000
 `)
 	flags := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	flags.String("listen", "", "")
@@ -54,10 +56,10 @@ tenants:
 	}
 	a, b := ss.Tenants[0], ss.Tenants[1]
 	if a.Name != "a" || a.Slots != 8 || a.MemoryPages != 2048 || a.InstancePages != 128 || a.CallTimeout != 3*time.Second ||
-		a.RunningJobs != DefaultTenant().RunningJobs {
+		a.FuelRate != 4e9 || a.RunningJobs != DefaultTenant().RunningJobs {
 		t.Errorf("tenant a %+v: quotas given, instance limits from the host, the rest default", a)
 	}
-	if b.InstancePages != 64 || b.CallTimeout != time.Second || b.Slots != DefaultTenant().Slots {
+	if b.InstancePages != 64 || b.CallTimeout != time.Second || b.FuelRate != 1e9 || b.Slots != DefaultTenant().Slots {
 		t.Errorf("tenant b %+v", b)
 	}
 	// host settings alone (host run) accept a server config file too
@@ -89,11 +91,12 @@ func TestLoadServerRefusesBadTenants(t *testing.T) {
 	cases := map[string]struct{ yaml, want string }{
 		"unknown key": {"tenants:\n  - {name: a, token-sha256: " + hashA + ", slot: 4}\n",
 			`tenants[0] a: slot: unknown key (known: name, token-sha256, slots`},
-		"no token":   {"tenants:\n  - {name: a}\n", "tenants[0] a: needs token-sha256"},
-		"bad hash":   {"tenants:\n  - {name: a, token-sha256: abc}\n", "token-sha256: must be 64 hex digits"},
-		"zero quota": {"tenants:\n  - {name: a, token-sha256: " + hashA + ", slots: 0}\n", "slots: must be in 1.."},
-		"wrong type": {"tenants:\n  - {name: a, token-sha256: " + hashA + ", running-jobs: many}\n", `running-jobs: must be a whole number, got "many"`},
-		"bad name":   {"tenants:\n  - {name: A B, token-sha256: " + hashA + "}\n", `name: "A B": use 1 to 63 lower-case letters`},
+		"no token":       {"tenants:\n  - {name: a}\n", "tenants[0] a: needs token-sha256"},
+		"bad hash":       {"tenants:\n  - {name: a, token-sha256: abc}\n", "token-sha256: must be 64 hex digits"},
+		"zero quota":     {"tenants:\n  - {name: a, token-sha256: " + hashA + ", slots: 0}\n", "slots: must be in 1.."},
+		"wrong type":     {"tenants:\n  - {name: a, token-sha256: " + hashA + ", running-jobs: many}\n", `running-jobs: must be a whole number, got "many"`},
+		"zero fuel rate": {"tenants:\n  - {name: a, token-sha256: " + hashA + ", fuel-rate: 0}\n", "fuel-rate: must be in 1.."},
+		"bad name":       {"tenants:\n  - {name: A B, token-sha256: " + hashA + "}\n", `name: "A B": use 1 to 63 lower-case letters`},
 		"twice": {"tenants:\n  - {name: a, token-sha256: " + hashA + "}\n  - {name: a, token-sha256: " + hashB + "}\n",
 			`tenants[1]: tenant "a" is listed twice`},
 		"shared token": {"admin-token-sha256: " + hashA + "\ntenants:\n  - {name: a, token-sha256: " + hashA + "}\n",

@@ -14,7 +14,7 @@ var tenantName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
 // tenantKeys are the keys of one tenants: entry.
 var tenantKeys = []string{"name", "token-sha256", "slots", "memory-pages", "running-jobs",
-	"plugin-bytes", "plugins", "instance-pages", "call-timeout"}
+	"plugin-bytes", "plugins", "instance-pages", "call-timeout", "fuel-rate"}
 
 // decodeTenants decodes the tenants: list strictly: an unknown key or a
 // value of the wrong type is an error naming the entry and the key, since
@@ -86,6 +86,10 @@ func decodeTenant(m map[string]any, s Settings) (Tenant, error) {
 			t.InstancePages = uint32(n)
 		case "call-timeout":
 			t.CallTimeout, err = duration(v)
+		case "fuel-rate":
+			var n int
+			n, err = positive(v)
+			t.FuelRate = int64(n)
 		default:
 			err = fmt.Errorf("unknown key (known: %s)", strings.Join(tenantKeys, ", "))
 		}
@@ -104,6 +108,9 @@ func decodeTenant(m map[string]any, s Settings) (Tenant, error) {
 	}
 	if t.CallTimeout == 0 {
 		t.CallTimeout = s.CallTimeout
+	}
+	if t.FuelRate == 0 {
+		t.FuelRate = s.FuelRate
 	}
 	if t.MemoryPages < int64(t.InstancePages) {
 		errs = append(errs, fmt.Errorf("memory-pages %d is less than one instance (instance-pages %d)", t.MemoryPages, t.InstancePages))

@@ -1,0 +1,257 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+// fuelBoundOf returns the fuel bound of op's live instance.
+func fuelBoundOf(tb testing.TB, op *Operator) *fuelBound {
+	tb.Helper()
+	in, err := op.r.get()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, ok := in.bound.(*fuelBound)
+	if !ok {
+		tb.Fatalf("the instance is bound by %T, not fuel", in.bound)
+	}
+	return b
+}
+
+// TestRefuelOncePerSlice: a runaway whose budget is n slices calls the
+// refuel import n times (the last to be told to trap) and stops with the
+// same error as a budget handed out at once; a call that fits in its
+// first slice never calls it.
+func TestRefuelOncePerSlice(t *testing.T) {
+	for _, n := range []int64{1, 3, 10} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			h := newHost(t, func(c *Config) { c.CallFuel = n * FuelSlice })
+			op := open(t, load(t, h, "script"), runtime.OpenContext{})
+			b := fuelBoundOf(t, op)
+			before := b.refuels.Load()
+			if _, err := (&script{}).do(opCheckOpened, 0).run(op); err != nil {
+				t.Fatal(err)
+			}
+			if got := b.refuels.Load() - before; got != 0 {
+				t.Errorf("a short call refueled %d times", got)
+			}
+			_, err := (&script{}).do(opSpin, 0).run(op)
+			wantErr(t, err, fmt.Sprintf(`plugin "script" (operator op1, subtask 1/1) export sluice_process: deadline exceeded: the call spent its CPU budget of %d fuel units (CallFuel)`, n*FuelSlice))
+			if got := b.refuels.Load() - before; got != n {
+				t.Errorf("a runaway with a budget of %d slices refueled %d times, want %d", n, got, n)
+			}
+			if got := b.gaveWay.Load(); got != 0 {
+				t.Errorf("a lone Host's runaway gave way %d times", got)
+			}
+		})
+	}
+}
+
+// TestRunawaysShareOneThread: with one P (GOMAXPROCS 1), two runaways of
+// one Host both make progress while the other runs: a guest cannot be
+// preempted by Go, so without the yield between slices the second would
+// start only when the first had trapped.
+func TestRunawaysShareOneThread(t *testing.T) {
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
+	const slices = 20
+	h := newHost(t, func(c *Config) { c.CallFuel = slices * FuelSlice })
+	m := load(t, h, "script")
+	ops := [2]*Operator{open(t, m, runtime.OpenContext{Operator: "a"}), open(t, m, runtime.OpenContext{Operator: "b"})}
+	bounds := [2]*fuelBound{fuelBoundOf(t, ops[0]), fuelBoundOf(t, ops[1])}
+	var seen [2][2]int64 // the other call's refuels when each call began and ended
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i := range ops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			other := bounds[1-i]
+			seen[i][0] = other.refuels.Load()
+			_, errs[i] = (&script{}).do(opSpin, 0).run(ops[i])
+			seen[i][1] = other.refuels.Load()
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if !errors.Is(err, ErrDeadline) {
+			t.Fatalf("runaway %d: %v, want ErrDeadline", i, err)
+		}
+		if seen[i][1] <= seen[i][0] {
+			t.Errorf("runaway %d: the other made no progress while it ran (other's refuels %d at its start, %d at its end)", i, seen[i][0], seen[i][1])
+		}
+		if got := bounds[i].refuels.Load(); got != slices {
+			t.Errorf("runaway %d refueled %d times, want %d", i, got, slices)
+		}
+	}
+}
+
+// fakeClock drives a pacer: sleeping advances it.
+type fakeClock struct {
+	mu    sync.Mutex
+	t     time.Time
+	slept time.Duration
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) sleep(_ context.Context, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+	c.slept += d
+}
+
+// advance lets time pass without anyone sleeping.
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func fakePace(h *Host) *fakeClock {
+	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
+	p := h.intr.(*fuelInterrupter).pace
+	p.now, p.sleep = clock.now, clock.sleep
+	return clock
+}
+
+// TestFuelRateHoldsARunaway: with FuelRate set, a runaway spends its
+// budget at that rate (on a fake clock: the waits are what advances it),
+// up to the burst, and still stops where its budget ends.
+func TestFuelRateHoldsARunaway(t *testing.T) {
+	const rate = 4 * FuelSlice // units per second
+	const budget = 40 * FuelSlice
+	h := newHost(t, func(c *Config) { c.CallFuel, c.FuelRate = budget, rate })
+	clock := fakePace(h)
+	op := open(t, load(t, h, "script"), runtime.OpenContext{})
+	start := clock.now()
+	_, err := (&script{}).do(opSpin, 0).run(op)
+	if !errors.Is(err, ErrDeadline) {
+		t.Fatalf("runaway: %v, want ErrDeadline", err)
+	}
+	elapsed := clock.now().Sub(start)
+	// 40 slices at 4 a second: 10 s, less the burst (100 ms) and the
+	// slice spent when it trapped, unpaid (250 ms).
+	want := time.Duration(budget) * time.Second / rate
+	if lo, hi := want-600*time.Millisecond, want; elapsed < lo || elapsed > hi {
+		t.Errorf("a runaway of %d units at %d units/s took %s of the fake clock, want %s to %s", budget, rate, elapsed, lo, hi)
+	}
+	t.Logf("%d units in %s: %.0f units/s (FuelRate %d)", budget, elapsed, float64(budget)/elapsed.Seconds(), rate)
+}
+
+// TestFuelRateCountsShortCalls: calls that fit in their first slice pay
+// when they return, so a tenant of many short calls is held to the rate
+// too; idle time is not saved up beyond the burst.
+func TestFuelRateCountsShortCalls(t *testing.T) {
+	const rate = 1_000_000 // units per second: a short call spends a few hundred
+	h := newHost(t, func(c *Config) { c.FuelRate = rate })
+	clock := fakePace(h)
+	op := open(t, load(t, h, "script"), runtime.OpenContext{})
+	b := fuelBoundOf(t, op)
+	run := func(calls int) (spent int64, took time.Duration) {
+		start := clock.now()
+		for i := 0; i < calls; i++ {
+			if _, err := (&script{}).do(opCheckOpened, 0).run(op); err != nil {
+				t.Fatal(err)
+			}
+			spent += b.meter.Spent(b.meter.Remaining())
+		}
+		return spent, clock.now().Sub(start)
+	}
+	spent, took := run(20_000)
+	burst := h.intr.(*fuelInterrupter).pace.burst
+	if want := time.Duration(spent)*time.Second/rate - burst; took < want || took > want+10*time.Millisecond {
+		t.Errorf("%d short calls spent %d units in %s of the fake clock, want %s at %d units/s after the burst", 20_000, spent, took, want, rate)
+	}
+	// After an idle minute, the burst is available again, but no more.
+	clock.advance(time.Minute)
+	slept := clock.slept
+	spent, _ = run(100)
+	if worth := time.Duration(spent) * time.Second / rate; worth > burst || clock.slept != slept {
+		t.Errorf("after an idle minute, %d units (%s worth) waited %s; want them within the %s burst, no wait", spent, worth, clock.slept-slept, burst)
+	}
+}
+
+// TestGiveWayFor: a call gives way only while the CPU is contended, for
+// a multiple of its last slice that grows with its age, bounded.
+func TestGiveWayFor(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		wall      time.Duration
+		contended bool
+		slices    int64
+		want      time.Duration
+	}{
+		{ms, false, 1000, 0},                   // cores to spare
+		{2 * ms, true, 2, 2 * ms},              // a young call
+		{2 * ms, true, 3 * giveWayAge, 8 * ms}, // older
+		{ms, true, 1000, 32 * ms},              // a runaway
+		{time.Second, true, 2, maxGiveWay},     // bounded
+	} {
+		if got := giveWayFor(c.wall, c.contended, c.slices); got != c.want {
+			t.Errorf("giveWayFor(%s, %v, %d) = %s, want %s", c.wall, c.contended, c.slices, got, c.want)
+		}
+	}
+}
+
+// TestReadPressure parses /proc/pressure/cpu's format and refuses others.
+func TestReadPressure(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("cpu", "some avg10=37.63 avg60=52.89 avg300=58.89 total=1356064201\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+	if avg, total, ok := readPressure(good); !ok || avg != 37.63 || total != 1356064201 {
+		t.Errorf("readPressure = %v, %d, %v", avg, total, ok)
+	}
+	for _, bad := range []string{"", "full avg10=1 avg60=1 avg300=1 total=1\n", "some avg10=x avg60=1 avg300=1 total=1\n", "some total=1\n"} {
+		if _, _, ok := readPressure(write("bad", bad)); ok {
+			t.Errorf("readPressure accepted %q", bad)
+		}
+	}
+	if _, _, ok := readPressure(filepath.Join(dir, "missing")); ok {
+		t.Error("readPressure accepted a missing file")
+	}
+}
+
+// TestRefuelStopsACanceledCall: a runaway whose context ends stops at its
+// next slice with ErrCanceled, not at the end of its budget.
+func TestRefuelStopsACanceledCall(t *testing.T) {
+	h := newHost(t, func(c *Config) { c.CallTimeout = time.Hour }) // 3.6e12 units: hours of spinning
+	ctx, cancel := context.WithCancelCause(context.Background())
+	op := load(t, h, "script").NewOperator(ctx, "op1", nil)
+	if err := op.Open(&runtime.OpenContext{Operator: "op1", Parallelism: 1, MaxParallelism: 128}); err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close(nil)
+	b := fuelBoundOf(t, op)
+	go func() {
+		for b.refuels.Load() < 3 {
+			goruntime.Gosched()
+		}
+		cancel(errors.New("the job was stopped"))
+	}()
+	_, err := (&script{}).do(opSpin, 0).run(op)
+	pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: canceled: the job was stopped`)
+	if !pe.Poisoned || !errors.Is(err, ErrCanceled) {
+		t.Errorf("poisoned %v, cause %v", pe.Poisoned, pe.Cause)
+	}
+}

@@ -41,6 +41,7 @@ tools:
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzReader$$' -fuzztime=$(FUZZTIME) ./abi
+	$(GO) test -run='^$$' -fuzz='^FuzzSplit$$' -fuzztime=$(FUZZTIME) ./sdk/go
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./host/pipeline
 	$(GO) test -run='^$$' -fuzz='^FuzzCheckOutput$$' -fuzztime=$(FUZZTIME) ./host/plugin
 	$(GO) test -run='^$$' -fuzz='^FuzzInstrument$$' -fuzztime=$(FUZZTIME) ./host/plugin/fuel

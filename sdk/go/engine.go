@@ -13,7 +13,8 @@ import (
 type engine struct {
 	inbuf  []byte   // the buffer handed out by sluice_buffer
 	outs   []output // 0 is the main output, i+1 the i-th declared side output
-	arena  arena    // views of the records of the current input record
+	in     view     // the input record being processed, reused for each
+	arena  arena    // views of the records made during the current input record
 	cur    *view    // the input record being processed
 	idx    int      // cur's index in the batch
 	inCall bool     // inside process: NewRecord uses the arena

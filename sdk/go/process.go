@@ -25,26 +25,77 @@ func (e *engine) process(port int32, batch []byte, count int32) error {
 	}
 	e.beginCall()
 	e.inCall = true
-	rd := abi.NewReader(batch, int(count))
-	for i := 0; rd.Next(); i++ {
-		v := e.arena.get()
-		v.load(rd.Record())
-		e.cur, e.idx = v, i
-		err := e.one(op, port, Record{v})
+	// The kind is a string: compare it once per batch, not per record.
+	var filterFn func(Record) (bool, error)
+	var mapFn func(Record) (Record, error)
+	switch op.kind {
+	case abi.KindFilter:
+		filterFn = op.filterFn
+	case abi.KindMap:
+		mapFn = op.mapFn
+	}
+	v, off := &e.in, 0
+	e.cur = v
+	for i := 0; i < int(count); i++ {
+		if off >= len(batch) {
+			return e.batchError(batch, count)
+		}
+		end, err := v.split(batch, off)
+		if err != nil {
+			return &Error{Status: abi.StatusMalformed, Text: "sluice_process: " + err.Error()}
+		}
+		off, e.idx = end, i
+		switch {
+		case filterFn != nil:
+			var keep bool
+			if keep, err = filterFn(Record{v}); err == nil && keep {
+				if o := &e.outs[0]; !v.edited() {
+					o.w.Buf = append(o.w.Buf, v.raw...) // e.emit's path, inlined
+					o.w.Count++
+				} else {
+					e.emit(0, Record{v})
+				}
+			}
+		case mapFn != nil:
+			var out Record
+			if out, err = mapFn(Record{v}); err == nil {
+				if out.v == nil {
+					err = errors.New("map returned the zero Record")
+				} else {
+					e.emit(0, out)
+				}
+			}
+		default:
+			err = e.one(op, port, Record{v})
+		}
 		if err == nil {
 			err = e.err
 		}
-		e.arena.release()
-		e.cur, e.err = nil, nil
+		if e.arena.used != 0 {
+			e.arena.release()
+		}
 		if err != nil {
 			return prefixed("record "+strconv.Itoa(i)+": ", err, abi.StatusUser)
 		}
 	}
-	if err := rd.Err(); err != nil {
-		return &Error{Status: abi.StatusMalformed, Text: "sluice_process: " + err.Error()}
+	if off != len(batch) {
+		return e.batchError(batch, count)
 	}
-	e.inCall = false
+	e.inCall, e.cur = false, nil
 	return e.flush()
+}
+
+// batchError is the error of a batch whose records do not add up to its
+// count and size: abi's reader words it, with the offset.
+func (e *engine) batchError(batch []byte, count int32) error {
+	rd := abi.NewReader(batch, int(count))
+	for rd.Next() {
+	}
+	err := rd.Err()
+	if err == nil { // cannot happen: split and abi agree on every record
+		err = errors.New("the batch does not hold its count of records")
+	}
+	return &Error{Status: abi.StatusMalformed, Text: "sluice_process: " + err.Error()}
 }
 
 var errNoOperator = &Error{Status: abi.StatusUnsupported, Text: "no operator registered: call sdk.Map, sdk.Filter, ... from an init function"}

@@ -26,7 +26,26 @@ func (r Record) Get(name string) Value {
 func (r Record) Has(name string) bool { return r.Get(name).Exists() }
 
 // Int returns an integer field (a float field truncated).
-func (r Record) Int(name string) int64 { return r.Get(name).Int() }
+func (r Record) Int(name string) int64 { return r.v.int(name) }
+
+// int is Record.Int: the index of a flat record read in place, no other
+// call (see scan.go), and Value.Int for any other case.
+func (v *view) int(name string) int64 {
+	if v == nil {
+		return 0
+	}
+	if v.indexed && len(v.edits) == 0 {
+		vs, ve := v.lookup(name)
+		if vs < 0 {
+			return 0
+		}
+		if c := v.value[vs]; c <= 0x7f || c >= 0xe0 {
+			return int64(int8(c)) // a fixint: most integers in a stream
+		}
+		return Value{v.value[vs:ve]}.Int()
+	}
+	return Value{v.field(name)}.Int()
+}
 
 // Float returns a float field (an integer field converted).
 func (r Record) Float(name string) float64 { return r.Get(name).Float() }

@@ -21,6 +21,12 @@ func appendRecord(dst []byte, v *view) ([]byte, error) {
 	if !v.edited() {
 		return append(dst, v.raw...), nil
 	}
+	if v.raw != nil && !v.dirty {
+		// only fields changed: the time and key are copied as they were
+		// encoded (the value ends the envelope)
+		dst = append(dst, v.raw[:len(v.raw)-len(v.value)]...)
+		return appendValue(dst, v)
+	}
 	b, _, err := appendEnvelope(dst, v, v.time, v.hasTime, v.key)
 	return b, err
 }
@@ -71,17 +77,23 @@ func appendValue(dst []byte, v *view) ([]byte, error) {
 	count, unseen := 0, len(v.edits)
 	run := off // start of a run of unedited fields copied in one go
 	for i := 0; i < n; i++ {
-		kEnd, err := abi.Skip(m, off)
-		if err != nil {
-			return dst, err
-		}
-		vEnd, err := abi.Skip(m, kEnd)
-		if err != nil {
-			return dst, err
-		}
-		j := -1
-		if name, err := abi.ReadStr(m[off:kEnd]); err == nil {
-			j = v.findBytes(name)
+		var kEnd, vEnd, j int
+		if v.indexed { // split found the fields already (scan.go)
+			f := &v.index[i&15]
+			kEnd, vEnd = int(f.val), int(f.end)
+			j = v.findBytes(m[f.key:f.val])
+		} else {
+			var err error
+			if kEnd, err = abi.Skip(m, off); err != nil {
+				return dst, err
+			}
+			if vEnd, err = abi.Skip(m, kEnd); err != nil {
+				return dst, err
+			}
+			j = -1
+			if name, err := abi.ReadStr(m[off:kEnd]); err == nil {
+				j = v.findBytes(name)
+			}
 		}
 		if j >= 0 {
 			dst = append(dst, m[run:off]...)

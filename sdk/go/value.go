@@ -25,6 +25,9 @@ func (v Value) Raw() []byte { return v.raw }
 
 // Int returns an integer as is and a float truncated toward zero.
 func (v Value) Int() int64 {
+	if len(v.raw) > 0 && (v.raw[0] <= 0x7f || v.raw[0] >= 0xe0) {
+		return int64(int8(v.raw[0])) // a fixint, positive or negative
+	}
 	switch abi.TypeOf(v.raw) {
 	case abi.TypeInt:
 		i, _ := abi.ReadInt(v.raw)

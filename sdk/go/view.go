@@ -16,7 +16,16 @@ type view struct {
 	dirty   bool // time or key changed: raw no longer describes the record
 	edits   []edit
 	vals    []byte // encoded values of the edits
+	// index holds where the fields of value are, filled by split for a
+	// flat value (indexed is then true): nIndex fields.
+	indexed bool
+	nIndex  int
+	index   [15]fieldAt
 }
+
+// fieldAt is where one field of a view's value is: the key's bytes are
+// value[key:val], the value's value[val:end].
+type fieldAt struct{ key, val, end int32 }
 
 // edit is a pending change of one top-level field: a new value
 // (vals[off:end]) or a deletion.
@@ -28,7 +37,7 @@ type edit struct {
 }
 
 func (v *view) reset() {
-	v.raw, v.value, v.key = nil, nil, nil
+	v.raw, v.value, v.key, v.indexed = nil, nil, nil, false
 	v.time, v.hasTime, v.dirty = 0, false, false
 	v.edits, v.vals = v.edits[:0], v.vals[:0]
 }
@@ -60,25 +69,6 @@ func (v *view) findBytes(name []byte) int {
 		}
 	}
 	return -1
-}
-
-// field returns the current raw value of a top-level field.
-func (v *view) field(name string) []byte {
-	if i := v.find(name); i >= 0 {
-		e := &v.edits[i]
-		if e.del {
-			return nil
-		}
-		return v.vals[e.off:e.end]
-	}
-	if v.value == nil {
-		return nil
-	}
-	raw, ok, err := abi.MapField(v.value, name)
-	if !ok || err != nil {
-		return nil
-	}
-	return raw
 }
 
 // set records a new value for name, encoded in vals[off:].

@@ -12,14 +12,15 @@ import (
 // doc comments of the constants in package abi).
 var (
 	exportSigs = map[string]funcType{
-		abi.MarkerExport:     sig(0, 0),
-		abi.ExportBuffer:     sig(1, 1),
-		abi.ExportOpen:       sig(5, 1),
-		abi.ExportProcess:    sig(4, 1),
-		abi.ExportClose:      sig(0, 1),
-		abi.ExportPartition:  sig(4, 1),
-		abi.ExportDescribe:   sig(0, 1),
-		abi.ExportInitialize: sig(0, 0),
+		abi.MarkerExport:         sig(0, 0),
+		abi.ExportBuffer:         sig(1, 1),
+		abi.ExportOpen:           sig(5, 1),
+		abi.ExportProcess:        sig(4, 1),
+		abi.ExportProcessIndexed: sig(6, 1),
+		abi.ExportClose:          sig(0, 1),
+		abi.ExportPartition:      sig(4, 1),
+		abi.ExportDescribe:       sig(0, 1),
+		abi.ExportInitialize:     sig(0, 0),
 	}
 	importSigs = map[string]funcType{
 		abi.ImportEmit:     sig(4, 1),

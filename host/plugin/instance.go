@@ -26,12 +26,14 @@ const (
 	expPartition
 	expDescribe
 	expInitialize
+	expProcessIndexed
 	numExports
 )
 
 var exportNames = [numExports]string{
 	abi.ExportBuffer, abi.ExportOpen, abi.ExportProcess, abi.ExportClose,
 	abi.ExportPartition, abi.ExportDescribe, abi.ExportInitialize,
+	abi.ExportProcessIndexed,
 }
 
 // randomSeed seeds the deterministic random stream every instance reads
@@ -235,11 +237,31 @@ func (in *instance) memoryLimit(cause error) error {
 // writeInput asks the guest for a buffer of len(b) bytes and copies b
 // there.
 func (in *instance) writeInput(b []byte) (uint32, error) {
-	name := exportNames[expBuffer]
-	if len(b) > math.MaxInt32 {
-		return 0, in.fail(name, fmt.Errorf("an input of %d bytes does not fit a wasm32 buffer", len(b)))
+	return in.writeRegion(b, len(b))
+}
+
+// writeInputs writes b, then extra at the next multiple of abi.IndexAlign
+// after b, into one buffer from the guest; it returns where each starts.
+func (in *instance) writeInputs(b, extra []byte) (ptr, extraPtr uint32, err error) {
+	if ptr, err = in.writeRegion(b, len(b)+abi.IndexAlign-1+len(extra)); err != nil {
+		return 0, 0, err
 	}
-	if in.inPtr != 0 && len(b) <= in.inCap {
+	extraPtr = (ptr + uint32(len(b)) + abi.IndexAlign - 1) &^ (abi.IndexAlign - 1)
+	if !in.mem.Write(extraPtr, extra) {
+		return 0, 0, in.poison(exportNames[expBuffer], fmt.Errorf("%w: the input region ptr=0x%x (%d bytes) passes the end of guest memory (%d bytes)",
+			ErrABI, ptr, len(b)+len(extra), in.mem.Size()))
+	}
+	return ptr, extraPtr, nil
+}
+
+// writeRegion asks the guest for a region of size bytes (or reuses the
+// reserved one when it fits) and copies b (len(b) <= size) to its start.
+func (in *instance) writeRegion(b []byte, size int) (uint32, error) {
+	name := exportNames[expBuffer]
+	if size > math.MaxInt32 {
+		return 0, in.fail(name, fmt.Errorf("an input of %d bytes does not fit a wasm32 buffer", size))
+	}
+	if in.inPtr != 0 && size <= in.inCap {
 		// ABI v1: the region stays reserved for the host until the next
 		// call to buffer, so an input that fits needs no guest call.
 		if !in.mem.Write(in.inPtr, b) {
@@ -248,23 +270,23 @@ func (in *instance) writeInput(b []byte) (uint32, error) {
 		}
 		return in.inPtr, nil
 	}
-	in.stack[0] = uint64(len(b))
+	in.stack[0] = uint64(size)
 	if _, err := in.invoke(expBuffer, outNone); err != nil {
 		return 0, err
 	}
 	ptr := uint32(in.stack[0])
-	in.inPtr, in.inCap = ptr, len(b)
-	if ptr == 0 && len(b) > 0 {
-		cause := fmt.Errorf("returned 0 for %d bytes: the guest could not allocate its input", len(b))
+	in.inPtr, in.inCap = ptr, size
+	if ptr == 0 && size > 0 {
+		cause := fmt.Errorf("returned 0 for %d bytes: the guest could not allocate its input", size)
 		limit := uint64(in.m.host.cfg.MemoryLimitPages) * 65536
-		if in.nearMemoryLimit() || uint64(in.mem.Size())+uint64(len(b)) > limit {
+		if in.nearMemoryLimit() || uint64(in.mem.Size())+uint64(size) > limit {
 			return 0, in.poison(name, in.memoryLimit(cause))
 		}
 		return 0, in.fail(name, cause)
 	}
 	if !in.mem.Write(ptr, b) {
 		return 0, in.poison(name, fmt.Errorf("%w: returned ptr=0x%x for %d bytes, which pass the end of guest memory (%d bytes)",
-			ErrABI, ptr, len(b), in.mem.Size()))
+			ErrABI, ptr, size, in.mem.Size()))
 	}
 	return ptr, nil
 }

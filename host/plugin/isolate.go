@@ -41,7 +41,7 @@ func (o *Operator) isolatable(err error) bool {
 		return false
 	}
 	var pe *PluginError
-	if !errors.As(err, &pe) || (pe.Export != abi.ExportProcess && pe.Export != abi.ExportBuffer) {
+	if !errors.As(err, &pe) || (pe.Export != abi.ExportProcess && pe.Export != abi.ExportProcessIndexed && pe.Export != abi.ExportBuffer) {
 		return false // e.g. the replacement instance failed to open
 	}
 	switch {

@@ -24,6 +24,7 @@ type Operator struct {
 	reject func(*runtime.RecordFailure) error
 	seen   int64  // records processed, for positions in errors
 	spans  []span // scratch: the records of a failed batch
+	index  []byte // scratch: the batch index (abi.AppendIndex)
 }
 
 var _ runtime.Operator = (*Operator)(nil)
@@ -97,6 +98,17 @@ func (o *Operator) Process(input int, batch []byte, count int, out runtime.Colle
 // run calls sluice_process over count records of batch; the output stays
 // in the instance.
 func (o *Operator) run(input int, batch []byte, count int) (*instance, error) {
+	if in, err := o.r.get(); err == nil && in.has(expProcessIndexed) {
+		// the guest takes a batch index (abi.ExportProcessIndexed); a batch
+		// that cannot be indexed is malformed, and the guest's own scanner
+		// answers it through sluice_process
+		if o.index, err = abi.AppendIndex(o.index[:0], batch, count); err == nil {
+			return o.r.callWith(in, expProcessIndexed, outRecords, batch, o.index, func(s []uint64, ptr, idx uint32) {
+				s[0], s[1], s[2], s[3] = uint64(uint32(input)), uint64(ptr), uint64(len(batch)), uint64(count)
+				s[4], s[5] = uint64(idx), uint64(len(o.index))
+			})
+		}
+	}
 	return o.r.call(expProcess, outRecords, batch, func(s []uint64, ptr uint32) {
 		s[0], s[1], s[2], s[3] = uint64(uint32(input)), uint64(ptr), uint64(len(batch)), uint64(count)
 	})

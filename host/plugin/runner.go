@@ -102,6 +102,24 @@ func (r *runner) call(e int, mode outMode, input []byte, set func(stack []uint64
 		return nil, err
 	}
 	set(in.stack[:], ptr)
+	return r.invoke(in, e, mode)
+}
+
+// callWith is call with a second input written after the first (see
+// instance.writeInputs), for the guest's current instance in.
+func (r *runner) callWith(in *instance, e int, mode outMode, input, extra []byte, set func(stack []uint64, ptr, extraPtr uint32)) (*instance, error) {
+	ptr, extraPtr, err := in.writeInputs(input, extra)
+	if err != nil {
+		r.settle()
+		return nil, err
+	}
+	set(in.stack[:], ptr, extraPtr)
+	return r.invoke(in, e, mode)
+}
+
+// invoke calls export e of in, undoing the call's state writes when it
+// fails.
+func (r *runner) invoke(in *instance, e int, mode outMode) (*instance, error) {
 	if r.journal != nil {
 		r.journal.begin()
 	}

@@ -27,6 +27,11 @@ func guestProcess(port int32, batch []byte, count int32) (st int32) {
 	return report(eng.process(port, batch, count))
 }
 
+func guestProcessIndexed(port int32, batch []byte, count int32, index []byte) (st int32) {
+	defer finish(&st)
+	return report(eng.processIndexed(port, batch, count, index))
+}
+
 func guestPartition(batch []byte, count, n int32) (st int32) {
 	defer finish(&st)
 	return report(eng.partition(batch, count, n))

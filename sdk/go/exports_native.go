@@ -9,11 +9,12 @@ import "github.com/sluicehq/sluice/sdk/go/internal/hostcall"
 // host would.
 func init() {
 	hostcall.Guest = hostcall.Exports{
-		NewInstance: eng.newInstance,
-		Open:        guestOpen,
-		Process:     guestProcess,
-		Partition:   guestPartition,
-		Close:       guestClose,
-		Describe:    guestDescribe,
+		NewInstance:    eng.newInstance,
+		Open:           guestOpen,
+		Process:        guestProcess,
+		ProcessIndexed: guestProcessIndexed,
+		Partition:      guestPartition,
+		Close:          guestClose,
+		Describe:       guestDescribe,
 	}
 }

@@ -30,6 +30,19 @@ func exportProcess(port, ptr, n, count int32) int32 {
 	return guestProcess(port, batch, count)
 }
 
+//go:wasmexport sluice_process_indexed
+func exportProcessIndexed(port, ptr, n, count, indexPtr, indexLen int32) int32 {
+	batch, ok := eng.input(uintptr(uint32(ptr)), n)
+	if !ok {
+		return badInput("sluice_process_indexed")
+	}
+	index, ok := eng.input(uintptr(uint32(indexPtr)), indexLen)
+	if !ok {
+		return badInput("sluice_process_indexed")
+	}
+	return guestProcessIndexed(port, batch, count, index)
+}
+
 //go:wasmexport sluice_partition
 func exportPartition(ptr, n, count, channels int32) int32 {
 	batch, ok := eng.input(uintptr(uint32(ptr)), n)

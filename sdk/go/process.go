@@ -10,6 +10,22 @@ import (
 // process implements sluice_process: every record of the batch through
 // the registered operator, then one emit per output port.
 func (e *engine) process(port int32, batch []byte, count int32) error {
+	return e.run(port, batch, count, nil, nil)
+}
+
+// processIndexed implements sluice_process_indexed: process, with where
+// the records and their fields are read from the host's batch index
+// instead of found by scanning (see abi.ExportProcessIndexed).
+func (e *engine) processIndexed(port int32, batch []byte, count int32, index []byte) error {
+	recs, fields, err := readIndex(index, count)
+	if err != nil {
+		return err
+	}
+	return e.run(port, batch, count, recs, fields)
+}
+
+// run is process: with recs (the host's index) or without (split).
+func (e *engine) run(port int32, batch []byte, count int32, recs []indexRecord, fields []fieldAt) error {
 	op := reg.op
 	if op == nil {
 		return errNoOperator
@@ -37,12 +53,17 @@ func (e *engine) process(port int32, batch []byte, count int32) error {
 	v, off := &e.in, 0
 	e.cur = v
 	for i := 0; i < int(count); i++ {
-		if off >= len(batch) {
-			return e.batchError(batch, count)
-		}
-		end, err := v.split(batch, off)
-		if err != nil {
-			return &Error{Status: abi.StatusMalformed, Text: "sluice_process: " + err.Error()}
+		var end int
+		var err error
+		if recs != nil {
+			end = v.fromIndex(batch, &recs[i], fields)
+		} else {
+			if off >= len(batch) {
+				return e.batchError(batch, count)
+			}
+			if end, err = v.split(batch, off); err != nil {
+				return &Error{Status: abi.StatusMalformed, Text: "sluice_process: " + err.Error()}
+			}
 		}
 		off, e.idx = end, i
 		switch {
@@ -78,7 +99,7 @@ func (e *engine) process(port int32, batch []byte, count int32) error {
 			return prefixed("record "+strconv.Itoa(i)+": ", err, abi.StatusUser)
 		}
 	}
-	if off != len(batch) {
+	if recs == nil && off != len(batch) {
 		return e.batchError(batch, count)
 	}
 	e.inCall, e.cur = false, nil

@@ -78,8 +78,8 @@ func appendValue(dst []byte, v *view) ([]byte, error) {
 	run := off // start of a run of unedited fields copied in one go
 	for i := 0; i < n; i++ {
 		var kEnd, vEnd, j int
-		if v.indexed { // split found the fields already (scan.go)
-			f := &v.index[i&15]
+		if v.indexed && i < len(v.fields) { // split or the host found them (scan.go)
+			f := &v.fields[i]
 			kEnd, vEnd = int(f.val), int(f.end)
 			j = v.findBytes(m[f.key:f.val])
 		} else {

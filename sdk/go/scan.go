@@ -3,6 +3,8 @@ package sdk
 import (
 	"encoding/binary"
 	"math"
+	"strconv"
+	"unsafe"
 
 	"github.com/sluicehq/sluice/abi"
 )
@@ -113,7 +115,7 @@ func (v *view) split(b []byte, off int) (int, error) {
 		if k&0xe0 != 0xa0 {
 			return v.splitSlow(b, off)
 		}
-		f := &v.index[i&15] // n <= 15
+		f := &v.own[i&15] // n <= 15
 		f.key = int32(p + 1 - start)
 		p += 1 + int(k&0x1f)
 		f.val = int32(p - start)
@@ -127,7 +129,7 @@ func (v *view) split(b []byte, off int) (int, error) {
 		f.end = int32(p - start)
 	}
 	v.raw, v.value, v.key, v.time, v.hasTime = b[off:p:p], b[start:p:p], key, t, has
-	v.indexed, v.nIndex, v.dirty = true, n, false
+	v.indexed, v.fields, v.dirty = true, v.own[:n], false
 	v.edits, v.vals = v.edits[:0], v.vals[:0]
 	return p, nil
 }
@@ -204,13 +206,38 @@ func (v *view) field(name string) []byte {
 	return nil
 }
 
-// lookup finds name in the index of an indexed view: the value is
-// v.value[vs:ve], or vs is -1. It is small enough to be inlined into the
-// getters, so that r.Int("amount") is one call.
+// lookup finds name in the fields of an indexed view: the value is
+// v.value[vs:ve], or vs is -1. Names are compared a word at a time:
+// string == calls memequal, which costs more than the whole comparison in
+// a Go wasm guest. Every load is inside the key and the name.
 func (v *view) lookup(name string) (vs, ve int) {
-	for i := 0; i < v.nIndex && i < len(v.index); i++ {
-		f := &v.index[i]
-		if int(f.val-f.key) == len(name) && string(v.value[f.key:f.val]) == name {
+	q0 := unsafe.Pointer(unsafe.StringData(name))
+	for i := range v.fields {
+		f := &v.fields[i]
+		if int(f.val-f.key) != len(name) {
+			continue
+		}
+		k := v.value[f.key:f.val]
+		p, q, n := unsafe.Pointer(unsafe.SliceData(k)), q0, len(name)
+		for ; n >= 8 && *(*uint64)(p) == *(*uint64)(q); n -= 8 {
+			p, q = unsafe.Add(p, 8), unsafe.Add(q, 8)
+		}
+		if n >= 8 {
+			continue
+		}
+		if n >= 4 {
+			if *(*uint32)(p) != *(*uint32)(q) {
+				continue
+			}
+			p, q, n = unsafe.Add(p, 4), unsafe.Add(q, 4), n-4
+		}
+		if n >= 2 {
+			if *(*uint16)(p) != *(*uint16)(q) {
+				continue
+			}
+			p, q, n = unsafe.Add(p, 2), unsafe.Add(q, 2), n-2
+		}
+		if n == 0 || *(*byte)(p) == *(*byte)(q) {
 			return int(f.val), int(f.end)
 		}
 	}
@@ -223,4 +250,49 @@ func mapFieldSlow(m []byte, name string) []byte {
 		return nil
 	}
 	return raw
+}
+
+// indexRecord is one record entry of the host's batch index, as
+// abi.AppendIndex lays it out (little-endian, like wasm memory).
+type indexRecord struct {
+	start, end, key, val uint32
+	timeLo, timeHi       uint32
+	flags, first         uint32
+}
+
+// readIndex views index as count record entries and the field table
+// after them. The host wrote it 4-byte aligned; the guest checks the
+// sizes, and slicing checks every offset it reads.
+func readIndex(index []byte, count int32) ([]indexRecord, []fieldAt, error) {
+	const rec, field = abi.IndexRecordWords * 4, abi.IndexFieldWords * 4
+	n := int(count)
+	if n < 0 || len(index) < n*rec || uintptr(unsafe.Pointer(unsafe.SliceData(index)))%abi.IndexAlign != 0 {
+		return nil, nil, &Error{Status: abi.StatusMalformed, Text: "sluice_process_indexed: the index is not " + strconv.Itoa(n) + " aligned record entries"}
+	}
+	if n == 0 {
+		return []indexRecord{}, nil, nil
+	}
+	recs := unsafe.Slice((*indexRecord)(unsafe.Pointer(unsafe.SliceData(index))), n)
+	var fields []fieldAt
+	if rest := index[n*rec:]; len(rest) >= field {
+		fields = unsafe.Slice((*fieldAt)(unsafe.Pointer(unsafe.SliceData(rest))), len(rest)/field)
+	}
+	return recs, fields, nil
+}
+
+// fromIndex points v at the record an index entry describes and returns
+// where the record ends.
+func (v *view) fromIndex(b []byte, r *indexRecord, fields []fieldAt) int {
+	v.raw, v.value = b[r.start:r.end:r.end], b[r.val:r.end:r.end]
+	v.key = nil
+	if r.key != abi.IndexNoKey {
+		v.key = b[r.key:r.val:r.val]
+	}
+	v.time, v.hasTime = int64(uint64(r.timeLo)|uint64(r.timeHi)<<32), r.flags&abi.IndexHasTime != 0
+	v.indexed, v.dirty = r.flags&abi.IndexFields != 0, false
+	if v.indexed {
+		v.fields = fields[r.first : r.first+r.flags>>abi.IndexCountShift]
+	}
+	v.edits, v.vals = v.edits[:0], v.vals[:0]
+	return int(r.end)
 }

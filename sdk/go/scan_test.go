@@ -200,3 +200,6 @@ func TestBatchErrorsAsABI(t *testing.T) {
 	}
 	Reset()
 }
+
+// RandomEnvelope is randomEnvelope for the external tests.
+var RandomEnvelope = randomEnvelope

@@ -16,11 +16,12 @@ type view struct {
 	dirty   bool // time or key changed: raw no longer describes the record
 	edits   []edit
 	vals    []byte // encoded values of the edits
-	// index holds where the fields of value are, filled by split for a
-	// flat value (indexed is then true): nIndex fields.
+	// fields says where the fields of value are when indexed is true:
+	// filled by split for a flat value (in own), or the host's batch index
+	// (abi.ExportProcessIndexed) for any map with string keys.
 	indexed bool
-	nIndex  int
-	index   [15]fieldAt
+	fields  []fieldAt
+	own     [15]fieldAt
 }
 
 // fieldAt is where one field of a view's value is: the key's bytes are

@@ -13,14 +13,15 @@ import (
 
 // Exported ABI v1 functions and their signatures, from package abi.
 var abiExports = map[string]funcSig{
-	abi.MarkerExport:     {0, 0, true},
-	abi.ExportBuffer:     {1, 1, true},
-	abi.ExportOpen:       {5, 1, true},
-	abi.ExportProcess:    {4, 1, true},
-	abi.ExportPartition:  {4, 1, true},
-	abi.ExportClose:      {0, 1, true},
-	abi.ExportDescribe:   {0, 1, true},
-	abi.ExportInitialize: {0, 0, true},
+	abi.MarkerExport:         {0, 0, true},
+	abi.ExportBuffer:         {1, 1, true},
+	abi.ExportOpen:           {5, 1, true},
+	abi.ExportProcess:        {4, 1, true},
+	abi.ExportProcessIndexed: {6, 1, true},
+	abi.ExportPartition:      {4, 1, true},
+	abi.ExportClose:          {0, 1, true},
+	abi.ExportDescribe:       {0, 1, true},
+	abi.ExportInitialize:     {0, 0, true},
 }
 
 // Host functions of ABI v1 and their signatures, from package abi.

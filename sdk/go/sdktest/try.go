@@ -97,9 +97,13 @@ func (r *run) process(opts Options, in []Record) error {
 				return err
 			}
 		}
-		if err := r.call("sluice_process", func() int32 {
-			return hostcall.Guest.Process(int32(port), batch, int32(n))
-		}); err != nil {
+		// as the host does: with a batch index when the batch can be
+		// indexed (abi.ExportProcessIndexed); errors name the process call
+		call := func() int32 { return hostcall.Guest.Process(int32(port), batch, int32(n)) }
+		if index, err := abi.AppendIndex(nil, batch, n); err == nil {
+			call = func() int32 { return hostcall.Guest.ProcessIndexed(int32(port), batch, int32(n), index) }
+		}
+		if err := r.call("sluice_process", call); err != nil {
 			return err
 		}
 	}

@@ -20,6 +20,9 @@ type Exports struct {
 	Open func(config []byte, subtask, parallelism, maxParallelism int32) int32
 	// Process is sluice_process.
 	Process func(port int32, batch []byte, count int32) int32
+	// ProcessIndexed is sluice_process_indexed: index is abi.AppendIndex
+	// of the batch, 4-byte aligned in memory.
+	ProcessIndexed func(port int32, batch []byte, count int32, index []byte) int32
 	// Partition is sluice_partition.
 	Partition func(batch []byte, count, n int32) int32
 	// Close is sluice_close.

@@ -1,0 +1,110 @@
+package abi
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"testing"
+)
+
+// indexBatch is records of every shape the index tells apart: flat maps,
+// keys and no keys, times and none, a nested value, a map with a non-string
+// key, a value that is not a map.
+func indexBatch() (Writer, []string) {
+	var w Writer
+	flat := AppendMapHeader(nil, 3)
+	flat = AppendInt(AppendStr(flat, "amount"), 7)
+	flat = AppendStr(AppendStr(flat, "accountId"), "acct-1")
+	flat = AppendFloat(AppendStr(flat, string(bytes.Repeat([]byte{'k'}, 40))), 1.5) // a str8 key
+	nested := AppendMapHeader(nil, 2)
+	nested = AppendMapHeader(AppendStr(nested, "inner"), 1)
+	nested = AppendInt(AppendStr(nested, "x"), 1)
+	nested = AppendInt(AppendStr(nested, "amount"), -3)
+	intKey := AppendMapHeader(nil, 1)
+	intKey = AppendStr(AppendInt(intKey, 5), "five")
+	w.Append(1_700_000_000_000, true, nil, flat)
+	w.Append(0, false, AppendStr(nil, "key"), nested)
+	w.Append(-1, true, AppendInt(nil, 42), intKey)
+	w.Append(3, true, nil, AppendArrayHeader(nil, 0))
+	w.Append(4, false, nil, AppendMapHeader(nil, 0))
+	return w, []string{"amount", "accountId", "inner", "x", string(bytes.Repeat([]byte{'k'}, 40)), "missing"}
+}
+
+func TestAppendIndexDescribesEveryRecord(t *testing.T) {
+	w, names := indexBatch()
+	prefix := []byte{1, 2, 3}
+	idx, err := AppendIndex(prefix, w.Buf, w.Count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(idx[:3], prefix) {
+		t.Fatal("AppendIndex changed what dst held")
+	}
+	idx = idx[3:]
+	word := func(i int) uint32 { return binary.LittleEndian.Uint32(idx[4*i:]) }
+	fieldBase := w.Count * IndexRecordWords
+	off := 0
+	for i := 0; i < w.Count; i++ {
+		r, end, err := ParseRecord(w.Buf, off)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := i * IndexRecordWords
+		if int(word(e)) != off || int(word(e+1)) != end {
+			t.Fatalf("record %d: range %d..%d, want %d..%d", i, word(e), word(e+1), off, end)
+		}
+		vs := int(word(e + 3))
+		if !bytes.Equal(w.Buf[vs:end], r.Value) {
+			t.Fatalf("record %d: value % x, want % x", i, w.Buf[vs:end], r.Value)
+		}
+		if ks := word(e + 2); (ks == IndexNoKey) != (r.Key == nil) || (r.Key != nil && !bytes.Equal(w.Buf[ks:vs], r.Key)) {
+			t.Fatalf("record %d: key at %d, want % x", i, ks, r.Key)
+		}
+		flags := word(e + 6)
+		tm := int64(uint64(word(e+4)) | uint64(word(e+5))<<32)
+		if (flags&IndexHasTime != 0) != r.HasTime || (r.HasTime && tm != r.Time) {
+			t.Fatalf("record %d: time %d (flags %x), want %d/%v", i, tm, flags, r.Time, r.HasTime)
+		}
+		wantIndexed := i == 0 || i == 1 || i == 4
+		if (flags&IndexFields != 0) != wantIndexed {
+			t.Fatalf("record %d: indexed %v, want %v", i, flags&IndexFields != 0, wantIndexed)
+		}
+		if wantIndexed {
+			n, first := int(flags>>IndexCountShift), int(word(e+7))
+			for _, name := range names {
+				want, ok, _ := MapField(r.Value, name)
+				var got []byte
+				for f := first; f < first+n; f++ {
+					fe := fieldBase + f*IndexFieldWords
+					if k := r.Value[word(fe):word(fe+1)]; string(k) == name {
+						got = r.Value[word(fe+1):word(fe+2)]
+						break
+					}
+				}
+				if !bytes.Equal(got, want) || (got != nil) != ok {
+					t.Fatalf("record %d field %q: % x, want % x", i, name, got, want)
+				}
+			}
+		}
+		off = end
+	}
+}
+
+func TestAppendIndexRefusesWhatReaderRefuses(t *testing.T) {
+	w, _ := indexBatch()
+	for _, c := range []struct {
+		batch []byte
+		count int
+	}{{w.Buf, w.Count + 1}, {w.Buf, w.Count - 1}, {w.Buf[:len(w.Buf)-1], w.Count}} {
+		rd := NewReader(c.batch, c.count)
+		for rd.Next() {
+		}
+		dst, err := AppendIndex([]byte{9}, c.batch, c.count)
+		if err == nil || err.Error() != rd.Err().Error() || !errors.Is(err, errors.Unwrap(rd.Err())) {
+			t.Errorf("count %d, %d bytes: %v, want %v", c.count, len(c.batch), err, rd.Err())
+		}
+		if len(dst) != 1 {
+			t.Errorf("a failed AppendIndex left %d bytes, want dst as it was", len(dst))
+		}
+	}
+}

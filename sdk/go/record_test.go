@@ -59,6 +59,19 @@ func TestEditsKeepFieldOrder(t *testing.T) {
 	wantJSON(t, res, "", `{"a":300,"c":"changed","d":4,"new1":false,"new2":0.5}`)
 }
 
+// Only new fields (appendValue's fast path): the value is copied behind a
+// new header, the fields follow in the order they were first set; past
+// 15 fields the map header grows (the general path).
+func TestNewFieldsFollowInOrder(t *testing.T) {
+	res := mapOp(t, `{"a":1,"b":"x"}`, func(r sdk.Record) (sdk.Record, error) {
+		return r.SetStr("z", "last?").SetInt("c", 3).SetStr("z", "first new"), nil
+	})
+	wantJSON(t, res, "", `{"a":1,"b":"x","z":"first new","c":3}`)
+	res = mapOp(t, `{"f0":0,"f1":1,"f2":2,"f3":3,"f4":4,"f5":5,"f6":6,"f7":7,"f8":8,"f9":9,"f10":10,"f11":11,"f12":12,"f13":13}`,
+		func(r sdk.Record) (sdk.Record, error) { return r.SetInt("x", 14).SetInt("y", 15), nil })
+	wantJSON(t, res, "", `{"f0":0,"f1":1,"f2":2,"f3":3,"f4":4,"f5":5,"f6":6,"f7":7,"f8":8,"f9":9,"f10":10,"f11":11,"f12":12,"f13":13,"x":14,"y":15}`)
+}
+
 func TestGettersSeeEdits(t *testing.T) {
 	var got []string
 	mapOp(t, `{"a":1,"b":2}`, func(r sdk.Record) (sdk.Record, error) {

@@ -58,6 +58,9 @@ func appendValue(dst []byte, v *view) ([]byte, error) {
 		}
 		return append(dst, v.value...), nil
 	}
+	if b, ok := appendNewFields(dst, v); ok {
+		return b, nil
+	}
 	m, n, off := v.value, 0, 0
 	if m != nil {
 		var err error
@@ -125,6 +128,30 @@ func appendValue(dst []byte, v *view) ([]byte, error) {
 		}
 	}
 	return putMapHeader(dst, start, hdr, count), nil
+}
+
+// appendNewFields is appendValue's fast path for the commonest edit, new
+// fields added to an indexed fixmap: the value is copied as it is behind a
+// new header, the fields follow. ok is false when another case applies.
+func appendNewFields(dst []byte, v *view) (_ []byte, ok bool) {
+	m := v.value
+	if !v.indexed || len(m) == 0 || m[0]&0xf0 != 0x80 || int(m[0]&0x0f)+len(v.edits) > 15 {
+		return dst, false
+	}
+	for i := range v.edits {
+		if e := &v.edits[i]; e.del {
+			return dst, false
+		} else if vs, _ := v.lookup(e.name); vs >= 0 {
+			return dst, false // a field the value has: edited in place
+		}
+	}
+	dst = append(dst, m[0]+byte(len(v.edits)))
+	dst = append(dst, m[1:]...)
+	for i := range v.edits {
+		e := &v.edits[i]
+		dst = append(abi.AppendStr(dst, e.name), v.vals[e.off:e.end]...)
+	}
+	return dst, true
 }
 
 // mapHeaderSize is the size of the smallest map header for n pairs.

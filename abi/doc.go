@@ -20,6 +20,9 @@
 //   - Input: the host asks the guest for a buffer with [ExportBuffer]
 //     (buffer(size) -> ptr), writes the bytes there, then calls the export
 //     that consumes them. The buffer stays the guest's; it may reuse it.
+//     A guest that exports [ExportProcessIndexed] gets, in the same buffer
+//     after the batch, an index of where its records and fields are
+//     ([AppendIndex]), so that it need not scan the batch itself.
 //   - Output: the guest calls [ImportEmit] (emit(port, ptr, len, count))
 //     with bytes in its own memory; the host copies them before emit
 //     returns, so the guest may overwrite them at once.

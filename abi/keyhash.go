@@ -93,23 +93,29 @@ func KeyHash(key []byte) (int32, error) {
 // UTF-8 string s. Invalid UTF-8 bytes count as U+FFFD, as Java's decoder
 // would replace them.
 func StringHash(s []byte) int32 {
-	var h int32
+	var h uint32 // Java's int arithmetic, modulo 2^32
 	i := 0
-	// Eight ASCII bytes at a time: h*31^8 + c0*31^7 + ... + c6*31 + c7 is
-	// the same int32 as eight steps of h = 31*h + c, with independent
-	// multiplications instead of a chain of dependent ones.
+	// Eight ASCII bytes at a time: h*31^8 + poly8(w) is the same int32 as
+	// eight steps of h = 31*h + c.
 	for ; i+8 <= len(s); i += 8 {
 		w := binary.LittleEndian.Uint64(s[i:])
 		if w&0x8080808080808080 != 0 {
 			break
 		}
-		h = h*p8 + int32(w&0xff)*p7 + int32(w>>8&0xff)*p6 + int32(w>>16&0xff)*p5 + int32(w>>24&0xff)*p4 +
-			int32(w>>32&0xff)*p3 + int32(w>>40&0xff)*p2 + int32(w>>48&0xff)*31 + int32(w>>56)
+		h = h*pow31[8] + poly8(w)
+	}
+	// The last t < 8 bytes as one word when the slice's capacity holds
+	// eight: the bytes past the end are shifted out before they count.
+	if t := len(s) - i; t > 0 && t < 8 && cap(s)-i >= 8 {
+		w := binary.LittleEndian.Uint64(s[i:i+8]) << (64 - 8*t)
+		if w&0x8080808080808080 == 0 {
+			return int32(h*pow31[t] + poly8(w))
+		}
 	}
 	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			h = 31*h + int32(c)
+			h = 31*h + uint32(c)
 			i++
 			continue
 		}
@@ -117,25 +123,34 @@ func StringHash(s []byte) int32 {
 		i += size
 		if r >= 0x10000 {
 			r -= 0x10000
-			h = 31*h + int32(0xd800+(r>>10))
-			h = 31*h + int32(0xdc00+(r&0x3ff))
+			h = 31*h + uint32(0xd800+(r>>10))
+			h = 31*h + uint32(0xdc00+(r&0x3ff))
 			continue
 		}
-		h = 31*h + int32(r)
+		h = 31*h + uint32(r)
 	}
-	return h
+	return int32(h)
 }
 
-// Powers of 31 for StringHash, as int32 (31^7 and 31^8 wrapped around).
-const (
-	p2 int32 = 961
-	p3 int32 = 29791
-	p4 int32 = 923521
-	p5 int32 = 28629151
-	p6 int32 = 887503681
-	p7 int32 = 1742810335
-	p8 int32 = -1807454463
-)
+// poly8 is c0*31^7 + c1*31^6 + ... + c7 (mod 2^32) for the bytes c0..c7
+// of w, lowest first, each below 0x80: pairs, then quadruples, combined in
+// the lanes of one word (no lane overflows: 127*31+127 < 2^16,
+// 4064*961+4064 < 2^32).
+func poly8(w uint64) uint32 {
+	const m8, m16 = 0x00ff00ff00ff00ff, 0x0000ffff0000ffff
+	x := (w&m8)*31 + (w>>8)&m8
+	x = (x&m16)*(31*31) + (x>>16)&m16
+	return uint32(x)*(31*31*31*31) + uint32(x>>32)
+}
+
+// pow31[t] is 31^t modulo 2^32.
+var pow31 = func() (p [9]uint32) {
+	p[0] = 1
+	for t := 1; t < len(p); t++ {
+		p[t] = p[t-1] * 31
+	}
+	return p
+}()
 
 // IntHash is Integer.hashCode for values that fit in 32 bits and
 // Long.hashCode otherwise.

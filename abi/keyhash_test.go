@@ -85,7 +85,17 @@ func TestStringHashMatchesUTF16(t *testing.T) {
 		for n := rng.IntN(8); n > 0; n-- {
 			s = append(s, pieces[rng.IntN(len(pieces))]...)
 		}
-		if got, want := StringHash(s), java(s); got != want {
+		want := java(s)
+		// StringHash may read up to the capacity (never counting what
+		// lies past the length): the same string, cut from buffers
+		// followed by ASCII, by non-ASCII, and by nothing.
+		for _, after := range []string{"", "zzzzzzzz", "\xff\xfe\x80\x81\x82\x83\x84\x85"} {
+			buf := append(append([]byte(nil), s...), after...)
+			if got := StringHash(buf[:len(s)]); got != want {
+				t.Fatalf("StringHash(%q) followed by %q = %d, want %d", s, after, got, want)
+			}
+		}
+		if got := StringHash(s[:len(s):len(s)]); got != want {
 			t.Fatalf("StringHash(%q) = %d, want %d", s, got, want)
 		}
 	}

@@ -263,3 +263,15 @@ func TestSplitBatchMatchesParsed(t *testing.T) {
 		t.Fatal("a released batch keeps spans")
 	}
 }
+
+// TestAggregationFieldMoves: records of one key whose field sits at other
+// offsets, or behind other bytes, still fold the right value (the cell's
+// offset is only a guess checked against the record's leading bytes).
+func TestAggregationFieldMoves(t *testing.T) {
+	values := `[{k: a, v: 1}, {v: 2, k: a}, {k: a, x: 1, v: 4}, {k: a, v: 8, x: 1}, {k: a, vv: 100, v: 16}, {k: a, v: {n: 1}}]`
+	got := runAgg(t, "streaming", values, "sum: v\n    on-error: skip")
+	want := []string{`{"k":"a","v":1}`, `{"k":"a","v":3}`, `{"k":"a","v":7}`, `{"k":"a","v":15}`, `{"k":"a","v":31}`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

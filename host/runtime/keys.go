@@ -101,3 +101,17 @@ func (k *keyReader) close() error {
 	k.sel = nil
 	return err
 }
+
+// hashable reports whether abi.KeyHash accepts key, a whole msgpack
+// value, without computing it: a string, a boolean, a float or an integer
+// other than a uint64 (which may be out of range). An edge into one
+// subtask needs no hash, only a valid key.
+func hashable(key []byte) bool {
+	switch abi.TypeOf(key) {
+	case abi.TypeStr, abi.TypeBool, abi.TypeFloat:
+		return true
+	case abi.TypeInt:
+		return key[0] != 0xcf
+	}
+	return false
+}

@@ -125,6 +125,7 @@ func (o *edgeOut) emitHash(b []byte, count int) error {
 		return o.keyErr(err)
 	}
 	memo := o.memo
+	one := len(o.chans) == 1 // one subtask owns every key group: no hash to compute
 	rd := abi.NewReader(b, count)
 	for rd.Next() {
 		r := rd.Current()
@@ -138,22 +139,26 @@ func (o *edgeOut) emitHash(b []byte, count int) error {
 			}
 			return o.keyErr(fmt.Errorf("record %d: %w: %s", o.routed+1, err, preview(r.Value)))
 		}
-		h, err := abi.KeyHash(key)
-		if err != nil {
-			if o.keyless {
-				if err := o.appendKeyless(r); err != nil {
-					return err
+		ch := 0
+		if !one || !hashable(key) {
+			h, err := abi.KeyHash(key)
+			if err != nil {
+				if o.keyless {
+					if err := o.appendKeyless(r); err != nil {
+						return err
+					}
+					continue
 				}
-				continue
+				return o.keyErr(fmt.Errorf("record %d: key %s: %w: %s", o.routed+1, preview(key), err, preview(r.Value)))
 			}
-			return o.keyErr(fmt.Errorf("record %d: key %s: %w: %s", o.routed+1, preview(key), err, preview(r.Value)))
+			m := &memo[hashMemoSlot(h)] // o.part.Channel(h), memoised
+			if m.hash != h {
+				o.memoMiss(m, h)
+			}
+			ch = int(m.channel)
 		}
 		o.hot.observe(key)
-		m := &memo[hashMemoSlot(h)] // o.part.Channel(h), memoised
-		if m.hash != h {
-			o.memoMiss(m, h)
-		}
-		c := o.chans[m.channel]
+		c := o.chans[ch]
 		if c.cur == nil {
 			if err := c.acquire(o.done, o.blocked); err != nil {
 				return err

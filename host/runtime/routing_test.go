@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/abi"
@@ -262,5 +263,26 @@ func assertSequence(t *testing.T, rs []outRec, count int) {
 		if c != 1 {
 			t.Fatalf("n=%d arrived %d times", n, c)
 		}
+	}
+}
+
+// TestHashableKeys: a key the one-subtask HASH edge lets through without
+// hashing is one abi.KeyHash accepts.
+func TestHashableKeys(t *testing.T) {
+	keys := [][]byte{
+		abi.AppendStr(nil, ""), abi.AppendStr(nil, "acct-000042"), abi.AppendStr(nil, strings.Repeat("x", 300)),
+		abi.AppendInt(nil, 0), abi.AppendInt(nil, -1), abi.AppendInt(nil, 200), abi.AppendInt(nil, -200),
+		abi.AppendInt(nil, 1<<40), abi.AppendInt(nil, -1<<40), {0xcf, 0, 0, 0, 0, 0, 0, 0, 1},
+		{0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, abi.AppendFloat(nil, 2.5), {0xca, 0, 0, 0, 0},
+		abi.AppendBool(nil, true), abi.AppendNil(nil), abi.AppendMapHeader(nil, 0), abi.AppendBin(nil, []byte{1}),
+		{0xd4, 1, 2}, abi.AppendArrayHeader(nil, 0), append(abi.AppendArrayHeader(nil, 1), 1),
+	}
+	for _, k := range keys {
+		if _, err := abi.KeyHash(k); hashable(k) && err != nil {
+			t.Errorf("key %x: hashable, but KeyHash says %v", k, err)
+		}
+	}
+	if hashable(keys[10]) { // uint64 max: KeyHash refuses it
+		t.Error("a uint64 key passes without its hash")
 	}
 }

@@ -266,3 +266,26 @@ func FuzzScanPaths(f *testing.F) {
 		}
 	})
 }
+
+// TestEqName checks the word-wise name compare of MapField against string
+// equality for every length up to 20 and a difference at every position.
+func TestEqName(t *testing.T) {
+	base := "abcdefghijklmnopqrst"
+	for n := 0; n <= len(base); n++ {
+		name := base[:n]
+		buf := []byte(base[:n] + "!!!!!!!!") // bytes after the key must not count
+		if !eqName(buf[:n], name) {
+			t.Fatalf("eqName(%q, %q) = false", buf[:n], name)
+		}
+		for i := 0; i < n; i++ {
+			k := []byte(name)
+			k[i] ^= 1
+			if eqName(k, name) {
+				t.Fatalf("eqName(%q, %q) = true", k, name)
+			}
+		}
+		if n > 0 && eqName(buf[:n-1], name) || eqName(buf[:n+1], name) {
+			t.Fatalf("eqName matched a key of another length than %q", name)
+		}
+	}
+}

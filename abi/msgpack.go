@@ -365,12 +365,38 @@ func MapField(m []byte, name string) (raw []byte, ok bool, err error) {
 		if vEnd > len(m) {
 			return mapField(m, name)
 		}
-		if string(m[off+1:kEnd]) == name {
+		if eqName(m[off+1:kEnd], name) {
 			return m[kEnd:vEnd], true, nil
 		}
 		off = vEnd
 	}
 	return nil, false, nil
+}
+
+// eqName is string(k) == name with the short names fields have compared
+// in two overlapping words, without a call.
+func eqName(k []byte, name string) bool {
+	n := len(k)
+	switch {
+	case n != len(name):
+		return false
+	case n >= 8 && n <= 16:
+		return binary.LittleEndian.Uint64(k) == le64(name) && binary.LittleEndian.Uint64(k[n-8:]) == le64(name[n-8:])
+	case n >= 4 && n < 8:
+		return binary.LittleEndian.Uint32(k) == le32(name) && binary.LittleEndian.Uint32(k[n-4:]) == le32(name[n-4:])
+	}
+	return string(k) == name
+}
+
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func le32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // mapField is MapField's exact path.

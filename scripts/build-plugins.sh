@@ -38,7 +38,7 @@ build_c() {
     [ -d "$dir" ] || continue
     local name; name=$(basename "$(dirname "$dir")")
     say "c: $name"
-    "$CLANG" --target=wasm32-wasi -O2 -flto -mexec-model=reactor -std=c11 -Wall -Wextra -Werror \
+    "$CLANG" --target=wasm32-wasi -O2 -flto -mbulk-memory -mexec-model=reactor -std=c11 -Wall -Wextra -Werror \
       -Wl,--stack-first -Wl,-z,stack-size=65536 -Wl,--strip-all \
       -I sdk/c sdk/c/sluice.c "$dir"/*.c -o "plugins/$name/$name-c.wasm"
   done

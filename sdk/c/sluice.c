@@ -66,20 +66,41 @@ static const uint8_t fixed[256] = {
 
 static const uint8_t *skip(const uint8_t *p, const uint8_t *e, int depth);
 
+/* skip_fast is skip with its common cases inline: a fixint, a value whose
+ * header gives its size. */
+static inline const uint8_t *skip_fast(const uint8_t *p, const uint8_t *e, int depth) {
+	if (p < e) {
+		if (*p <= 0x7f || *p >= 0xe0) return p + 1;
+		uint32_t size = fixed[*p];
+		if (size && size <= (uint32_t)(e - p)) return p + size;
+	}
+	return skip(p, e, depth);
+}
+
 /* skip_n skips n values (a container's body) at nesting depth+1. Only a
  * nested container or a str/bin/ext 8/16/32 costs a call. */
 static inline const uint8_t *skip_n(const uint8_t *p, const uint8_t *e, uint64_t n, int depth) {
 	if (depth + 1 > SL_MAX_DEPTH) { g_why = "msgpack nested deeper than the limit"; return NULL; }
 	if (n > (uint64_t)(e - p)) return truncated(); /* each value takes a byte */
+	while (n-- > 0)
+		if (!(p = skip_fast(p, e, depth + 1))) return NULL;
+	return p;
+}
+
+/* skip_pairs is skip_n for the n key/value pairs of a map, with a fixstr
+ * key skipped without the table: the next load then waits on one add, not
+ * on a second load. */
+static inline const uint8_t *skip_pairs(const uint8_t *p, const uint8_t *e, uint32_t n, int depth) {
+	if (depth + 1 > SL_MAX_DEPTH) { g_why = "msgpack nested deeper than the limit"; return NULL; }
 	while (n-- > 0) {
-		if (p >= e) return truncated();
-		uint32_t size = fixed[*p];
-		if (size) {
+		if (p < e && (*p & 0xe0) == 0xa0) {
+			uint32_t size = 1 + (*p & 0x1fu);
 			if (size > (uint32_t)(e - p)) return truncated();
 			p += size;
 		} else if (!(p = skip(p, e, depth + 1))) {
 			return NULL;
 		}
+		if (!(p = skip_fast(p, e, depth + 1))) return NULL;
 	}
 	return p;
 }
@@ -116,16 +137,6 @@ static const uint8_t *skip(const uint8_t *p, const uint8_t *e, int depth) {
 	}
 	g_why = "invalid msgpack byte"; /* 0xc1 */
 	return NULL;
-}
-
-/* skip_fast is skip with its common case inline: a value whose header
- * gives its size. */
-static inline const uint8_t *skip_fast(const uint8_t *p, const uint8_t *e, int depth) {
-	if (p < e) {
-		uint32_t size = fixed[*p];
-		if (size && size <= (uint32_t)(e - p)) return p + size;
-	}
-	return skip(p, e, depth);
 }
 
 int64_t sl_skip(const uint8_t *b, uint32_t n, uint32_t off) {
@@ -381,7 +392,7 @@ static const uint8_t *parse_record(const uint8_t *p, const uint8_t *e, sl_record
 		if (!(q = skip(p, e, 1))) return NULL;
 		r->key.p = p, r->key.n = (uint32_t)(q - p), p = q;
 	}
-	if (p < e && (*p & 0xf0) == 0x80) q = skip_n(p + 1, e, 2u * (*p & 0x0f), 1);
+	if (p < e && (*p & 0xf0) == 0x80) q = skip_pairs(p + 1, e, *p & 0x0f, 1);
 	else q = skip(p, e, 1);
 	if (!q) return NULL;
 	r->value.p = p, r->value.n = (uint32_t)(q - p);

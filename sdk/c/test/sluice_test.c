@@ -468,6 +468,41 @@ static void test_event_times(void) {
 	CHECK(sl__process(&f, 0, keyed, sizeof keyed, 1) == SL_OK && bytes_eq(emitted[0], emitted_len[0], keyed, sizeof keyed));
 }
 
+/* Every cut of an envelope is malformed, whatever the value holds: the
+ * envelope parser's inline paths check what the general scanner does. */
+static void test_envelope_cuts(void) {
+	sl_plugin f = {.name = "f", .kind = SL_KIND_FILTER, .filter = keep_positive};
+	uint8_t empty_map = 0x80;
+	sl__reset();
+	CHECK(sl__open(&f, &empty_map, 1, 0, 1, 128) == SL_OK);
+	sl_buf in = {0};
+	for (int v = 0; v < 4; v++) {
+		in.len = 0;
+		sl_put_array(&in, 3);
+		sl_put_int(&in, 1700000000000LL + v);
+		if (v == 3) sl_put_cstr(&in, "key"); else sl_put_nil(&in);
+		sl_put_map(&in, 5);
+		sl_put_cstr(&in, "txnId"); sl_put_int(&in, v == 0 ? 5 : 1000);
+		sl_put_cstr(&in, "accountId"); sl_put_cstr(&in, "acct-12");
+		if (v == 1) { uint8_t k8[] = {0xd9, 6, 'a', 'm', 'o', 'u', 'n', 't'}; sl_put_raw(&in, k8, sizeof k8); }
+		else if (v == 2) sl_put_int(&in, 7); /* an int key */
+		else sl_put_cstr(&in, "amount");
+		sl_put_int(&in, v == 0 ? -3 : 3);
+		sl_put_cstr(&in, "nested"); sl_put_map(&in, 1); sl_put_cstr(&in, "a"); sl_put_float(&in, 1.5);
+		sl_put_cstr(&in, "currency"); sl_put_cstr(&in, "EUR");
+		reset_host();
+		CHECK(sl__process(&f, 0, in.p, in.len, 1) == SL_OK);
+		CHECK(emitted_count[0] == (v == 0 || v == 2 ? 0 : 1));
+		for (uint32_t cut = 0; cut < in.len; cut++) {
+			uint8_t *b = malloc(cut ? cut : 1); /* exactly the cut: a read past it is caught by ASan */
+			memcpy(b, in.p, cut);
+			CHECK(sl__process(&f, 0, b, cut, 1) == SL_MALFORMED);
+			free(b);
+		}
+	}
+	free(in.p);
+}
+
 static void test_process_state_and_side_outputs(void) {
 	sl_buf in = {0};
 	/* keyed records: key "k" */
@@ -552,6 +587,7 @@ int main(void) {
 	test_filter_and_map();
 	test_filter_runs();
 	test_event_times();
+	test_envelope_cuts();
 	test_process_state_and_side_outputs();
 	test_partition_and_describe();
 	test_open();

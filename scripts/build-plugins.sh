@@ -22,8 +22,9 @@ CC=${CC:-cc}
 CARGO=${CARGO:-/usr/bin/cargo}
 export RUSTC=${RUSTC:-/usr/bin/rustc} RUSTDOC=${RUSTDOC:-/usr/bin/rustdoc}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/.cache/rust-target}
-# A 64 KiB stack (rustc's default is 1 MiB), placed first so an overflow traps.
-export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-C link-arg=-zstack-size=65536 -C link-arg=--stack-first"
+# A 64 KiB stack (rustc's default is 1 MiB), placed first so an overflow traps;
+# bulk memory: copies are memory.copy (the host's memmove), not a byte loop.
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-C link-arg=-zstack-size=65536 -C link-arg=--stack-first -C target-feature=+bulk-memory"
 WAT2WASM=${WAT2WASM:-wat2wasm}
 ASDIR=sdk/assemblyscript
 ASC=$ASDIR/node_modules/.bin/asc

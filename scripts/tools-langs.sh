@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the toolchains of the non-Go plugins when they are missing and we
 # are root (as on CI): C (clang, lld, wasi-libc, compiler-rt for wasm32),
-# Rust (Debian's rustc/cargo 1.63 with the wasm32 std), AssemblyScript
-# (node, npm, then `npm ci` in sdk/assemblyscript), WAT (wabt) and a native
-# C compiler for the C SDK's tests. Otherwise it says exactly what is
-# missing and how to install it, and fails.
+# Rust (Debian's rustc/cargo 1.63 with the wasm32 std), AssemblyScript and
+# binaryen's wasm-opt, which the Rust build runs (node, npm, then `npm ci` in
+# sdk/assemblyscript), WAT (wabt) and a native C compiler for the C SDK's
+# tests. Otherwise it says exactly what is missing and how to install it,
+# and fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +34,7 @@ check() {
   command -v npm >/dev/null || apt+=(npm)
   command -v wat2wasm >/dev/null || apt+=(wabt)
   [ -x sdk/assemblyscript/node_modules/.bin/asc ] || npm=yes
+  [ -x sdk/assemblyscript/node_modules/.bin/wasm-opt ] || npm=yes # binaryen, for the Rust plugins
 }
 
 check
@@ -49,8 +51,8 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     apt-get install -y -qq "${apt[@]}" >/dev/null
     check
   done
-  if command -v npm >/dev/null && [ ! -x sdk/assemblyscript/node_modules/.bin/asc ]; then
-    echo "tools-langs: installing AssemblyScript (npm ci in sdk/assemblyscript)" >&2
+  if command -v npm >/dev/null && [ $npm = yes ]; then
+    echo "tools-langs: installing AssemblyScript and binaryen (npm ci in sdk/assemblyscript)" >&2
     (cd sdk/assemblyscript && npm ci --no-audit --no-fund --loglevel=error)
   fi
   check
@@ -59,5 +61,5 @@ fi
 
 echo "tools-langs: the C, Rust and AssemblyScript plugins cannot be built or tested:" >&2
 [ ${#apt[@]} -gt 0 ] && echo "  missing ${apt[*]}; install with: sudo apt-get install -y ${apt[*]}" >&2
-[ $npm = yes ] && echo "  missing the AssemblyScript compiler; install with: (cd sdk/assemblyscript && npm ci)" >&2
+[ $npm = yes ] && echo "  missing the AssemblyScript compiler or binaryen's wasm-opt; install with: (cd sdk/assemblyscript && npm ci)" >&2
 exit 1

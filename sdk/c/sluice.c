@@ -29,10 +29,16 @@ SL__IMPORT("state_del") int32_t sl_host_state_del(int32_t slot, const uint8_t *k
 static const char *g_why; /* why the last skip failed */
 
 static inline uint16_t be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ /* wasm is */
+/* one unaligned load each, not four or eight byte loads */
+static inline uint32_t be32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return __builtin_bswap32(v); }
+static inline uint64_t be64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return __builtin_bswap64(v); }
+#else
 static inline uint32_t be32(const uint8_t *p) {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 static inline uint64_t be64(const uint8_t *p) { return (uint64_t)be32(p) << 32 | be32(p + 4); }
+#endif
 
 static const uint8_t *truncated(void) { g_why = "truncated msgpack"; return NULL; }
 
@@ -41,19 +47,60 @@ static inline const uint8_t *need(const uint8_t *p, const uint8_t *e, uint64_t s
 	return size <= (uint64_t)(e - p) ? p + size : truncated();
 }
 
+/* fixed[c] is the whole size of a value whose header byte is c when the
+ * header alone gives it (fixint, fixstr, nil, bool, fixed-width numbers,
+ * fixext), else 0 (containers, str/bin/ext 8/16/32, 0xc1): the common case
+ * of every scan is one table load and one length check (as fixedSize in
+ * abi/msgpack.go). */
+#define X16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+static const uint8_t fixed[256] = {
+	X16(1), X16(1), X16(1), X16(1), X16(1), X16(1), X16(1), X16(1), /* 0x00-0x7f fixint */
+	X16(0), X16(0),                                                  /* 0x80-0x9f fixmap, fixarray */
+	1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,           /* 0xa0-0xbf fixstr */
+	17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
+	1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 5, 9, 2, 3, 5, 9,                  /* 0xc0-0xcf */
+	2, 3, 5, 9, 3, 4, 6, 10, 18, 0, 0, 0, 0, 0, 0, 0,                /* 0xd0-0xdf */
+	X16(1), X16(1),                                                  /* 0xe0-0xff fixint */
+};
+#undef X16
+
 static const uint8_t *skip(const uint8_t *p, const uint8_t *e, int depth);
 
-/* skip_n skips n values (a container's body) at nesting depth+1. */
-static const uint8_t *skip_n(const uint8_t *p, const uint8_t *e, uint64_t n, int depth) {
+/* skip_fast is skip with its common cases inline: a fixint, a value whose
+ * header gives its size. */
+static inline const uint8_t *skip_fast(const uint8_t *p, const uint8_t *e, int depth) {
+	if (p < e) {
+		if (*p <= 0x7f || *p >= 0xe0) return p + 1;
+		uint32_t size = fixed[*p];
+		if (size && size <= (uint32_t)(e - p)) return p + size;
+	}
+	return skip(p, e, depth);
+}
+
+/* skip_n skips n values (a container's body) at nesting depth+1. Only a
+ * nested container or a str/bin/ext 8/16/32 costs a call. */
+static inline const uint8_t *skip_n(const uint8_t *p, const uint8_t *e, uint64_t n, int depth) {
 	if (depth + 1 > SL_MAX_DEPTH) { g_why = "msgpack nested deeper than the limit"; return NULL; }
 	if (n > (uint64_t)(e - p)) return truncated(); /* each value takes a byte */
+	while (n-- > 0)
+		if (!(p = skip_fast(p, e, depth + 1))) return NULL;
+	return p;
+}
+
+/* skip_pairs is skip_n for the n key/value pairs of a map, with a fixstr
+ * key skipped without the table: the next load then waits on one add, not
+ * on a second load. */
+static inline const uint8_t *skip_pairs(const uint8_t *p, const uint8_t *e, uint32_t n, int depth) {
+	if (depth + 1 > SL_MAX_DEPTH) { g_why = "msgpack nested deeper than the limit"; return NULL; }
 	while (n-- > 0) {
-		if (p >= e) return truncated();
-		uint8_t c = *p;
-		if (c <= 0x7f || c >= 0xe0) { p++; continue; }          /* fixint */
-		if (c >= 0xa0 && c <= 0xbf) { p = need(p, e, 1 + (c & 0x1f)); } /* fixstr */
-		else p = skip(p, e, depth + 1);
-		if (!p) return NULL;
+		if (p < e && (*p & 0xe0) == 0xa0) {
+			uint32_t size = 1 + (*p & 0x1fu);
+			if (size > (uint32_t)(e - p)) return truncated();
+			p += size;
+		} else if (!(p = skip(p, e, depth + 1))) {
+			return NULL;
+		}
+		if (!(p = skip_fast(p, e, depth + 1))) return NULL;
 	}
 	return p;
 }
@@ -62,21 +109,11 @@ static const uint8_t *skip_n(const uint8_t *p, const uint8_t *e, uint64_t n, int
 static const uint8_t *skip(const uint8_t *p, const uint8_t *e, int depth) {
 	if (p >= e) return truncated();
 	uint8_t c = *p;
-	if (c <= 0x7f || c >= 0xe0) return p + 1;
+	if (fixed[c]) return need(p, e, fixed[c]);
 	if (c <= 0x8f) return skip_n(p + 1, e, 2u * (c & 0x0f), depth);
 	if (c <= 0x9f) return skip_n(p + 1, e, c & 0x0f, depth);
-	if (c <= 0xbf) return need(p, e, 1 + (c & 0x1f));
 	uint64_t hdr, n;
 	switch (c) {
-	case 0xc0: case 0xc2: case 0xc3: return p + 1;
-	case 0xcc: case 0xd0: return need(p, e, 2);
-	case 0xcd: case 0xd1: case 0xd4: return need(p, e, 3);
-	case 0xd5: return need(p, e, 4);
-	case 0xce: case 0xd2: case 0xca: return need(p, e, 5);
-	case 0xd6: return need(p, e, 6);
-	case 0xcf: case 0xd3: case 0xcb: return need(p, e, 9);
-	case 0xd7: return need(p, e, 10);
-	case 0xd8: return need(p, e, 18);
 	case 0xc4: case 0xd9: case 0xc7: /* bin8, str8, ext8: len8 (+type) */
 		if (!need(p, e, 2)) return NULL;
 		hdr = c == 0xc7 ? 3 : 2;
@@ -169,7 +206,8 @@ bool sl_as_bool(sl_value v, bool *out) {
 	return true;
 }
 
-int64_t sl_int(sl_value v) {
+/* int_slow is sl_int past a fixint. */
+static int64_t int_slow(sl_value v) {
 	int64_t i;
 	double f;
 	if (sl_as_int(v, &i)) return i;
@@ -177,6 +215,11 @@ int64_t sl_int(sl_value v) {
 	if (f >= 9223372036854775808.0) return INT64_MAX;
 	if (f <= -9223372036854775808.0) return INT64_MIN;
 	return (int64_t)f;
+}
+
+int64_t sl_int(sl_value v) {
+	if (v.n > 0 && (v.p[0] <= 0x7f || v.p[0] >= 0xe0)) return (int8_t)v.p[0]; /* fixint, inline */
+	return int_slow(v);
 }
 
 double sl_float(sl_value v) {
@@ -247,21 +290,51 @@ bool sl_map_next(sl_iter *it, sl_value *key, sl_value *val) {
 	return next_value(it, key) && next_value(it, val);
 }
 
+/* same_bytes compares n bytes with at most two loads per side for n <= 16
+ * (overlapping when n is not a power of two); for a literal name, inlined,
+ * its loads are constants. */
+static inline bool same_bytes(const uint8_t *a, const uint8_t *b, uint32_t n) {
+	uint64_t x, y, x2, y2;
+	uint32_t u, w, u2, w2;
+	uint16_t h, k, h2, k2;
+	if (n >= 8 && n <= 16) {
+		memcpy(&x, a, 8), memcpy(&y, b, 8), memcpy(&x2, a + n - 8, 8), memcpy(&y2, b + n - 8, 8);
+		return x == y && x2 == y2;
+	}
+	if (n >= 4 && n < 8) {
+		memcpy(&u, a, 4), memcpy(&w, b, 4), memcpy(&u2, a + n - 4, 4), memcpy(&w2, b + n - 4, 4);
+		return u == w && u2 == w2;
+	}
+	if (n >= 2 && n < 4) {
+		memcpy(&h, a, 2), memcpy(&k, b, 2), memcpy(&h2, a + n - 2, 2), memcpy(&k2, b + n - 2, 2);
+		return h == k && h2 == k2;
+	}
+	if (n < 2) return n == 0 || *a == *b;
+	return memcmp(a, b, n) == 0;
+}
+
 bool sl_map_getn(sl_value map, const uint8_t *name, uint32_t len, sl_value *out) {
 	sl_iter it;
 	sl_value k, v;
 	sl_str s;
 	if (!sl_map_iter(map, &it)) return false;
+	const uint8_t *p = it.p, *e = it.end;
 	while (it.left > 0) {
-		/* fast path: a fixstr key compared in place, its value skipped */
-		uint8_t c = it.p < it.end ? *it.p : 0;
-		if (c >= 0xa0 && c <= 0xbf && (uint32_t)(c & 0x1f) == len &&
-		    (uint32_t)(it.end - it.p) > len && memcmp(it.p + 1, name, len) == 0) {
-			it.p += 1 + len;
+		/* fast path: a fixstr key compared in place; a value whose header
+		 * gives its size skipped in place */
+		uint8_t c = p < e ? *p : 0;
+		if (c >= 0xa0 && c <= 0xbf && (uint32_t)(e - p) > (c & 0x1fu)) {
+			uint32_t kn = c & 0x1f;
+			const uint8_t *val = p + 1 + kn;
+			bool hit = kn == len && same_bytes(p + 1, name, len);
 			it.left--;
-			return next_value(&it, out);
+			if (!(p = skip_fast(val, e, 1))) return false;
+			if (hit) { out->p = val, out->n = (uint32_t)(p - val); return true; }
+			continue;
 		}
+		it.p = p;
 		if (!sl_map_next(&it, &k, &v)) return false;
+		p = it.p;
 		if (sl_as_str(k, &s) && s.n == len && memcmp(s.p, name, len) == 0) { *out = v; return true; }
 	}
 	return false;
@@ -289,15 +362,22 @@ bool sl_field_bool(const sl_record *r, const char *name, bool *out) {
 	return sl_field(r, name, &v) && sl_as_bool(v, out);
 }
 
-/* parse_record reads the envelope at p (abi.ParseRecord); NULL when bad. */
+/* parse_record reads the envelope at p (abi.ParseRecord); NULL when bad.
+ * Inline fast paths for what writers produce: an int64/uint64 or nil time,
+ * a nil key, a fixmap value. */
 static const uint8_t *parse_record(const uint8_t *p, const uint8_t *e, sl_record *r) {
 	const uint8_t *start = p;
 	if (p >= e) return truncated();
 	if (*p++ != 0x93) { g_why = "record is not a [event_time, key, value] envelope"; return NULL; }
 	if (p >= e) return truncated();
 	const uint8_t *q;
-	if (*p == 0xc0) {
+	uint8_t c = *p;
+	if (c == 0xc0) {
 		r->has_time = false, r->time = 0, p++;
+	} else if ((c == 0xd3 || c == 0xcf) && e - p >= 9) {
+		uint64_t t = be64(p + 1);
+		if (c == 0xcf && t > INT64_MAX) { g_why = "event time out of range"; return NULL; }
+		r->has_time = true, r->time = (int64_t)t, p += 9;
 	} else {
 		sl_value t = {p, (uint32_t)(e - p)};
 		if (sl_type_of(t) != SL_T_INT) { g_why = "event time is not an int or nil"; return NULL; }
@@ -306,11 +386,15 @@ static const uint8_t *parse_record(const uint8_t *p, const uint8_t *e, sl_record
 		if (!sl_as_int(t, &r->time)) { g_why = "event time out of range"; return NULL; }
 		r->has_time = true, p = q;
 	}
-	if (!(q = skip(p, e, 1))) return NULL;
-	r->key.p = *p == 0xc0 ? NULL : p;
-	r->key.n = *p == 0xc0 ? 0 : (uint32_t)(q - p);
-	p = q;
-	if (!(q = skip(p, e, 1))) return NULL;
+	if (p < e && *p == 0xc0) {
+		r->key.p = NULL, r->key.n = 0, p++;
+	} else {
+		if (!(q = skip(p, e, 1))) return NULL;
+		r->key.p = p, r->key.n = (uint32_t)(q - p), p = q;
+	}
+	if (p < e && (*p & 0xf0) == 0x80) q = skip_pairs(p + 1, e, *p & 0x0f, 1);
+	else q = skip(p, e, 1);
+	if (!q) return NULL;
 	r->value.p = p, r->value.n = (uint32_t)(q - p);
 	r->raw.p = start, r->raw.n = (uint32_t)(q - start);
 	return q;
@@ -454,6 +538,10 @@ static int g_nouts = 1;
 static int g_fail;            /* first failure of an output call in this call */
 static const sl_record *g_cur; /* the record being processed */
 static sl_buf g_sink;          /* where records for a bad handle go */
+/* A filter's kept records that lie back to back in the batch: copied to the
+ * main output as one block when the run breaks, before anything else is
+ * written there, and at the end of the call. */
+static struct { const uint8_t *p; uint32_t n; int32_t count; } g_run;
 
 const sl_context *sl_ctx(void) { return &g_ctx; }
 
@@ -462,7 +550,10 @@ static int fail_once(int status) {
 	return status;
 }
 
+static int run_flush(void);
+
 static sl_out *out_of(int h) {
+	if (h == SL_MAIN && g_run.count) run_flush(); /* keeps the main output in order */
 	if (h < 0 || h >= g_nouts) {
 		g_err_len = 0;
 		err_adds("unknown output handle ");
@@ -491,6 +582,26 @@ static int flush(sl_out *o) {
 static int record_done(sl_out *o) {
 	o->count++;
 	return o->buf.len >= FLUSH_AT || o->buf.oom ? flush(o) : (g_fail ? g_fail : SL_OK);
+}
+
+static int run_flush(void) {
+	sl_out *o = &g_outs[SL_MAIN];
+	sl_put_raw(&o->buf, g_run.p, g_run.n);
+	o->count += g_run.count - 1; /* record_done counts the last one */
+	g_run.n = 0, g_run.count = 0;
+	return record_done(o);
+}
+
+/* keep is sl_emit(SL_MAIN, r) for a filter's record r: it extends the run
+ * when r follows it in the batch. */
+static int keep(const sl_record *r) {
+	if (g_run.count && g_run.p + g_run.n == r->raw.p && g_run.n < FLUSH_AT) {
+		g_run.n += r->raw.n, g_run.count++;
+		return g_fail;
+	}
+	int st = g_run.count ? run_flush() : g_fail;
+	g_run.p = r->raw.p, g_run.n = r->raw.n, g_run.count = 1;
+	return st;
 }
 
 static void put_envelope(sl_buf *b, bool has_time, int64_t time, sl_value key) {
@@ -834,11 +945,13 @@ uint8_t *sl__buffer(uint32_t size) {
 /* begin_call resets the per-call state. */
 static void begin_call(void) {
 	g_fail = SL_OK, g_err_set = false, g_cur = NULL;
+	g_run.n = 0, g_run.count = 0;
 	for (int i = 0; i < g_nouts; i++) g_outs[i].buf.len = 0, g_outs[i].count = 0, g_outs[i].buf.oom = false;
 }
 
 /* finish flushes every port, or returns the first failure. */
 static int finish(int st) {
+	if (st == SL_OK && g_run.count) st = run_flush();
 	for (int i = 0; i < g_nouts && st == SL_OK; i++) st = flush(&g_outs[i]);
 	return st == SL_OK && g_fail ? g_fail : st;
 }
@@ -926,7 +1039,7 @@ static int call(const sl_plugin *p, int32_t port, const sl_record *r, int32_t i)
 	switch (p->kind) {
 	case SL_KIND_FILTER:
 		st = p->filter(r);
-		if (st > 0) return sl_emit(SL_MAIN, r);
+		if (st > 0) return keep(r);
 		return st < 0 ? user_failed(st, "filter", i) : SL_OK;
 	case SL_KIND_MAP: {
 		sl_edit *e = sl_edit_begin(r);

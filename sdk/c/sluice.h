@@ -8,7 +8,7 @@
  * and turns failures into a status plus an error text.
  *
  * Build (one command, the SDK and the plugin together):
- *   clang --target=wasm32-wasi -O2 -flto -mexec-model=reactor \
+ *   clang --target=wasm32-wasi -O2 -flto -mbulk-memory -mexec-model=reactor \
  *     -Wl,--stack-first -Wl,--strip-all -I sdk/c sdk/c/sluice.c op.c -o op.wasm
  *
  * Views (sl_value, sl_str) point into memory the SDK owns: a record's views

@@ -119,6 +119,12 @@ const nilKey = new Value();
 let opened = false;
 let failStatus = 0; // the first output failure of the call
 let errSet = false; // the call has sent an error text
+// A filter's kept records that lie back to back in the batch: copied to
+// the main output as one block when the run breaks, before anything else
+// is written there, and at the end of the call.
+let runPtr: usize = 0;
+let runLen = 0;
+let runCount = 0;
 
 function beginCall(): void {
   for (let i = 0; i < ports.length; i++) {
@@ -129,6 +135,8 @@ function beginCall(): void {
   failStatus = 0;
   errSet = false;
   pool.active = false;
+  runLen = 0;
+  runCount = 0;
 }
 
 /** Sends msg as the call's error text and returns status:
@@ -156,6 +164,7 @@ function userFailed(st: i32, what: string, i: i32): i32 {
 }
 
 function portOf(h: i32): Port | null {
+  if (h == MAIN && runCount != 0) flushRun(); // keeps the main output in order
   if (h < 0 || h >= ports.length) {
     failOnce(Status.User, "unknown output handle " + h.toString());
     return null;
@@ -172,11 +181,36 @@ function flush(p: Port): i32 {
   return failOnce(st, (st == Status.Limit ? "output limit reached on port " : "emit refused on port ") + p.port.toString());
 }
 
-/** Counts a record written to p and flushes a full buffer. */
-function done(p: Port): i32 {
-  p.count++;
+/** Counts n records written to p and flushes a full buffer. */
+function done(p: Port, n: i32 = 1): i32 {
+  p.count += n;
   if (p.buf.len >= FLUSH_AT) return flush(p);
   return failStatus;
+}
+
+function flushRun(): i32 {
+  const p = unchecked(ports[MAIN]);
+  p.buf.putRaw(runPtr, runLen);
+  const n = runCount;
+  runLen = 0;
+  runCount = 0;
+  return done(p, n);
+}
+
+/** emit(MAIN, r) for a filter's record r: it extends the run when r
+ * follows it in the batch. */
+function keep(r: Record): i32 {
+  const ptr = r.raw.ptr, len = r.raw.len;
+  if (runCount != 0 && runPtr + <usize>runLen == ptr && runLen < FLUSH_AT) {
+    runLen += len;
+    runCount++;
+    return failStatus;
+  }
+  const st = runCount != 0 ? flushRun() : failStatus;
+  runPtr = ptr;
+  runLen = len;
+  runCount = 1;
+  return st;
 }
 
 /** Passes r on unchanged to output `out` (MAIN or a side output). */
@@ -315,7 +349,7 @@ function call(p: Plugin, port: i32, r: Record): i32 {
     case Kind.Filter: {
       const f = p.filterFn;
       const st = f(r);
-      return st > 0 ? emit(MAIN, r) : st;
+      return st > 0 ? keep(r) : st;
     }
     case Kind.Map: {
       edit.clear();
@@ -366,6 +400,7 @@ export function sluice_process(port: i32, ptr: usize, len: i32, count: i32): i32
   if (q != e) {
     return badRecord(count, <i32>(q - ptr), false, "bytes left after the last record");
   }
+  if (runCount != 0 && (st = flushRun()) != 0) return st;
   for (let i = 0; i < ports.length; i++) {
     st = flush(unchecked(ports[i]));
     if (st != 0) return st;

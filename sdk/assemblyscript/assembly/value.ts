@@ -47,7 +47,29 @@ function truncated(): usize {
   return size <= <u64>(e - p) ? p + <usize>size : truncated();
 }
 
-/** Skips the n values of a container body at p, one level deeper. */
+/** FIXED + c holds the whole size of a value whose header byte c gives it
+ * (fixint, fixstr, nil, bool, fixed-width numbers, fixext), else 0
+ * (containers, str/bin/ext 8/16/32, 0xc1), as fixedSize in abi/msgpack.go:
+ * the common case of every scan is one load and one length check. */
+const FIXED = memory.data<u8>([
+  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, // 0x00-0x7f fixint
+  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // 0x80-0x9f fixmap, fixarray
+  1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, // 0xa0-0xbf fixstr
+  1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 5, 9, 2, 3, 5, 9, 2, 3, 5, 9, 3, 4, 6, 10, 18, 0, 0, 0, 0, 0, 0, 0, // 0xc0-0xdf
+  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, // 0xe0-0xff fixint
+]);
+
+/** Whether c is a fixint header (0x00-0x7f, 0xe0-0xff): one compare. */
+// @ts-ignore: decorator
+@inline function isFixint(c: u8): bool {
+  return <i8>c >= -32;
+}
+
+/** Skips the n values of a container body at p, one level deeper. Only a
+ * nested container or a str/bin/ext 8/16/32 costs a call. */
 function skipN(p: usize, e: usize, n: u64, depth: i32): usize {
   if (depth + 1 > MAX_DEPTH) {
     why = "msgpack nested deeper than the limit";
@@ -56,32 +78,58 @@ function skipN(p: usize, e: usize, n: u64, depth: i32): usize {
   if (n > <u64>(e - p)) return truncated(); // every value takes a byte
   while (n-- > 0) {
     if (p >= e) return truncated();
-    const c = load<u8>(p);
-    if (c <= 0x7f || c >= 0xe0) { p++; continue; }
-    p = c >= 0xa0 && c <= 0xbf ? need(p, e, 1 + <u64>(c & 0x1f)) : skipAt(p, e, depth + 1);
+    const size = <usize>load<u8>(FIXED + <usize>load<u8>(p));
+    if (size == 0) p = skipAt(p, e, depth + 1);
+    else if (size <= e - p) p += size;
+    else return truncated();
     if (p == 0) return 0;
   }
   return p;
+}
+
+/** Skips the n key/value pairs of a map body at p, one level deeper, with
+ * the common cases inline and no table load: a fixstr key, a fixint value
+ * (the next header's load then waits on one add, not on a load). */
+// @ts-ignore: decorator
+@inline export function skipPairs(p: usize, e: usize, n: i32, depth: i32): usize {
+  if (depth + 1 > MAX_DEPTH) {
+    why = "msgpack nested deeper than the limit";
+    return 0;
+  }
+  while (n-- > 0) {
+    if (p >= e) return truncated();
+    let c = load<u8>(p);
+    p = (c & 0xe0) == 0xa0 ? p + 1 + <usize>(c & 0x1f) : skipAt(p, e, depth + 1);
+    if (p == 0) return 0;
+    if (p >= e) return truncated(); // the key's value
+    c = load<u8>(p);
+    p = isFixint(c) ? p + 1 : skipFast(p, e, depth + 1);
+    if (p == 0) return 0;
+  }
+  return p;
+}
+
+/** skipAt with its common case inline: a value whose header gives its size. */
+// @ts-ignore: decorator
+@inline export function skipFast(p: usize, e: usize, depth: i32): usize {
+  if (p < e) {
+    const c = load<u8>(p);
+    if (isFixint(c)) return p + 1;
+    const size = <usize>load<u8>(FIXED + <usize>c);
+    if (size != 0 && size <= e - p) return p + size;
+  }
+  return skipAt(p, e, depth);
 }
 
 /** The end of the value at p (before e), or 0 when it is malformed. */
 export function skipAt(p: usize, e: usize, depth: i32): usize {
   if (p >= e) return truncated();
   const c = load<u8>(p);
-  if (c <= 0x7f || c >= 0xe0) return p + 1;
+  const size = load<u8>(FIXED + <usize>c);
+  if (size != 0) return need(p, e, <u64>size);
   if (c <= 0x8f) return skipN(p + 1, e, 2 * <u64>(c & 0x0f), depth);
   if (c <= 0x9f) return skipN(p + 1, e, <u64>(c & 0x0f), depth);
-  if (c <= 0xbf) return need(p, e, 1 + <u64>(c & 0x1f));
   switch (c) {
-    case 0xc0: case 0xc2: case 0xc3: return p + 1;
-    case 0xcc: case 0xd0: return need(p, e, 2);
-    case 0xcd: case 0xd1: case 0xd4: return need(p, e, 3);
-    case 0xd5: return need(p, e, 4);
-    case 0xce: case 0xd2: case 0xca: return need(p, e, 5);
-    case 0xd6: return need(p, e, 6);
-    case 0xcf: case 0xd3: case 0xcb: return need(p, e, 9);
-    case 0xd7: return need(p, e, 10);
-    case 0xd8: return need(p, e, 18);
     case 0xc4: case 0xd9: case 0xc7: // bin8, str8, ext8 (+type)
       if (need(p, e, 2) == 0) return 0;
       return need(p, e, (c == 0xc7 ? 3 : 2) + <u64>load<u8>(p + 1));
@@ -114,17 +162,54 @@ export function skip(ptr: usize, len: i32, off: i32): i32 {
 
 /** Compares UTF-8 bytes with a string, encoding it on the fly (no allocation). */
 export function utf8Equals(ptr: usize, len: i32, s: string): bool {
-  const n = s.length;
+  return utf8EqualsAt(ptr, len, changetype<usize>(s), s.length);
+}
+
+/** The 4 UTF-16 units of w as 4 bytes (the low byte of each). */
+// @ts-ignore: decorator
+@inline function pack4(w: u64): u32 {
+  return <u32>(w & 0xff) | <u32>((w >> 8) & 0xff00) | <u32>((w >> 16) & 0xff0000) | <u32>((w >> 24) & 0xff000000);
+}
+
+/** Whether the n UTF-16 units at units are all ASCII: by 4-unit words
+ * (the last one overlapping) when n >= 4. */
+// @ts-ignore: decorator
+@inline function isAscii(units: usize, n: i32): bool {
+  let m: u64 = 0;
+  if (n >= 4) {
+    for (let i = 0; i + 4 <= n; i += 4) m |= load<u64>(units + (<usize>i << 1));
+    m |= load<u64>(units + (<usize>(n - 4) << 1));
+  } else {
+    for (let i = 0; i < n; i++) m |= <u64>load<u16>(units + (<usize>i << 1));
+  }
+  return (m & 0xff80ff80ff80ff80) == 0;
+}
+
+/** Whether n UTF-8 bytes at bytes are the n ASCII units at units. */
+// @ts-ignore: decorator
+@inline function asciiEquals(bytes: usize, units: usize, n: i32): bool {
+  if (n < 4) {
+    for (let i = 0; i < n; i++) if (<u32>load<u8>(bytes + <usize>i) != <u32>load<u16>(units + (<usize>i << 1))) return false;
+    return true;
+  }
+  for (let i = 0; i + 4 <= n; i += 4) {
+    if (load<u32>(bytes + <usize>i) != pack4(load<u64>(units + (<usize>i << 1)))) return false;
+  }
+  return load<u32>(bytes + <usize>(n - 4)) == pack4(load<u64>(units + (<usize>(n - 4) << 1)));
+}
+
+/** utf8Equals with the string as n UTF-16 units at units. */
+function utf8EqualsAt(ptr: usize, len: i32, units: usize, n: i32): bool {
   let j = 0;
   for (let i = 0; i < n; i++) {
-    let c = <u32>s.charCodeAt(i);
+    let c = <u32>load<u16>(units + (<usize>i << 1));
     if (c < 0x80) {
       if (j >= len || <u32>load<u8>(ptr + <usize>j) != c) return false;
       j++;
       continue;
     }
     if (c >= 0xd800 && c < 0xdc00 && i + 1 < n) {
-      const d = <u32>s.charCodeAt(i + 1);
+      const d = <u32>load<u16>(units + (<usize>(i + 1) << 1));
       if (d >= 0xdc00 && d < 0xe000) {
         c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
         i++;
@@ -209,6 +294,10 @@ export class Value {
    * zero (saturating, NaN is 0, as a Go plugin compiled to wasm does),
    * anything else 0. */
   int(): i64 {
+    if (this.len > 0) { // a fixint, inline
+      const c = load<u8>(this.ptr);
+      if (isFixint(c)) return <i64><i8>c;
+    }
     const t = this.type;
     if (t == Type.Int) return this.asInt();
     if (t == Type.Float) return <i64>this.asF64(); // i64.trunc_sat_f64_s
@@ -271,29 +360,63 @@ export class Value {
 
   /** The value of the top-level string key `name` of a map, into `out`
    * (which is returned); out.exists is false when there is none. */
-  getInto(name: string, out: Value): Value {
-    out.len = 0;
-    const it = lookupIter;
-    if (!it.reset(this, true)) return out;
-    while (it.next()) {
-      if (it.key.strEquals(name)) return out.set(it.value.ptr, it.value.len);
-    }
-    return out;
+  // @ts-ignore: decorator
+  @inline getInto(name: string, out: Value): Value {
+    return this.lookup(changetype<usize>(name), name.length, true, out);
   }
 
   /** getInto with the name as UTF-8 bytes. */
   getBytesInto(name: usize, nameLen: i32, out: Value): Value {
+    return this.lookup(name, nameLen, false, out);
+  }
+
+  /** The lookup of getInto (name: a string's UTF-16 units, n of them) and
+   * of getBytesInto (name: n UTF-8 bytes). A fixstr key is compared in
+   * place, a value whose header gives its size is skipped in place. */
+  // @ts-ignore: decorator
+  @inline private lookup(name: usize, n: i32, utf16: bool, out: Value): Value {
     out.len = 0;
-    const it = lookupIter;
-    if (!it.reset(this, true)) return out;
-    while (it.next()) {
-      const k = it.key;
-      const off = k.bodyOffset(true);
-      if (off >= 0 && bytesEqual(k.ptr + <usize>off, k.len - off, name, nameLen)) return out.set(it.value.ptr, it.value.len);
+    // an ASCII name of n units has n UTF-8 bytes and is compared by words;
+    // any other has n to 3n and is encoded on the fly
+    const ascii = utf16 && isAscii(name, n);
+    let p = this.ptr;
+    const e = p + <usize>this.len;
+    if (this.len <= 0) return out;
+    const c0 = load<u8>(p);
+    let left: u64 = 0;
+    if ((c0 & 0xf0) == 0x80) { left = <u64>(c0 & 0x0f); p++; }
+    else if (c0 == 0xde && this.len >= 3) { left = <u64>be16(p + 1); p += 3; }
+    else if (c0 == 0xdf && this.len >= 5) { left = <u64>be32(p + 1); p += 5; }
+    else return out;
+    while (left-- > 0) {
+      if (p >= e) return out;
+      const c = load<u8>(p);
+      let key: usize = 0, keyLen = 0, val: usize;
+      if ((c & 0xe0) == 0xa0) {
+        key = p + 1;
+        keyLen = <i32>(c & 0x1f);
+        val = key + <usize>keyLen;
+        if (val > e) return out;
+      } else {
+        val = skipAt(p, e, 1);
+        if (val == 0) return out;
+        const k = keyView.set(p, <i32>(val - p)), off = k.bodyOffset(true);
+        if (off >= 0) { key = p + <usize>off; keyLen = k.len - off; }
+      }
+      const end = skipFast(val, e, 1);
+      if (end == 0) return out;
+      if (key != 0 && (ascii ? keyLen == n && asciiEquals(key, name, n)
+        : utf16 ? keyLen >= n && keyLen <= 3 * n && utf8EqualsAt(key, keyLen, name, n)
+        : bytesEqual(key, keyLen, name, n))) {
+        return out.set(val, <i32>(end - val));
+      }
+      p = end;
     }
     return out;
   }
 }
+
+const keyView = new Value();
 
 /**
  * Iterates a map's (key, value) pairs or an array's elements. Allocate one
@@ -344,5 +467,3 @@ export class Iter {
     return this.read(this.value);
   }
 }
-
-const lookupIter = new Iter();

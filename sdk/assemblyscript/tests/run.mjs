@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Instance, Status, batch, encode, f64, raw } from "../testing/host.mjs";
+import { F64, Instance, Raw, Status, batch, encode, f64, raw } from "../testing/host.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const sdk = join(here, "..");
@@ -195,6 +195,83 @@ test("partitioner: little-endian channels, key errors, config errors", async () 
   r = inst.open(encode({ fail: true }));
   assert.deepEqual([r.status, r.error], [Status.Config, "open: told to fail"]);
   assert.equal(inst.open(Uint8Array.of(0x90)).status, Status.Config, "a config that is not a map");
+});
+
+// The benchmark's records (plugins/langtest): {txnId, accountId, amount, currency}
+const txn = (i, amount) => [1_700_000_000_000 + i, null, { txnId: i, accountId: `acct-${i % 97}`, amount, currency: "EUR" }];
+
+test("filter: kept neighbours go out as runs, in order with the callback's own emits", async () => {
+  const inst = await Instance.load(build("keep"));
+  inst.open();
+  const amounts = [1, 2, -1, 3, 7, 4, -2, -3, 7, 7, 5, -4, 6, f64(2.5), raw([0xd0, 0x05]), raw([0xcf, 0x80, 0, 0, 0, 0, 0, 0, 0])];
+  const recs = amounts.map((a, i) => txn(i * 50, a));
+  const want = [];
+  recs.forEach((r, i) => {
+    const a = amounts[i];
+    if (a === 7) want.push(r);
+    if ((typeof a === "number" && a > 0) || a instanceof F64 || (a instanceof Raw && a.b[0] === 0xd0)) want.push(r);
+  });
+  let r = inst.process(batch(recs), recs.length);
+  assert.equal(r.status, 0, r.error);
+  assert.deepEqual(r.out[0], { bytes: batch(want), count: want.length, emits: 1 });
+  // everything kept, past the 64 KiB flush threshold: the input, byte for byte
+  const all = Array.from({ length: 2000 }, (_, i) => txn(i, 1 + (i % 3)));
+  r = inst.process(batch(all), all.length);
+  assert.equal(r.status, 0, r.error);
+  assert.equal(r.out[0].count, all.length);
+  assert.ok(r.out[0].emits > 1, "flushed at 64 KiB");
+  assert.deepEqual(r.out[0].bytes, batch(all));
+});
+
+test("filter: event times of every width, keys, and every cut of an envelope", async () => {
+  const inst = await Instance.load(build("keep"));
+  inst.open();
+  for (const t of [null, 0, 5, -1, 200, 70000, -70000, 1n << 40n, -(1n << 40n), (1n << 63n) - 1n, -(1n << 63n)]) {
+    for (const k of [null, "key", [1, "a"]]) {
+      const b = batch([[t, k, { amount: 1 }]]);
+      const r = inst.process(b, 1);
+      assert.equal(r.status, 0, r.error);
+      assert.deepEqual(r.out[0].bytes, b, `time ${t}, key ${k}`);
+    }
+  }
+  const big = Buffer.of(0x93, 0xcf, 0x80, 0, 0, 0, 0, 0, 0, 0, 0xc0, 0x80); // 2^63
+  assert.match(inst.process(big, 1).error, /event time out of range/);
+  const values = [
+    { txnId: 5, accountId: "acct-12", amount: 3, nested: { a: f64(1.5) }, currency: "EUR" },
+    { txnId: 1000, accountId: "x".repeat(40), amount: -3 }, // a str8 value
+    raw([0x82, 0x07, 0x01, 0xd9, 6, 0x61, 0x6d, 0x6f, 0x75, 0x6e, 0x74, 0x03]), // {7: 1, "amount" (a str8 key): 3}
+  ];
+  for (const v of values) {
+    const b = Buffer.concat([Buffer.of(0x93), encode(1_700_000_000_000), encode(null), encode(v)]);
+    assert.equal(inst.process(b, 1).status, 0);
+    for (let cut = 0; cut < b.length; cut++) {
+      const r = inst.process(b.subarray(0, cut), 1);
+      assert.equal(r.status, Status.Malformed, `cut at ${cut} of ${b.toString("hex")}`);
+    }
+  }
+});
+
+test("lookups: keys of every length, ASCII or not, as strings and as bytes", async () => {
+  const inst = await Instance.load(build("lookup"));
+  inst.open();
+  const obj = {}, names = [], want = {};
+  for (let n = 1; n <= 22; n++) {
+    const name = Array.from({ length: n }, (_, i) => String.fromCharCode(97 + ((n + i) % 26))).join("");
+    obj[name] = n % 3 === 0 ? n : n % 3 === 1 ? "s".repeat(n) : [n, null];
+    names.push(name, name.slice(0, -1) + "!", "!" + name.slice(1)); // present, differs at the end, at the start
+  }
+  obj["ünï"] = 1; obj["é😀"] = 2; obj["aé"] = 3;
+  names.push("ünï", "é😀", "aé", "ae", "é", "ünï!", "");
+  names.forEach((name, i) => { want["v" + i] = name in obj ? obj[name] : null; want["same" + i] = true; });
+  // keys the fast path does not take: a str8 key, an int key, a map16 body
+  const odd = raw([0x83, 0xd9, 3, 0x6b, 0x65, 0x79, 1, 7, 2, 0xa1, 0x7a, 3]); // {"key" (str8): 1, 7: 2, "z": 3}
+  const map16 = raw([0xde, 0, 2, 0xa1, 0x61, 1, 0xa1, 0x62, 2]);              // {"a": 1, "b": 2} as a map16
+  let r = inst.process(batch([[null, null, { obj, names }], [null, null, { obj: odd, names: ["key", "z", "7"] }],
+    [null, null, { obj: map16, names: ["a", "b", "c"] }]]), 3);
+  assert.equal(r.status, 0, r.error);
+  assert.deepEqual(r.out[0].bytes, batch([[null, null, want],
+    [null, null, { v0: 1, same0: true, v1: 3, same1: true, v2: null, same2: true }],
+    [null, null, { v0: 1, same0: true, v1: 2, same1: true, v2: null, same2: true }]]));
 });
 
 let failed = 0;

@@ -167,6 +167,95 @@ static void test_skip_errors(void) {
 	CHECK(sl_skip(deep, sizeof deep, 0) == -1);      /* 69 levels: too deep */
 }
 
+/* spec_size is the msgpack spec's size of a value of header c followed by
+ * zero bytes (lengths and counts 0), the oracle of the scanner's tables. */
+static uint32_t spec_size(uint8_t c) {
+	if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3) return 1;
+	if ((c >= 0x80 && c <= 0x9f)) return 1;   /* empty fixmap / fixarray */
+	if (c >= 0xa0 && c <= 0xbf) return 1 + (c & 0x1f);
+	switch (c) {
+	case 0xcc: case 0xd0: return 2;
+	case 0xcd: case 0xd1: return 3;
+	case 0xce: case 0xd2: case 0xca: return 5;
+	case 0xcf: case 0xd3: case 0xcb: return 9;
+	case 0xd4: return 3;
+	case 0xd5: return 4;
+	case 0xd6: return 6;
+	case 0xd7: return 10;
+	case 0xd8: return 18;
+	case 0xc4: case 0xd9: return 2;   /* bin8, str8 of length 0 */
+	case 0xc7: return 3;              /* ext8: length, type */
+	case 0xc5: case 0xda: case 0xdc: case 0xde: return 3;
+	case 0xc8: return 4;
+	case 0xc6: case 0xdb: case 0xdd: case 0xdf: return 5;
+	case 0xc9: return 6;
+	}
+	return 0; /* 0xc1 */
+}
+
+static void test_skip_every_header(void) {
+	uint8_t b[64];
+	for (int c = 0; c < 256; c++) {
+		memset(b, 0, sizeof b);
+		b[0] = (uint8_t)c;
+		if (c >= 0x81 && c <= 0x8f) continue; /* fixmap, fixarray with elements: below */
+		if (c >= 0x91 && c <= 0x9f) continue;
+		uint32_t n = spec_size((uint8_t)c);
+		CHECK(sl_skip(b, sizeof b, 0) == (n ? (int64_t)n : -1));
+		if (n > 1) CHECK(sl_skip(b, n - 1, 0) == -1); /* one byte short */
+	}
+	/* {"a": each fixed-size value} as a map skips to its end */
+	for (int c = 0; c < 256; c++) {
+		uint32_t n = spec_size((uint8_t)c);
+		if (!n || (c >= 0x80 && c <= 0x9f)) continue;
+		memset(b, 0, sizeof b);
+		b[0] = 0x81, b[1] = 0xa1, b[2] = 'a', b[3] = (uint8_t)c;
+		CHECK(sl_skip(b, sizeof b, 0) == 3 + (int64_t)n);
+		CHECK(sl_skip(b, 3 + n - 1, 0) == -1);
+	}
+}
+
+/* The fast paths of the lookup: fixstr keys of every length compared in
+ * place, each kind of value skipped in place or by the general scanner. */
+static void test_map_lookup_every_length(void) {
+	char name[24];
+	sl_buf b = {0};
+	sl_put_map(&b, 22);
+	for (uint32_t n = 1; n <= 22; n++) {
+		for (uint32_t i = 0; i < n; i++) name[i] = (char)('a' + (n + i) % 26);
+		sl_put_str(&b, name, n);
+		switch (n % 6) { /* values whose size the header gives, and others */
+		case 0: sl_put_int(&b, (int64_t)n); break;
+		case 1: sl_put_int(&b, 100000 + (int64_t)n); break;
+		case 2: sl_put_str(&b, name, n); break;
+		case 3: sl_put_str(&b, "0123456789012345678901234567890123456789", 40); break; /* str8 */
+		case 4: sl_put_array(&b, 2); sl_put_int(&b, (int64_t)n); sl_put_nil(&b); break;
+		default: sl_put_float(&b, (double)n); break;
+		}
+	}
+	sl_value m = val(b.p, b.len), v;
+	CHECK(sl_skip(b.p, b.len, 0) == b.len);
+	for (uint32_t n = 1; n <= 22; n++) {
+		for (uint32_t i = 0; i < n; i++) name[i] = (char)('a' + (n + i) % 26);
+		CHECK(sl_map_getn(m, (const uint8_t *)name, n, &v));
+		CHECK(v.p > b.p && v.p + v.n <= b.p + b.len && sl_skip(v.p, v.n, 0) == v.n);
+		if (n % 6 == 0) CHECK(sl_int(v) == (int64_t)n);
+		if (n % 6 == 1) CHECK(sl_int(v) == 100000 + (int64_t)n);
+		if (n % 6 == 5) CHECK(sl_float(v) == (double)n);
+		name[0] ^= 1; /* first byte differs */
+		CHECK(!sl_map_getn(m, (const uint8_t *)name, n, &v));
+		name[0] ^= 1, name[n - 1] ^= 1; /* last byte differs */
+		CHECK(!sl_map_getn(m, (const uint8_t *)name, n, &v));
+	}
+	CHECK(!sl_map_getn(m, (const uint8_t *)"", 0, &v));
+	/* truncated after a key, inside a value, in the middle of a key */
+	CHECK(!sl_map_get(V(0x82, 0xa1, 'a', 0x01, 0xa1, 'b'), "b", &v));
+	CHECK(!sl_map_get(V(0x81, 0xa1, 'b', 0xcd, 0x01), "b", &v));
+	CHECK(!sl_map_get(V(0x82, 0xa1, 'a', 0xcd, 0x01), "b", &v));
+	CHECK(!sl_map_get(V(0x81, 0xa6, 'a', 'm', 'o'), "amo", &v));
+	free(b.p);
+}
+
 static void test_map_lookup(void) {
 	/* {1: 2, "amount": 7, "long-key-that-is-str8-encoded-ok": "v"} with a str8 key */
 	sl_buf b = {0};
@@ -304,6 +393,116 @@ static void test_filter_and_map(void) {
 	free(in.p), free(want.p);
 }
 
+/* keep_some keeps records whose amount is > 0 and, for amount 7, first
+ * emits the record itself to the main output (so the main output holds
+ * it twice, in order). */
+static int keep_some(const sl_record *r) {
+	int64_t a = 0;
+	sl_field_int(r, "amount", &a);
+	if (a == 7) {
+		int st = sl_emit(SL_MAIN, r);
+		if (st < 0) return st;
+	}
+	return a > 0;
+}
+
+/* A filter's kept records go out as runs of neighbours: the output must be
+ * the records one by one, in order, with what the callback emits itself. */
+static void test_filter_runs(void) {
+	static const int64_t amounts[] = {1, 2, -1, 3, 7, 4, -2, -3, 7, 7, 5, -4, 6};
+	enum { N = sizeof amounts / sizeof amounts[0] };
+	sl_buf in = {0}, want = {0};
+	int32_t kept = 0;
+	for (int i = 0; i < N; i++) {
+		record(&in, i, amounts[i]);
+		if (amounts[i] == 7) record(&want, i, amounts[i]), kept++;
+		if (amounts[i] > 0) record(&want, i, amounts[i]), kept++;
+	}
+	sl_plugin f = {.name = "f", .kind = SL_KIND_FILTER, .filter = keep_some};
+	uint8_t empty_map = 0x80;
+	sl__reset();
+	CHECK(sl__open(&f, &empty_map, 1, 0, 1, 128) == SL_OK);
+	reset_host();
+	CHECK(sl__process(&f, 0, in.p, in.len, N) == SL_OK);
+	CHECK(emitted_count[0] == kept && emit_calls == 1);
+	CHECK(bytes_eq(emitted[0], emitted_len[0], want.p, want.len));
+	/* a batch larger than the 64 KiB flush threshold, everything kept */
+	in.len = 0;
+	int32_t n = 0;
+	while (in.len < (40u << 10)) record(&in, n++, 1);
+	reset_host();
+	CHECK(sl__process(&f, 0, in.p, in.len, n) == SL_OK);
+	CHECK(emitted_count[0] == n && bytes_eq(emitted[0], emitted_len[0], in.p, in.len));
+	/* a refused emit of a run fails the call */
+	reset_host();
+	emit_status = SL_LIMIT;
+	CHECK(sl__process(&f, 0, in.p, in.len, n) == SL_LIMIT);
+	free(in.p), free(want.p);
+}
+
+static void test_event_times(void) {
+	sl_plugin f = {.name = "f", .kind = SL_KIND_FILTER, .filter = keep_positive};
+	uint8_t empty_map = 0x80;
+	sl__reset();
+	CHECK(sl__open(&f, &empty_map, 1, 0, 1, 128) == SL_OK);
+	/* int64 and uint64 times as writers encode them, and every other int */
+	static const int64_t times[] = {0, 5, -1, -100, 200, 70000, -70000, 1LL << 40, -(1LL << 40), INT64_MAX, INT64_MIN};
+	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+		sl_buf in = {0};
+		record(&in, times[i], 1);
+		reset_host();
+		CHECK(sl__process(&f, 0, in.p, in.len, 1) == SL_OK && bytes_eq(emitted[0], emitted_len[0], in.p, in.len));
+		free(in.p);
+	}
+	uint8_t big[] = {0x93, 0xcf, 0x80, 0, 0, 0, 0, 0, 0, 0, 0xc0, 0x80}; /* 2^63: out of range */
+	CHECK(sl__process(&f, 0, big, sizeof big, 1) == SL_MALFORMED && strstr(last_error, "out of range"));
+	uint8_t u64[] = {0x93, 0xcf, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xc0, 0x81, 0xa6, 'a', 'm', 'o', 'u', 'n', 't', 1};
+	reset_host();
+	CHECK(sl__process(&f, 0, u64, sizeof u64, 1) == SL_OK && emitted_count[0] == 1);
+	uint8_t cut[] = {0x93, 0xd3, 0, 0, 0, 0, 0, 0, 0}; /* 8 bytes of a 9-byte time */
+	CHECK(sl__process(&f, 0, cut, sizeof cut, 1) == SL_MALFORMED && strstr(last_error, "truncated"));
+	uint8_t nokey[] = {0x93, 0xc0}; /* ends after the time */
+	CHECK(sl__process(&f, 0, nokey, sizeof nokey, 1) == SL_MALFORMED && strstr(last_error, "truncated"));
+	uint8_t keyed[] = {0x93, 0xc0, 0xa1, 'k', 0x81, 0xa6, 'a', 'm', 'o', 'u', 'n', 't', 1};
+	reset_host();
+	CHECK(sl__process(&f, 0, keyed, sizeof keyed, 1) == SL_OK && bytes_eq(emitted[0], emitted_len[0], keyed, sizeof keyed));
+}
+
+/* Every cut of an envelope is malformed, whatever the value holds: the
+ * envelope parser's inline paths check what the general scanner does. */
+static void test_envelope_cuts(void) {
+	sl_plugin f = {.name = "f", .kind = SL_KIND_FILTER, .filter = keep_positive};
+	uint8_t empty_map = 0x80;
+	sl__reset();
+	CHECK(sl__open(&f, &empty_map, 1, 0, 1, 128) == SL_OK);
+	sl_buf in = {0};
+	for (int v = 0; v < 4; v++) {
+		in.len = 0;
+		sl_put_array(&in, 3);
+		sl_put_int(&in, 1700000000000LL + v);
+		if (v == 3) sl_put_cstr(&in, "key"); else sl_put_nil(&in);
+		sl_put_map(&in, 5);
+		sl_put_cstr(&in, "txnId"); sl_put_int(&in, v == 0 ? 5 : 1000);
+		sl_put_cstr(&in, "accountId"); sl_put_cstr(&in, "acct-12");
+		if (v == 1) { uint8_t k8[] = {0xd9, 6, 'a', 'm', 'o', 'u', 'n', 't'}; sl_put_raw(&in, k8, sizeof k8); }
+		else if (v == 2) sl_put_int(&in, 7); /* an int key */
+		else sl_put_cstr(&in, "amount");
+		sl_put_int(&in, v == 0 ? -3 : 3);
+		sl_put_cstr(&in, "nested"); sl_put_map(&in, 1); sl_put_cstr(&in, "a"); sl_put_float(&in, 1.5);
+		sl_put_cstr(&in, "currency"); sl_put_cstr(&in, "EUR");
+		reset_host();
+		CHECK(sl__process(&f, 0, in.p, in.len, 1) == SL_OK);
+		CHECK(emitted_count[0] == (v == 0 || v == 2 ? 0 : 1));
+		for (uint32_t cut = 0; cut < in.len; cut++) {
+			uint8_t *b = malloc(cut ? cut : 1); /* exactly the cut: a read past it is caught by ASan */
+			memcpy(b, in.p, cut);
+			CHECK(sl__process(&f, 0, b, cut, 1) == SL_MALFORMED);
+			free(b);
+		}
+	}
+	free(in.p);
+}
+
 static void test_process_state_and_side_outputs(void) {
 	sl_buf in = {0};
 	/* keyed records: key "k" */
@@ -380,10 +579,15 @@ int main(void) {
 	test_put_int_smallest();
 	test_scalars();
 	test_skip_errors();
+	test_skip_every_header();
 	test_map_lookup();
+	test_map_lookup_every_length();
 	test_java_hash();
 	test_text_like_go();
 	test_filter_and_map();
+	test_filter_runs();
+	test_event_times();
+	test_envelope_cuts();
 	test_process_state_and_side_outputs();
 	test_partition_and_describe();
 	test_open();

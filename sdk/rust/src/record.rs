@@ -1,7 +1,7 @@
 //! Records (zero-copy envelope views) and edits (typed setters that rebuild
 //! a record's value map).
 
-use crate::msgpack::{map_header_size, skip_at, type_of, DecodeError, Type, Value, Write};
+use crate::msgpack::{map_header_size, skip_at, skip_pairs, type_of, DecodeError, Type, Value, Write};
 
 /// One envelope `[event_time|nil, key|nil, value]`: views into the batch.
 #[derive(Clone, Copy, Debug)]
@@ -18,26 +18,32 @@ pub struct Record<'a> {
 
 impl<'a> Record<'a> {
     /// A top-level field of the value map.
+    #[inline]
     pub fn field(&self, name: &str) -> Option<Value<'a>> {
         self.value.get(name)
     }
     /// An integer field with the Go SDK's semantics (see [`Value::int`]).
+    #[inline]
     pub fn int(&self, name: &str) -> i64 {
         self.field(name).map(|v| v.int()).unwrap_or(0)
     }
     /// A number field (see [`Value::float`]).
+    #[inline]
     pub fn float(&self, name: &str) -> f64 {
         self.field(name).map(|v| v.float()).unwrap_or(0.0)
     }
     /// A string field, UTF-8 checked.
+    #[inline]
     pub fn str(&self, name: &str) -> Option<&'a str> {
         self.field(name).and_then(|v| v.as_str())
     }
     /// A string field's bytes, unchecked.
+    #[inline]
     pub fn str_bytes(&self, name: &str) -> Option<&'a [u8]> {
         self.field(name).and_then(|v| v.as_str_bytes())
     }
     /// A boolean field.
+    #[inline]
     pub fn bool(&self, name: &str) -> Option<bool> {
         self.field(name).and_then(|v| v.as_bool())
     }
@@ -47,7 +53,9 @@ impl<'a> Record<'a> {
 pub(crate) type ParseError = &'static str;
 
 /// Reads the envelope at `b[off..]` (abi.ParseRecord); returns it and the
-/// offset just past it.
+/// offset just past it. Inline fast paths for what writers produce: an
+/// int64/uint64 or nil time, a nil key, a fixmap value.
+#[inline]
 pub(crate) fn parse_record(b: &[u8], off: usize) -> Result<(Record<'_>, usize), ParseError> {
     let text = DecodeError::text;
     match b.get(off) {
@@ -56,11 +64,19 @@ pub(crate) fn parse_record(b: &[u8], off: usize) -> Result<(Record<'_>, usize), 
         Some(_) => return Err("record is not a [event_time, key, value] envelope"),
     }
     let mut p = off + 1;
-    let time = match b.get(p) {
+    let time = match b.get(p..).and_then(|t| Some((*t.first()?, t.get(1..9)))) {
         None => return Err(text(DecodeError::Truncated)),
-        Some(0xc0) => {
+        Some((0xc0, _)) => {
             p += 1;
             None
+        }
+        Some((c @ (0xcf | 0xd3), Some(t))) => {
+            let t = u64::from_be_bytes(t.try_into().map_err(|_| text(DecodeError::Truncated))?);
+            if c == 0xcf && t > i64::MAX as u64 {
+                return Err("event time out of range");
+            }
+            p += 9;
+            Some(t as i64)
         }
         Some(_) if type_of(&b[p..]) == Type::Int => {
             let end = skip_at(b, p, 1).map_err(text)?;
@@ -70,11 +86,23 @@ pub(crate) fn parse_record(b: &[u8], off: usize) -> Result<(Record<'_>, usize), 
         }
         Some(_) => return Err("event time is not an int or nil"),
     };
-    let k_end = skip_at(b, p, 1).map_err(text)?;
-    let key = if b[p] == 0xc0 { None } else { Some(Value::from_raw(&b[p..k_end])) };
-    let end = skip_at(b, k_end, 1).map_err(text)?;
-    let rec = Record { raw: &b[off..end], time, key, value: Value::from_raw(&b[k_end..end]) };
-    Ok((rec, end))
+    let (key, k_end) = match b.get(p) {
+        Some(0xc0) => (None, p + 1),
+        _ => {
+            let end = skip_at(b, p, 1).map_err(text)?;
+            (b.get(p..end).map(Value::from_raw), end)
+        }
+    };
+    let end = match b.get(k_end) {
+        Some(&c) if c & 0xf0 == 0x80 => skip_pairs(b, k_end + 1, (c & 0x0f) as usize, 1),
+        _ => skip_at(b, k_end, 1),
+    }
+    .map_err(text)?;
+    let (raw, value) = match (b.get(off..end), b.get(k_end..end)) {
+        (Some(raw), Some(value)) => (raw, value),
+        _ => return Err(text(DecodeError::Truncated)), // the scanner's ends are in range
+    };
+    Ok((Record { raw, time, key, value: Value::from_raw(value) }, end))
 }
 
 /// Appends the head of an envelope: `[`, the time and the key.

@@ -31,6 +31,22 @@ struct Port {
     port: i32, // the host's port; negative: nothing consumes it, records are dropped
 }
 
+/// A filter's kept records that lie back to back in the batch: copied to
+/// the main output as one block when the run breaks, before anything else
+/// is written there, and at the end of the call. It points into the batch
+/// of the current call: set during `process`, cleared by `begin_call`.
+struct Run {
+    ptr: *const u8,
+    len: usize,
+    count: i32,
+}
+
+impl Default for Run {
+    fn default() -> Self {
+        Run { ptr: core::ptr::null(), len: 0, count: 0 }
+    }
+}
+
 /// The state of the instance (a wasm instance runs one call at a time).
 #[derive(Default)]
 pub(crate) struct Engine {
@@ -39,6 +55,7 @@ pub(crate) struct Engine {
     state: Vec<u8>,
     ctx: Context,
     pending: Option<Error>, // an output failure the operator may have ignored
+    run: Run,
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -65,6 +82,7 @@ impl Engine {
             self.ports.push(Port::default());
         }
         self.pending = None;
+        self.run = Run::default();
     }
 
     /// Sends err's text to the host and returns its status (`default` when
@@ -93,21 +111,56 @@ impl Engine {
         if let Some(err) = self.pending.take() {
             return Err(err);
         }
+        self.flush_run()?;
         (0..self.ports.len()).try_for_each(|h| self.flush(h))
     }
 
     fn port(&mut self, h: usize) -> Result<&mut Port, Error> {
+        if h == MAIN {
+            self.flush_run()?; // keeps the main output in order
+        }
         let n = self.ports.len();
         self.ports.get_mut(h).ok_or_else(|| Error::user(format!("unknown output handle {} (the plugin has {})", h, n)))
     }
 
-    /// Counts a record written to port h and flushes a full buffer.
-    fn done(&mut self, h: usize) -> Result<(), Error> {
+    /// Counts n records written to port h and flushes a full buffer.
+    fn done_n(&mut self, h: usize, n: i32) -> Result<(), Error> {
         let p = &mut self.ports[h];
-        p.count += 1;
+        p.count += n;
         if p.buf.len() >= FLUSH_AT {
             return self.flush(h);
         }
+        Ok(())
+    }
+
+    fn done(&mut self, h: usize) -> Result<(), Error> {
+        self.done_n(h, 1)
+    }
+
+    /// Copies the run of kept records to the main output.
+    fn flush_run(&mut self) -> Result<(), Error> {
+        let run = core::mem::take(&mut self.run);
+        if run.count == 0 {
+            return Ok(());
+        }
+        // Safety: the run lies in the batch of the call in progress (see Run).
+        let bytes = unsafe { core::slice::from_raw_parts(run.ptr, run.len) };
+        self.ports[MAIN].buf.extend_from_slice(bytes);
+        self.done_n(MAIN, run.count)
+    }
+
+    /// Emits a filter's record r unchanged on the main output, extending
+    /// the run when r follows it in the batch.
+    #[inline]
+    fn keep(&mut self, r: &Record) -> Result<(), Error> {
+        let run = &mut self.run;
+        if run.count > 0 && run.ptr.wrapping_add(run.len) == r.raw.as_ptr() && run.len < FLUSH_AT {
+            run.len += r.raw.len();
+            run.count += 1;
+            return Ok(());
+        }
+        self.flush_run()?;
+        self.run = Run { ptr: r.raw.as_ptr(), len: r.raw.len(), count: 1 };
         Ok(())
     }
 }
@@ -323,8 +376,13 @@ pub mod rt {
                     Err(why) => return e.fail(bad_record(i, off, batch.len(), why), Status::MALFORMED),
                 };
                 let res = f(op, port, &r, &mut Output { e: &mut *e });
-                if let Some(err) = res.err().or_else(|| e.pending.take()) {
-                    return e.fail(err.prefixed(&format!("record {}: ", i)), Status::USER);
+                let failed = match res {
+                    Err(err) => Some(err),
+                    Ok(()) if e.pending.is_some() => e.pending.take(),
+                    Ok(()) => None,
+                };
+                if let Some(err) = failed {
+                    return e.fail(err.prefixed(&record_prefix(i)), Status::USER);
                 }
                 off = end;
             }
@@ -338,13 +396,20 @@ pub mod rt {
         })
     }
 
+    /// "record i: ", out of line: formatting takes its argument by
+    /// reference, which would keep the loop's counter in memory.
+    #[inline(never)]
+    fn record_prefix(i: i32) -> String {
+        format!("record {}: ", i)
+    }
+
     fn bad_record(i: i32, off: usize, len: usize, why: &str) -> Error {
         let why = if off >= len && why == "truncated msgpack" { "batch holds fewer records than its count" } else { why };
         Error::malformed(format!("malformed input: record {} at byte {}: {}", i, off, why))
     }
 
     pub fn process_filter<P: Filter>(slot: &mut Option<P>, port: i32, batch: &[u8], count: i32) -> i32 {
-        process(slot, Kind::Filter, port, batch, count, |op, _, r, out| if op.filter(r)? { out.emit(MAIN, r) } else { Ok(()) })
+        process(slot, Kind::Filter, port, batch, count, |op, _, r, out| if op.filter(r)? { out.e.keep(r) } else { Ok(()) })
     }
 
     pub fn process_map<P: Map>(slot: &mut Option<P>, port: i32, batch: &[u8], count: i32) -> i32 {
@@ -401,7 +466,7 @@ pub mod rt {
                 };
                 match op.partition(r.key, n) {
                     Ok(c) => ch.extend_from_slice(&c.to_le_bytes()),
-                    Err(err) => return e.fail(err.prefixed(&format!("record {}: ", i)), Status::USER),
+                    Err(err) => return e.fail(err.prefixed(&record_prefix(i)), Status::USER),
                 }
                 off = end;
             }

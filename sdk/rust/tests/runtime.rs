@@ -63,6 +63,73 @@ fn malformed_batches_get_a_status_and_a_text() {
     assert_eq!(rt::process_filter(&mut None::<Positive>, 1, &b, 2), -4);
 }
 
+/// Kept neighbours go out as one run; the output must still be the
+/// records one by one, in order, and a refused emit fails the call.
+#[test]
+fn filter_runs_of_kept_records() {
+    let amounts = [1, 2, -1, 3, 7, 4, -2, -3, 7, 7, 5, -4, 6];
+    let all: Vec<(i64, i64)> = amounts.iter().enumerate().map(|(i, &a)| (i as i64, a)).collect();
+    let kept: Vec<(i64, i64)> = all.iter().copied().filter(|&(_, a)| a > 0).collect();
+    let mut h = Harness::<Positive>::new();
+    h.open(EMPTY);
+    assert_eq!(h.filter(&batch(&all), all.len() as i32), 0);
+    assert_eq!(h.take_emits(), vec![(0, batch(&kept), kept.len() as i32)]);
+    // everything kept, past the 64 KiB flush threshold: the input, byte for byte
+    let many: Vec<(i64, i64)> = (0..5000).map(|i| (i, 1 + i % 3)).collect();
+    let b = batch(&many);
+    assert_eq!(h.filter(&b, many.len() as i32), 0);
+    let emits = h.take_emits();
+    assert!(emits.len() > 1, "flushed at 64 KiB");
+    assert_eq!(emits.iter().map(|e| e.2).sum::<i32>(), many.len() as i32);
+    assert_eq!(emits.iter().flat_map(|e| e.1.iter().copied()).collect::<Vec<u8>>(), b);
+    fake(|f| f.emit_status = Status::LIMIT.0);
+    assert_eq!(h.filter(&b, many.len() as i32), Status::LIMIT.0);
+    fake(|f| f.emit_status = 0);
+}
+
+/// Every event-time width and key; every cut of an envelope is malformed
+/// (the envelope parser's inline paths check what the scanner does).
+#[test]
+fn envelopes_every_time_and_every_cut() {
+    let mut h = Harness::<Positive>::new();
+    h.open(EMPTY);
+    let one = value(&[("amount", 1)]);
+    for t in [None, Some(0), Some(5), Some(-1), Some(200), Some(70000), Some(-70000), Some(1 << 40), Some(-(1 << 40)), Some(i64::MAX), Some(i64::MIN)] {
+        for key in [None, Some(&[0xa1, b'k'][..]), Some(&[0x92, 0x01, 0xa1, b'a'][..])] {
+            let mut b = Vec::new();
+            envelope(&mut b, t, key, &one);
+            assert_eq!(h.filter(&b, 1), 0, "time {:?}, key {:?}: {}", t, key, h.error());
+            assert_eq!(h.take_emits(), vec![(0, b, 1)]);
+        }
+    }
+    assert_eq!(h.filter(&[0x93, 0xcf, 0x80, 0, 0, 0, 0, 0, 0, 0, 0xc0, 0x80], 1), -1);
+    assert!(h.error().contains("event time out of range"), "{}", h.error());
+    let mut nested = Vec::new();
+    nested.put_map(5);
+    nested.put_str("txnId");
+    nested.put_int(1000);
+    nested.put_str("accountId");
+    nested.put_str(&"x".repeat(40));
+    nested.put_str("amount");
+    nested.put_int(3);
+    nested.put_str("nested");
+    nested.put_map(1);
+    nested.put_str("a");
+    nested.put_f64(1.5);
+    nested.put_str("currency");
+    nested.put_str("EUR");
+    let str8_key = [0x82, 0x07, 0x01, 0xd9, 6, b'a', b'm', b'o', b'u', b'n', b't', 0x03]; // {7: 1, "amount" (str8): 3}
+    for v in [&value(&[("txnId", 5), ("amount", -3)])[..], &nested, &str8_key] {
+        let mut b = Vec::new();
+        envelope(&mut b, Some(1_700_000_000_000), None, v);
+        assert_eq!(h.filter(&b, 1), 0);
+        h.take_emits();
+        for cut in 0..b.len() {
+            assert_eq!(h.filter(&b[..cut], 1), -1, "cut at {} of {:x?}", cut, b);
+        }
+    }
+}
+
 struct Double;
 impl Plugin for Double {
     const NAME: &'static str = "double";

@@ -128,14 +128,7 @@ func AppendIndex(dst []byte, batch []byte, count int) ([]byte, error) {
 
 // indexError is Reader's error for a batch AppendIndex cannot index.
 func indexError(dst []byte, batch []byte, count int) ([]byte, error) {
-	rd := NewReader(batch, count)
-	for rd.Next() {
-	}
-	err := rd.Err()
-	if err == nil { // cannot happen: both paths accept exactly Reader's batches
-		err = &DecodeError{Err: ErrInvalid, Detail: "the batch index disagrees with the reader"}
-	}
-	return dst, err
+	return dst, readerError(batch, count)
 }
 
 // flatEnvelope reads the envelope at b[off] on the fast path: where it

@@ -108,3 +108,48 @@ func TestAppendIndexRefusesWhatReaderRefuses(t *testing.T) {
 		}
 	}
 }
+
+// CheckBatch gives Reader's verdict, and Reader's error, for any bytes.
+func checkAgrees(t testing.TB, b []byte, count int) {
+	t.Helper()
+	rd := NewReader(b, count)
+	for rd.Next() {
+	}
+	want, got := rd.Err(), CheckBatch(b, count)
+	if (got == nil) != (want == nil) || (got != nil && got.Error() != want.Error()) {
+		t.Fatalf("CheckBatch(% x, %d) = %v, Reader says %v", b, count, got, want)
+	}
+}
+
+func TestCheckBatchAgreesWithReader(t *testing.T) {
+	w, _ := indexBatch()
+	for n := 0; n <= len(w.Buf); n++ {
+		for _, c := range []int{w.Count - 1, w.Count, w.Count + 1, 0} {
+			checkAgrees(t, w.Buf[:n], c)
+		}
+	}
+	for i := range w.Buf {
+		for _, v := range []byte{0x00, 0x7f, 0x80, 0x8f, 0x93, 0xa5, 0xc0, 0xc1, 0xcf, 0xd3, 0xd9, 0xde, 0xff} {
+			b := append([]byte(nil), w.Buf...)
+			b[i] = v
+			checkAgrees(t, b, w.Count)
+		}
+	}
+	// a uint64 event time past int64
+	checkAgrees(t, []byte{0x93, 0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xc0, 0x80}, 1)
+}
+
+func FuzzCheckBatch(f *testing.F) {
+	w, _ := indexBatch()
+	f.Add(w.Buf, w.Count)
+	f.Add([]byte{0x93, 0xc0, 0xc0, 0x80}, 1)
+	f.Fuzz(func(t *testing.T, b []byte, count int) {
+		if count < 0 || count > 1<<16 {
+			return
+		}
+		checkAgrees(t, b, count)
+		if idx, err := AppendIndex(nil, b, count); (err == nil) != (CheckBatch(b, count) == nil) {
+			t.Fatalf("AppendIndex %v (%d bytes) and CheckBatch disagree", err, len(idx))
+		}
+	})
+}

@@ -84,10 +84,7 @@ func checkOutput(mode outMode, b []byte, count int) error {
 			return fmt.Errorf("%d bytes left after %d values", len(b)-off, count)
 		}
 	case outRecords:
-		rd := abi.NewReader(b, count)
-		for rd.Next() {
-		}
-		if err := rd.Err(); err != nil {
+		if err := abi.CheckBatch(b, count); err != nil {
 			return err
 		}
 	}

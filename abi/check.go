@@ -2,18 +2,22 @@ package abi
 
 // CheckBatch reports whether batch holds exactly count well-formed
 // records, with Reader's error when it does not; it is Reader's verdict
-// without Reader's work. Flat records (see AppendIndex) are checked in
+// without Reader's work. Flat records (FlatRecord) are checked in
 // one pass that reads each header once; any other record goes through
 // ParseRecord. The host runs it on everything a guest emits, so its cost
 // is paid on every output record of every Wasm operator.
 func CheckBatch(batch []byte, count int) error {
 	off := 0
+	var flat Flat
+	var fields [15]FlatField
 	for i := 0; i < count; i++ {
 		if off >= len(batch) {
 			return readerError(batch, count)
 		}
-		end, _, _, _, _, ok := flatEnvelope(batch, off)
-		if !ok {
+		end := 0
+		if FlatRecord(batch, off, &flat, &fields) {
+			end = flat.End
+		} else {
 			var err error
 			if _, end, err = ParseRecord(batch, off); err != nil {
 				return readerError(batch, count)

@@ -3,7 +3,6 @@ package abi
 import (
 	"encoding/binary"
 	"errors"
-	"slices"
 )
 
 // ExportProcessIndexed: process_indexed(port i32, ptr i32, len i32,
@@ -80,12 +79,29 @@ func AppendIndex(dst []byte, batch []byte, count int) ([]byte, error) {
 		dst = grown
 	}
 	dst = dst[:base+recs]
-	b, off, fields := batch, 0, 0
+	b, off, nfields := batch, 0, 0
+	var flat Flat
+	var fields [15]FlatField
 	for i := 0; i < count; i++ {
 		start := off
-		end, vs, ks, t, flags, ok := flatEnvelope(b, off)
+		var end, vs int
+		var ks, flags uint32
+		var t int64
+		ok := FlatRecord(b, off, &flat, &fields)
 		if ok {
-			dst, flags = appendFlatFields(dst, b[vs:end], flags)
+			end, vs, ks, t = flat.End, flat.Value, IndexNoKey, flat.Time
+			if flat.Key >= 0 {
+				ks = uint32(flat.Key)
+			}
+			if flat.HasTime {
+				flags = IndexHasTime
+			}
+			flags |= IndexFields | uint32(flat.Fields)<<IndexCountShift
+			for _, f := range fields[:flat.Fields] {
+				dst = binary.LittleEndian.AppendUint32(dst, uint32(f.Key))
+				dst = binary.LittleEndian.AppendUint32(dst, uint32(f.Val))
+				dst = binary.LittleEndian.AppendUint32(dst, uint32(f.End))
+			}
 		} else {
 			var r Record
 			var err error
@@ -113,8 +129,8 @@ func AppendIndex(dst []byte, batch []byte, count int) ([]byte, error) {
 		binary.LittleEndian.PutUint32(e[12:], uint32(vs))
 		binary.LittleEndian.PutUint64(e[16:], uint64(t))
 		binary.LittleEndian.PutUint32(e[24:], flags)
-		binary.LittleEndian.PutUint32(e[28:], uint32(fields))
-		fields += int(flags >> IndexCountShift)
+		binary.LittleEndian.PutUint32(e[28:], uint32(nfields))
+		nfields += int(flags >> IndexCountShift)
 		off = end
 		if off >= len(b) && i+1 < count {
 			return indexError(dst[:base], batch, count)
@@ -131,82 +147,95 @@ func indexError(dst []byte, batch []byte, count int) ([]byte, error) {
 	return dst, readerError(batch, count)
 }
 
-// flatEnvelope reads the envelope at b[off] on the fast path: where it
-// ends, where its value and key start (IndexNoKey for nil), its time and
-// the time flag. ok is false for anything else, which the caller hands
-// to ParseRecord.
-func flatEnvelope(b []byte, off int) (end, vs int, ks uint32, t int64, flags uint32, ok bool) {
+// Flat is a flat record as FlatRecord reads it: an int64 or nil event
+// time, a nil or header-sized key, a fixmap of fixstr keys to values whose
+// header tells their size (or str8). Most records of a stream are flat;
+// the host's batch index and the Go SDK's guest-side split both read them
+// with FlatRecord, so the two cannot disagree on one.
+type Flat struct {
+	End     int   // offset just past the record
+	Key     int   // where the key starts, or -1 for a nil key (it ends at Value)
+	Value   int   // where the value starts (it ends at End)
+	Time    int64 // valid when HasTime
+	HasTime bool
+	Fields  int // FlatRecord filled fields[:Fields]
+}
+
+// FlatField is where one field of a flat record is, relative to the start
+// of its value: the key's bytes are value[Key:Val] and its value
+// value[Val:End]. Its layout is a field entry of the batch index.
+type FlatField struct{ Key, Val, End int32 }
+
+// FlatRecord reads the record at b[off] when it is flat, checking every
+// length it reads, and fills r and fields; it returns false for any other
+// record (ParseRecord decides those). Whatever it accepts, ParseRecord
+// accepts with the same parts (FuzzCheckBatch, the SDK's FuzzSplit).
+func FlatRecord(b []byte, off int, r *Flat, fields *[15]FlatField) bool {
 	p := off + 1
 	if p+2 > len(b) || b[off] != 0x93 {
-		return
+		return false
 	}
 	switch c := b[p]; {
 	case c <= 0x7f:
-		t, flags, p = int64(c), IndexHasTime, p+1
+		r.Time, r.HasTime, p = int64(c), true, p+1
 	case c == 0xc0:
-		p++
+		r.Time, r.HasTime, p = 0, false, p+1
 	case (c == 0xcf || c == 0xd3) && p+9 <= len(b):
 		u := binary.BigEndian.Uint64(b[p+1:])
 		if c == 0xcf && u > 1<<63-1 {
-			return
+			return false
 		}
-		t, flags, p = int64(u), IndexHasTime, p+9
+		r.Time, r.HasTime, p = int64(u), true, p+9
 	default:
-		return
+		return false
 	}
-	ks = IndexNoKey
 	if p >= len(b) {
-		return
+		return false
 	}
-	if c := b[p]; c != 0xc0 {
-		if valueSize[c] == 0 || p+int(valueSize[c]) > len(b) {
-			return
-		}
-		ks, p = uint32(p), p+int(valueSize[c])
-	} else {
+	r.Key = -1
+	if b[p] == 0xc0 {
 		p++
+	} else {
+		s := flatSize(b, p)
+		if s == 0 || p+s > len(b) {
+			return false
+		}
+		r.Key, p = p, p+s
 	}
-	vs = p
 	if p >= len(b) || b[p]&0xf0 != 0x80 {
-		return
+		return false
 	}
-	n := int(b[p] & 0x0f)
-	for p++; n > 0; n-- {
+	vs, n := p, int(b[p]&0x0f)
+	p++
+	for i := 0; i < n; i++ {
 		if p >= len(b) || b[p]&0xe0 != 0xa0 { // a fixstr key
-			return
+			return false
 		}
-		if p += 1 + int(b[p]&0x1f); p >= len(b) {
-			return
+		f := &fields[i&15] // n <= 15
+		f.Key = int32(p + 1 - vs)
+		p += 1 + int(b[p]&0x1f)
+		if p >= len(b) {
+			return false
 		}
-		s := int(valueSize[b[p]])
-		if s == 0 {
-			return
+		f.Val = int32(p - vs)
+		s := flatSize(b, p)
+		if p += s; s == 0 || p > len(b) {
+			return false
 		}
-		if p += s; p > len(b) {
-			return
-		}
+		f.End = int32(p - vs)
 	}
-	return p, vs, ks, t, flags, true
+	r.End, r.Value, r.Fields = p, vs, n
+	return true
 }
 
-// appendFlatFields appends the field entries of a value flatEnvelope
-// accepted (a fixmap of fixstr keys to header-sized values) and adds the
-// field flags.
-func appendFlatFields(dst []byte, m []byte, flags uint32) ([]byte, uint32) {
-	n := int(m[0] & 0x0f)
-	at := len(dst)
-	dst = slices.Grow(dst, n*IndexFieldWords*4)[:at+n*IndexFieldWords*4]
-	e := dst[at:]
-	for i, p := 0, 1; i < n; i++ {
-		ks := p + 1
-		vs := ks + int(m[p]&0x1f)
-		p = vs + int(valueSize[m[vs]])
-		f := e[i*IndexFieldWords*4 : (i+1)*IndexFieldWords*4]
-		binary.LittleEndian.PutUint32(f[0:], uint32(ks))
-		binary.LittleEndian.PutUint32(f[4:], uint32(vs))
-		binary.LittleEndian.PutUint32(f[8:], uint32(p))
+// flatSize is the size of the value at b[p] (p < len(b)) when its header
+// tells it (valueSize) or it is a str8, else 0; it may pass the end of b.
+func flatSize(b []byte, p int) int {
+	c := b[p]
+	if s := int(valueSize[c]); s != 0 || c != 0xd9 || p+1 >= len(b) {
+		return s
 	}
-	return dst, flags | IndexFields | uint32(n)<<IndexCountShift
+	return 2 + int(b[p+1])
 }
 
 // appendFields appends the field entries of the map m (already known to

@@ -25,7 +25,7 @@ func (e *engine) processIndexed(port int32, batch []byte, count int32, index []b
 }
 
 // run is process: with recs (the host's index) or without (split).
-func (e *engine) run(port int32, batch []byte, count int32, recs []indexRecord, fields []fieldAt) error {
+func (e *engine) run(port int32, batch []byte, count int32, recs []indexRecord, fields []abi.FlatField) error {
 	op := reg.op
 	if op == nil {
 		return errNoOperator

@@ -83,8 +83,8 @@ func appendValue(dst []byte, v *view) ([]byte, error) {
 		var kEnd, vEnd, j int
 		if v.indexed && i < len(v.fields) { // split or the host found them (scan.go)
 			f := &v.fields[i]
-			kEnd, vEnd = int(f.val), int(f.end)
-			j = v.findBytes(m[f.key:f.val])
+			kEnd, vEnd = int(f.Val), int(f.End)
+			j = v.findBytes(m[f.Key:f.Val])
 		} else {
 			var err error
 			if kEnd, err = abi.Skip(m, off); err != nil {

@@ -1,139 +1,41 @@
 package sdk
 
 import (
-	"encoding/binary"
-	"math"
 	"strconv"
 	"unsafe"
 
 	"github.com/sluicehq/sluice/abi"
 )
 
-// This file is the guest's fast path over the bytes of a batch: splitting
-// envelopes and finding a top-level field, for the flat records that make
-// up most streams (a map of strings to scalars and short strings), and
-// reading the host's batch index (abi.ExportProcessIndexed) instead when
-// the host sends one. Each is one loop in one function: compiled to wasm
-// by Go, a call costs ~9 ns and a loop iteration ~5 (arguments and results
-// go through the Go stack in linear memory, every branch goes through the
-// function's dispatch loop), so abi's scanner, whose general skip calls
-// itself per value, split a record in ~500 ns inside the guest; split
-// takes ~190 and the index ~55 (RATIONALE.md).
-//
-// Anything outside the fast path (a nested value, a long string, a map
-// header other than fixmap, a truncated or malformed byte) is handed to
-// package abi, which decides: the fast path never accepts or rejects what
-// abi would not, and returns the same slices (a differential test and a
-// fuzz target hold it).
-
-// small is the total size of a value with header byte c that the fast
-// path skips without looking further: fixed-width scalars (sizes as abi's)
-// and, with the flag bit 0x80, fixstr (size from the header); 0 for any
-// other value.
-var small = func() (t [256]uint8) {
-	for c := 0x00; c <= 0x7f; c++ {
-		t[c] = 1 // positive fixint
-	}
-	for c := 0xe0; c <= 0xff; c++ {
-		t[c] = 1 // negative fixint
-	}
-	for c, n := range map[byte]uint8{
-		0xc0: 1, 0xc2: 1, 0xc3: 1, // nil, false, true
-		0xcc: 2, 0xd0: 2, 0xcd: 3, 0xd1: 3, 0xce: 5, 0xd2: 5, 0xca: 5, 0xcf: 9, 0xd3: 9, 0xcb: 9,
-	} {
-		t[c] = n
-	}
-	for c := 0xa0; c <= 0xbf; c++ {
-		t[c] = 0x80 // fixstr: 1 + (c & 0x1f)
-	}
-	return t
-}()
-
-// smallLen is the size of the small value at b[p] (p < len(b)), or 0
-// when it is not small; it may pass the end of b. It inlines.
-func smallLen(b []byte, p int) int {
-	c := b[p]
-	s := int(small[c])
-	if s == 0x80 {
-		return 1 + int(c&0x1f)
-	}
-	if s == 0 && c == 0xd9 && p+1 < len(b) {
-		return 2 + int(b[p+1])
-	}
-	return s
-}
+// This file is how the guest finds records and fields in a batch: from
+// the host's batch index (abi.ExportProcessIndexed) when the host sends
+// one, else by splitting each flat record with abi.FlatRecord — the same
+// reader the host's index uses — which also says where its fields are.
+// A getter then compares names against that table, one call. Compiled to
+// wasm by Go, a call costs ~9 ns and a loop iteration ~5 (arguments go
+// through the Go stack in linear memory, every branch through the
+// function's dispatch loop), so abi's general scanner, which calls itself
+// per value, took ~500 ns a record inside the guest; the split ~190, the
+// index ~55 (RATIONALE.md). Records that are not flat, and views with no
+// field table, go to abi.ParseRecord and abi.MapField, which decide.
 
 // split reads the envelope at b[off:] into v and returns the offset just
-// past it; any record outside the fast path goes through abi.ParseRecord.
-// process runs it once per record: it must stay one call.
+// past it: a flat record through abi.FlatRecord (the reader the host's
+// batch index uses), which also says where its fields are, any other
+// through abi.ParseRecord. process runs it once per record.
 func (v *view) split(b []byte, off int) (int, error) {
-	p := off + 1
-	if p+2 > len(b) || b[off] != 0x93 {
+	var r abi.Flat
+	if !abi.FlatRecord(b, off, &r, &v.own) {
 		return v.splitSlow(b, off)
 	}
-	// element 0: the event time, nil or an int64.
-	var t int64
-	has := true
-	switch c := b[p]; {
-	case c <= 0x7f:
-		t, p = int64(c), p+1
-	case c == 0xc0:
-		has, p = false, p+1
-	case (c == 0xcf || c == 0xd3) && p+9 <= len(b):
-		u := binary.BigEndian.Uint64(b[p+1:])
-		if c == 0xcf && u > math.MaxInt64 {
-			return v.splitSlow(b, off)
-		}
-		t, p = int64(u), p+9
-	default:
-		return v.splitSlow(b, off)
+	v.raw, v.value, v.key = b[off:r.End:r.End], b[r.Value:r.End:r.End], nil
+	if r.Key >= 0 {
+		v.key = b[r.Key:r.Value:r.Value]
 	}
-	// element 1: the key, nil or a small value.
-	var key []byte
-	if p >= len(b) {
-		return v.splitSlow(b, off)
-	}
-	if b[p] == 0xc0 {
-		p++
-	} else {
-		s := smallLen(b, p)
-		if s == 0 || p+s > len(b) {
-			return v.splitSlow(b, off)
-		}
-		key, p = b[p:p+s:p+s], p+s
-	}
-	// element 2: the value, a fixmap of fixstr keys to small values.
-	start := p
-	if p >= len(b) || b[p]&0xf0 != 0x80 {
-		return v.splitSlow(b, off)
-	}
-	n := int(b[p] & 0x0f)
-	p++
-	for i := 0; i < n; i++ {
-		if p >= len(b) {
-			return v.splitSlow(b, off)
-		}
-		k := b[p]
-		if k&0xe0 != 0xa0 {
-			return v.splitSlow(b, off)
-		}
-		f := &v.own[i&15] // n <= 15
-		f.key = int32(p + 1 - start)
-		p += 1 + int(k&0x1f)
-		f.val = int32(p - start)
-		if p >= len(b) {
-			return v.splitSlow(b, off)
-		}
-		s := smallLen(b, p)
-		if p += s; s == 0 || p > len(b) {
-			return v.splitSlow(b, off)
-		}
-		f.end = int32(p - start)
-	}
-	v.raw, v.value, v.key, v.time, v.hasTime = b[off:p:p], b[start:p:p], key, t, has
-	v.indexed, v.fields, v.dirty = true, v.own[:n], false
+	v.time, v.hasTime = r.Time, r.HasTime
+	v.indexed, v.fields, v.dirty = true, v.own[:r.Fields], false
 	v.edits, v.vals = v.edits[:0], v.vals[:0]
-	return p, nil
+	return r.End, nil
 }
 
 func (v *view) splitSlow(b []byte, off int) (int, error) {
@@ -146,10 +48,10 @@ func (v *view) splitSlow(b []byte, off int) (int, error) {
 }
 
 // field returns the current raw value of a top-level field: the edit of
-// name if there is one, else abi.MapField's answer for the value, from the
-// fast path (a fixmap of fixstr keys to small values) or, for anything
-// else, from abi.MapField itself. nil means missing (or not a map, or
-// malformed). It is the one call behind every field getter.
+// name if there is one, else the value's field, from the index when the
+// view has one (split, or the host's batch index) and from abi.MapField
+// otherwise. nil means missing (or not a map, or malformed). It is the one
+// call behind every field getter.
 func (v *view) field(name string) []byte {
 	if len(v.edits) != 0 {
 		if i := v.find(name); i >= 0 {
@@ -160,52 +62,17 @@ func (v *view) field(name string) []byte {
 			return v.vals[e.off:e.end]
 		}
 	}
-	m := v.value
 	if v.indexed {
 		if vs, ve := v.lookup(name); vs >= 0 {
-			return m[vs:ve:ve]
+			return v.value[vs:ve:ve]
 		}
 		return nil
 	}
-	if len(m) == 0 {
+	raw, ok, err := abi.MapField(v.value, name)
+	if !ok || err != nil {
 		return nil
 	}
-	if m[0]&0xf0 != 0x80 {
-		return mapFieldSlow(m, name)
-	}
-	n, p := int(m[0]&0x0f), 1
-	if n > len(m)-1 {
-		return mapFieldSlow(m, name) // abi refuses a count the bytes cannot hold
-	}
-	for i := 0; i < n; i++ {
-		if p >= len(m) {
-			return mapFieldSlow(m, name)
-		}
-		k := m[p]
-		if k&0xe0 != 0xa0 {
-			return mapFieldSlow(m, name)
-		}
-		ks := p + 1
-		p = ks + int(k&0x1f)
-		if p >= len(m) {
-			return mapFieldSlow(m, name)
-		}
-		vs, s := p, smallLen(m, p)
-		if p += s; s == 0 || p > len(m) {
-			return mapFieldSlow(m, name)
-		}
-		if vs-ks == len(name) {
-			// a byte loop rather than string ==, which calls memequal
-			j := 0
-			for j < len(name) && m[ks+j] == name[j] {
-				j++
-			}
-			if j == len(name) {
-				return m[vs:p:p]
-			}
-		}
-	}
-	return nil
+	return raw
 }
 
 // lookup finds name in the fields of an indexed view: the value is
@@ -216,10 +83,10 @@ func (v *view) lookup(name string) (vs, ve int) {
 	q0 := unsafe.Pointer(unsafe.StringData(name))
 	for i := range v.fields {
 		f := &v.fields[i]
-		if int(f.val-f.key) != len(name) {
+		if int(f.Val-f.Key) != len(name) {
 			continue
 		}
-		k := v.value[f.key:f.val]
+		k := v.value[f.Key:f.Val]
 		p, q, n := unsafe.Pointer(unsafe.SliceData(k)), q0, len(name)
 		for ; n >= 8 && *(*uint64)(p) == *(*uint64)(q); n -= 8 {
 			p, q = unsafe.Add(p, 8), unsafe.Add(q, 8)
@@ -240,18 +107,10 @@ func (v *view) lookup(name string) (vs, ve int) {
 			p, q, n = unsafe.Add(p, 2), unsafe.Add(q, 2), n-2
 		}
 		if n == 0 || *(*byte)(p) == *(*byte)(q) {
-			return int(f.val), int(f.end)
+			return int(f.Val), int(f.End)
 		}
 	}
 	return -1, 0
-}
-
-func mapFieldSlow(m []byte, name string) []byte {
-	raw, ok, err := abi.MapField(m, name)
-	if !ok || err != nil {
-		return nil
-	}
-	return raw
 }
 
 // indexRecord is one record entry of the host's batch index, as
@@ -265,7 +124,7 @@ type indexRecord struct {
 // readIndex views index as count record entries and the field table
 // after them. The host wrote it 4-byte aligned; the guest checks the
 // sizes, and slicing checks every offset it reads.
-func readIndex(index []byte, count int32) ([]indexRecord, []fieldAt, error) {
+func readIndex(index []byte, count int32) ([]indexRecord, []abi.FlatField, error) {
 	const rec, field = abi.IndexRecordWords * 4, abi.IndexFieldWords * 4
 	n := int(count)
 	if n < 0 || len(index) < n*rec || uintptr(unsafe.Pointer(unsafe.SliceData(index)))%abi.IndexAlign != 0 {
@@ -275,16 +134,16 @@ func readIndex(index []byte, count int32) ([]indexRecord, []fieldAt, error) {
 		return []indexRecord{}, nil, nil
 	}
 	recs := unsafe.Slice((*indexRecord)(unsafe.Pointer(unsafe.SliceData(index))), n)
-	var fields []fieldAt
+	var fields []abi.FlatField
 	if rest := index[n*rec:]; len(rest) >= field {
-		fields = unsafe.Slice((*fieldAt)(unsafe.Pointer(unsafe.SliceData(rest))), len(rest)/field)
+		fields = unsafe.Slice((*abi.FlatField)(unsafe.Pointer(unsafe.SliceData(rest))), len(rest)/field)
 	}
 	return recs, fields, nil
 }
 
 // fromIndex points v at the record an index entry describes and returns
 // where the record ends.
-func (v *view) fromIndex(b []byte, r *indexRecord, fields []fieldAt) int {
+func (v *view) fromIndex(b []byte, r *indexRecord, fields []abi.FlatField) int {
 	v.raw, v.value = b[r.start:r.end:r.end], b[r.val:r.end:r.end]
 	v.key = nil
 	if r.key != abi.IndexNoKey {

@@ -20,13 +20,9 @@ type view struct {
 	// filled by split for a flat value (in own), or the host's batch index
 	// (abi.ExportProcessIndexed) for any map with string keys.
 	indexed bool
-	fields  []fieldAt
-	own     [15]fieldAt
+	fields  []abi.FlatField
+	own     [15]abi.FlatField
 }
-
-// fieldAt is where one field of a view's value is: the key's bytes are
-// value[key:val], the value's value[val:end].
-type fieldAt struct{ key, val, end int32 }
 
 // edit is a pending change of one top-level field: a new value
 // (vals[off:end]) or a deletion.

@@ -63,13 +63,15 @@ var ErrIndexSize = errors.New("batch too large for a 32-bit index")
 // fails, like Reader (with Reader's error), on a batch that is not count
 // well-formed records; dst is then returned as it was.
 //
-// Flat records (an int or nil time, a nil or one-byte key, a fixmap of
-// fixstr keys to values whose header tells their size) are indexed in
-// one pass that checks every length it reads; any other record goes
-// through ParseRecord and a field walk with Skip.
+// Flat records (see FlatRecord) are indexed in one pass that checks
+// every length it reads; any other record goes through ParseRecord and a
+// field walk with Skip.
 func AppendIndex(dst []byte, batch []byte, count int) ([]byte, error) {
 	if uint64(len(batch)) >= IndexNoKey {
 		return dst, ErrIndexSize
+	}
+	if count < 0 {
+		return indexError(dst, batch, count)
 	}
 	base := len(dst)
 	recs := count * IndexRecordWords * 4

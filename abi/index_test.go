@@ -95,7 +95,7 @@ func TestAppendIndexRefusesWhatReaderRefuses(t *testing.T) {
 	for _, c := range []struct {
 		batch []byte
 		count int
-	}{{w.Buf, w.Count + 1}, {w.Buf, w.Count - 1}, {w.Buf[:len(w.Buf)-1], w.Count}} {
+	}{{w.Buf, w.Count + 1}, {w.Buf, w.Count - 1}, {w.Buf[:len(w.Buf)-1], w.Count}, {w.Buf, -1}} {
 		rd := NewReader(c.batch, c.count)
 		for rd.Next() {
 		}
@@ -144,7 +144,7 @@ func FuzzCheckBatch(f *testing.F) {
 	f.Add(w.Buf, w.Count)
 	f.Add([]byte{0x93, 0xc0, 0xc0, 0x80}, 1)
 	f.Fuzz(func(t *testing.T, b []byte, count int) {
-		if count < 0 || count > 1<<16 {
+		if count < -1 || count > 1<<16 {
 			return
 		}
 		checkAgrees(t, b, count)

@@ -71,7 +71,7 @@ func AppendIndex(dst []byte, batch []byte, count int) ([]byte, error) {
 		return dst, ErrIndexSize
 	}
 	if count < 0 {
-		return indexError(dst, batch, count)
+		count = 0 // as Reader reads it: no records
 	}
 	base := len(dst)
 	recs := count * IndexRecordWords * 4

@@ -313,10 +313,48 @@ static inline bool same_bytes(const uint8_t *a, const uint8_t *b, uint32_t n) {
 	return memcmp(a, b, n) == 0;
 }
 
+/* g_fx indexes the record parse_record read last when its value is a
+ * fixmap whose keys are all fixstrs (what writers produce): off[i] is where
+ * the key of field i starts, from the map's header, and off[n] is the map's
+ * size. The walk that finds the record's end stores one word a field, and a
+ * lookup or an edit on that map then reads keys in place, none waiting on
+ * another, instead of walking the map again. map is NULL when there is no
+ * index (another shape, or between calls). */
+static struct { const uint8_t *map; uint32_t n, off[17]; } g_fx;
+
+/* index_pairs is skip_pairs for the n (<= 15) pairs of the fixmap whose
+ * header is at p - 1, filling g_fx; at a key that is not a fixstr it
+ * leaves no index and skip_pairs reads the rest. */
+static inline const uint8_t *index_pairs(const uint8_t *p, const uint8_t *e, uint32_t n) {
+	const uint8_t *map = p - 1;
+	g_fx.map = NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		if (p >= e || (*p & 0xe0) != 0xa0) return skip_pairs(p, e, n - i, 1);
+		uint32_t size = 1 + (*p & 0x1fu);
+		if (size > (uint32_t)(e - p)) return truncated();
+		g_fx.off[i] = (uint32_t)(p - map);
+		if (!(p = skip_fast(p + size, e, 2))) return NULL;
+	}
+	g_fx.map = map, g_fx.n = n, g_fx.off[n] = (uint32_t)(p - map);
+	return p;
+}
+
+/* indexed says whether g_fx indexes the map v. */
+static inline bool indexed(sl_value v) { return v.p && v.p == g_fx.map && v.n == g_fx.off[g_fx.n]; }
+
 bool sl_map_getn(sl_value map, const uint8_t *name, uint32_t len, sl_value *out) {
 	sl_iter it;
 	sl_value k, v;
 	sl_str s;
+	if (indexed(map)) {
+		for (uint32_t i = 0; i < g_fx.n; i++) {
+			const uint8_t *key = map.p + g_fx.off[i];
+			if ((*key & 0x1fu) != len || !same_bytes(key + 1, name, len)) continue;
+			out->p = key + 1 + len, out->n = (uint32_t)(map.p + g_fx.off[i + 1] - out->p);
+			return true;
+		}
+		return false;
+	}
 	if (!sl_map_iter(map, &it)) return false;
 	const uint8_t *p = it.p, *e = it.end;
 	while (it.left > 0) {
@@ -392,8 +430,8 @@ static const uint8_t *parse_record(const uint8_t *p, const uint8_t *e, sl_record
 		if (!(q = skip(p, e, 1))) return NULL;
 		r->key.p = p, r->key.n = (uint32_t)(q - p), p = q;
 	}
-	if (p < e && (*p & 0xf0) == 0x80) q = skip_pairs(p + 1, e, *p & 0x0f, 1);
-	else q = skip(p, e, 1);
+	if (p < e && (*p & 0xf0) == 0x80) q = index_pairs(p + 1, e, *p & 0x0f);
+	else g_fx.map = NULL, q = skip(p, e, 1);
 	if (!q) return NULL;
 	r->value.p = p, r->value.n = (uint32_t)(q - p);
 	r->raw.p = start, r->raw.n = (uint32_t)(q - start);
@@ -402,7 +440,10 @@ static const uint8_t *parse_record(const uint8_t *p, const uint8_t *e, sl_record
 
 /* ---- writing ------------------------------------------------------------- */
 
-uint8_t *sl_buf_grow(sl_buf *b, uint32_t n) {
+/* grow_slow is sl_buf_grow when b has no room: out of line, so that the
+ * common case (grow) is a compare and an add with no call, which in a
+ * metered module also means no spill of the fuel counter. */
+__attribute__((noinline)) static uint8_t *grow_slow(sl_buf *b, uint32_t n) {
 	if (b->oom) return NULL;
 	if ((uint64_t)b->len + n > b->cap) {
 		uint64_t cap = b->cap ? b->cap : 256;
@@ -416,16 +457,27 @@ uint8_t *sl_buf_grow(sl_buf *b, uint32_t n) {
 	return at;
 }
 
-void sl_put_raw(sl_buf *b, const void *p, uint32_t n) {
-	uint8_t *d = sl_buf_grow(b, n);
+static inline __attribute__((always_inline)) uint8_t *grow(sl_buf *b, uint32_t n) {
+	if (b->oom || (uint64_t)b->len + n > b->cap) return grow_slow(b, n);
+	uint8_t *at = b->p + b->len;
+	b->len += n;
+	return at;
+}
+
+uint8_t *sl_buf_grow(sl_buf *b, uint32_t n) { return grow(b, n); }
+
+static inline __attribute__((always_inline)) void put_raw(sl_buf *b, const void *p, uint32_t n) {
+	uint8_t *d = grow(b, n);
 	if (d && n) memcpy(d, p, n);
 }
 
-static void put1(sl_buf *b, uint8_t c) { uint8_t *d = sl_buf_grow(b, 1); if (d) *d = c; }
+void sl_put_raw(sl_buf *b, const void *p, uint32_t n) { put_raw(b, p, n); }
+
+static inline void put1(sl_buf *b, uint8_t c) { uint8_t *d = grow(b, 1); if (d) *d = c; }
 
 /* put_be writes header c then v in n big-endian bytes. */
-static void put_be(sl_buf *b, uint8_t c, uint64_t v, int n) {
-	uint8_t *d = sl_buf_grow(b, 1 + (uint32_t)n);
+static inline void put_be(sl_buf *b, uint8_t c, uint64_t v, int n) {
+	uint8_t *d = grow(b, 1 + (uint32_t)n);
 	if (!d) return;
 	d[0] = c;
 	for (int i = n; i >= 1; i--, v >>= 8) d[i] = (uint8_t)v;
@@ -457,7 +509,7 @@ void sl_put_str(sl_buf *b, const void *s, uint32_t n) {
 	else if (n <= UINT8_MAX) put_be(b, 0xd9, n, 1);
 	else if (n <= UINT16_MAX) put_be(b, 0xda, n, 2);
 	else put_be(b, 0xdb, n, 4);
-	sl_put_raw(b, s, n);
+	put_raw(b, s, n);
 }
 
 void sl_put_cstr(sl_buf *b, const char *s) { sl_put_str(b, s, (uint32_t)strlen(s)); }
@@ -466,7 +518,7 @@ void sl_put_bin(sl_buf *b, const void *p, uint32_t n) {
 	if (n <= UINT8_MAX) put_be(b, 0xc4, n, 1);
 	else if (n <= UINT16_MAX) put_be(b, 0xc5, n, 2);
 	else put_be(b, 0xc6, n, 4);
-	sl_put_raw(b, p, n);
+	put_raw(b, p, n);
 }
 
 /* header writes a fix/16/32 container header (fix is 0x80 or 0x90). */
@@ -586,7 +638,7 @@ static int record_done(sl_out *o) {
 
 static int run_flush(void) {
 	sl_out *o = &g_outs[SL_MAIN];
-	sl_put_raw(&o->buf, g_run.p, g_run.n);
+	put_raw(&o->buf, g_run.p, g_run.n);
 	o->count += g_run.count - 1; /* record_done counts the last one */
 	g_run.n = 0, g_run.count = 0;
 	return record_done(o);
@@ -607,19 +659,19 @@ static int keep(const sl_record *r) {
 static void put_envelope(sl_buf *b, bool has_time, int64_t time, sl_value key) {
 	put1(b, 0x93);
 	if (has_time) sl_put_int(b, time); else sl_put_nil(b);
-	if (key.n) sl_put_raw(b, key.p, key.n); else sl_put_nil(b);
+	if (key.n) put_raw(b, key.p, key.n); else sl_put_nil(b);
 }
 
 int sl_emit(int h, const sl_record *r) {
 	sl_out *o = out_of(h);
 	if (!o) return g_fail;
-	sl_put_raw(&o->buf, r->raw.p, r->raw.n);
+	put_raw(&o->buf, r->raw.p, r->raw.n);
 	return record_done(o);
 }
 
 int sl_emit_value(int h, const sl_record *r, sl_value v) {
 	sl_buf *b = sl_begin_with(h, r->has_time, r->time, r->key);
-	sl_put_raw(b, v.p, v.n);
+	put_raw(b, v.p, v.n);
 	return sl_end(h);
 }
 
@@ -686,7 +738,7 @@ static sl_op *op_for(sl_edit *e, const uint8_t *name, uint32_t n) {
 	op_->val_off = off_, op_->val_len = (e)->vals.len - off_, op_->unset = unset_; \
 } while (0)
 
-void sl_set_rawn(sl_edit *e, const uint8_t *name, uint32_t len, sl_value v) { SET(e, name, len, false, sl_put_raw(&e->vals, v.p, v.n)); }
+void sl_set_rawn(sl_edit *e, const uint8_t *name, uint32_t len, sl_value v) { SET(e, name, len, false, put_raw(&e->vals, v.p, v.n)); }
 void sl_set_raw(sl_edit *e, const char *name, sl_value v) { sl_set_rawn(e, (const uint8_t *)name, (uint32_t)strlen(name), v); }
 void sl_set_nil(sl_edit *e, const char *name) { SET(e, name, (uint32_t)strlen(name), false, sl_put_nil(&e->vals)); }
 void sl_set_bool(sl_edit *e, const char *name, bool v) { SET(e, name, (uint32_t)strlen(name), false, sl_put_bool(&e->vals, v)); }
@@ -696,16 +748,97 @@ void sl_set_str(sl_edit *e, const char *name, const void *s, uint32_t n) { SET(e
 void sl_set_cstr(sl_edit *e, const char *name, const char *s) { sl_set_str(e, name, s, (uint32_t)strlen(s)); }
 void sl_unset(sl_edit *e, const char *name) { SET(e, name, (uint32_t)strlen(name), true, (void)0); }
 
+/* edit_fast writes r edited by e to b when r's value is a fixmap whose keys
+ * are all fixstrs, none matching a name twice (what writers produce): one
+ * walk finds the edited fields, then the envelope as it was encoded and the
+ * bytes between the edited fields are copied as blocks. It writes nothing
+ * and returns false for any other record, which the general path takes. */
+static bool edit_fast(sl_edit *e, const sl_record *r, sl_buf *b) {
+	const uint8_t *v = r->value.p, *ve = v + r->value.n; /* a fixmap */
+	if (e->nops > 16) return false;
+	if (e->nops == 1 && !e->ops[0].unset && indexed(r->value)) {
+		/* one field set, the common edit: a splice */
+		const sl_op *op = &e->ops[0];
+		const uint8_t *end = r->raw.p + r->raw.n;
+		for (uint32_t i = 0; i < g_fx.n; i++) {
+			const uint8_t *key = v + g_fx.off[i];
+			if ((*key & 0x1fu) != op->name_len || !same_bytes(key + 1, op->name, op->name_len)) continue;
+			/* the first field of that name (the general path edits only
+			 * that one too) */
+			const uint8_t *val = key + 1 + op->name_len, *next = v + g_fx.off[i + 1];
+			put_raw(b, r->raw.p, (uint32_t)(val - r->raw.p));
+			put_raw(b, e->vals.p + op->val_off, op->val_len);
+			put_raw(b, next, (uint32_t)(end - next));
+			return true;
+		}
+		if (g_fx.n == 15) return false;
+		put_raw(b, r->raw.p, (uint32_t)(v - r->raw.p));
+		put1(b, (uint8_t)(0x81 + g_fx.n));
+		put_raw(b, v + 1, (uint32_t)(ve - v - 1));
+		sl_put_str(b, op->name, op->name_len);
+		put_raw(b, e->vals.p + op->val_off, op->val_len);
+		return true;
+	}
+	struct { const uint8_t *k, *end; const sl_op *op; } hit[16];
+	uint32_t n = *v & 0x0fu, count = n, nhit = 0;
+	for (uint32_t j = 0; j < e->nops; j++) e->ops[j].found = false;
+	bool ix = indexed(r->value);
+	const uint8_t *p = v + 1;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *k = p, *end;
+		if (!ix && (p >= ve || (*p & 0xe0) != 0xa0)) return false;
+		uint32_t kn = *p & 0x1fu;
+		if (ix) end = v + g_fx.off[i + 1];
+		else if (kn >= (uint32_t)(ve - p) || !(end = skip_fast(p + 1 + kn, ve, 2))) return false;
+		for (uint32_t j = 0; j < e->nops; j++) {
+			sl_op *op = &e->ops[j];
+			if (op->name_len != kn || !same_bytes(k + 1, op->name, kn)) continue;
+			if (op->found) return false; /* a key twice: the general path's rules */
+			op->found = true, count -= op->unset;
+			hit[nhit].k = k, hit[nhit].end = end, hit[nhit].op = op, nhit++;
+			break;
+		}
+		p = end;
+	}
+	if (p != ve) return false;
+	for (uint32_t j = 0; j < e->nops; j++) count += !e->ops[j].found && !e->ops[j].unset;
+	put_raw(b, r->raw.p, (uint32_t)(v - r->raw.p));
+	sl_put_map(b, count);
+	const uint8_t *at = v + 1;
+	for (uint32_t i = 0; i < nhit; i++) {
+		const sl_op *op = hit[i].op;
+		put_raw(b, at, (uint32_t)(hit[i].k - at));
+		if (!op->unset) {
+			put_raw(b, hit[i].k, 1 + op->name_len);
+			put_raw(b, e->vals.p + op->val_off, op->val_len);
+		}
+		at = hit[i].end;
+	}
+	put_raw(b, at, (uint32_t)(ve - at));
+	for (uint32_t j = 0; j < e->nops; j++) {
+		const sl_op *op = &e->ops[j];
+		if (op->found || op->unset) continue;
+		sl_put_str(b, op->name, op->name_len);
+		put_raw(b, e->vals.p + op->val_off, op->val_len);
+	}
+	return true;
+}
+
 int sl_edit_emit(sl_edit *e, int h) {
 	const sl_record *r = e->rec;
 	sl_iter it;
 	if (e->vals.oom) { e->vals.oom = false; return fail_once(sl_fail(SL_OUT_OF_MEMORY, "out of memory for a record edit")); }
 	if (e->nops == 0) return sl_emit(h, r); /* unchanged: byte for byte, whatever the value */
-	if (!sl_map_iter(r->value, &it)) return fail_once(sl_fail(SL_MALFORMED, "record value is not a map"));
+	bool fixmap = r->value.n && (*r->value.p & 0xf0) == 0x80; /* sl_map_iter takes it */
+	if (!fixmap && !sl_map_iter(r->value, &it)) return fail_once(sl_fail(SL_MALFORMED, "record value is not a map"));
 	sl_out *o = out_of(h);
 	if (!o) return g_fail;
 	sl_buf *b = &o->buf;
-	put_envelope(b, r->has_time, r->time, r->key);
+	if (fixmap) {
+		if (edit_fast(e, r, b)) return record_done(o);
+		sl_map_iter(r->value, &it);
+	}
+	put_raw(b, r->raw.p, (uint32_t)(r->value.p - r->raw.p)); /* the envelope as it was encoded */
 	uint32_t at = b->len, count = 0;
 	sl_buf_grow(b, 5); /* room for the largest map header, fixed below */
 	for (uint32_t i = 0; i < e->nops; i++) e->ops[i].found = false;
@@ -719,13 +852,13 @@ int sl_edit_emit(sl_edit *e, int h) {
 				if (e->ops[i].name_len == s.n && memcmp(e->ops[i].name, s.p, s.n) == 0) op = &e->ops[i];
 		if (op && !op->found) op->found = true, unseen--;
 		if (!op || !op->unset) {
-			sl_put_raw(b, k.p, k.n);
-			if (op) sl_put_raw(b, e->vals.p + op->val_off, op->val_len);
-			else sl_put_raw(b, v.p, v.n);
+			put_raw(b, k.p, k.n);
+			if (op) put_raw(b, e->vals.p + op->val_off, op->val_len);
+			else put_raw(b, v.p, v.n);
 			count++;
 		}
 		if (unseen == 0) { /* every edit applied: the rest is copied as it is (as sdk/go) */
-			sl_put_raw(b, it.p, (uint32_t)(it.end - it.p));
+			put_raw(b, it.p, (uint32_t)(it.end - it.p));
 			count += it.left;
 			break;
 		}
@@ -734,7 +867,7 @@ int sl_edit_emit(sl_edit *e, int h) {
 		sl_op *op = &e->ops[i];
 		if (op->found || op->unset) continue;
 		sl_put_str(b, op->name, op->name_len);
-		sl_put_raw(b, e->vals.p + op->val_off, op->val_len);
+		put_raw(b, e->vals.p + op->val_off, op->val_len);
 		count++;
 	}
 	if (b->oom) return record_done(o);
@@ -826,7 +959,7 @@ void sl_put_rune(sl_buf *b, uint32_t r) {
 	else if (r < 0x800) u[0] = (uint8_t)(0xc0 | r >> 6), u[1] = (uint8_t)(0x80 | (r & 0x3f)), n = 2;
 	else if (r < 0x10000) u[0] = (uint8_t)(0xe0 | r >> 12), u[1] = (uint8_t)(0x80 | (r >> 6 & 0x3f)), u[2] = (uint8_t)(0x80 | (r & 0x3f)), n = 3;
 	else u[0] = (uint8_t)(0xf0 | r >> 18), u[1] = (uint8_t)(0x80 | (r >> 12 & 0x3f)), u[2] = (uint8_t)(0x80 | (r >> 6 & 0x3f)), u[3] = (uint8_t)(0x80 | (r & 0x3f)), n = 4;
-	sl_put_raw(b, u, n);
+	put_raw(b, u, n);
 }
 
 /* in_table finds r's range (binary search) and checks its stride. */
@@ -944,7 +1077,7 @@ uint8_t *sl__buffer(uint32_t size) {
 
 /* begin_call resets the per-call state. */
 static void begin_call(void) {
-	g_fail = SL_OK, g_err_set = false, g_cur = NULL;
+	g_fail = SL_OK, g_err_set = false, g_cur = NULL, g_fx.map = NULL;
 	g_run.n = 0, g_run.count = 0;
 	for (int i = 0; i < g_nouts; i++) g_outs[i].buf.len = 0, g_outs[i].count = 0, g_outs[i].buf.oom = false;
 }
@@ -964,12 +1097,12 @@ static int user_failed(int st, const char *what, int32_t i) {
 	char prefix[48];
 	sl_buf pb = {(uint8_t *)prefix, 0, sizeof prefix, false};
 	if (i >= 0) {
-		sl_put_raw(&pb, "record ", 7);
+		put_raw(&pb, "record ", 7);
 		pb.len += fmt_int(prefix + pb.len, i);
 	} else {
-		sl_put_raw(&pb, what, (uint32_t)strlen(what));
+		put_raw(&pb, what, (uint32_t)strlen(what));
 	}
-	sl_put_raw(&pb, ": ", 2);
+	put_raw(&pb, ": ", 2);
 	if (!g_err_set) {
 		g_err_len = 0;
 		err_adds(g_plugin && g_plugin->name ? g_plugin->name : "plugin");

@@ -2,7 +2,7 @@
 // record's value map).
 
 import { Buf, mapHeaderSize } from "./buf";
-import { Iter, Type, Value, be64, bytesEqual, skipAt, skipPairs, typeOf, why } from "./value";
+import { Iter, Type, Value, be64, bytesEqual, skipAt, skipFast, skipPairs, typeOf, why } from "./value";
 
 /** A small pool of views handed out while a record is processed; reused
  * for the next record, so field lookups allocate nothing in steady state. */
@@ -191,6 +191,44 @@ export class Edit {
     return this.done(op);
   }
 
+  /** The common edit, one field set, when r's value is a fixmap whose keys
+   * up to that field are fixstrs: the field's value is spliced in (or the
+   * field appended, the header counting it) and every other byte copied as
+   * it is. False, with nothing written, for any other record, which the
+   * general path takes. */
+  private splice(r: Record, dst: Buf): bool {
+    const op = this.opAt(0), s = this.scratch;
+    const name = s.ptr + <usize>load<i32>(op), nameLen = load<i32>(op, 4);
+    const val = s.ptr + <usize>load<i32>(op, 8), valLen = load<i32>(op, 12);
+    const v = r.value.ptr, e = v + <usize>r.value.len;
+    const c0 = load<u8>(v);
+    if ((c0 & 0xf0) != 0x80) return false;
+    const n = <i32>(c0 & 0x0f);
+    let p = v + 1;
+    for (let i = 0; i < n; i++) {
+      if (p >= e) return false;
+      const c = load<u8>(p);
+      if ((c & 0xe0) != 0xa0) return false;
+      const kn = <i32>(c & 0x1f), at = p + 1 + <usize>kn;
+      const end = skipFast(at, e, 1);
+      if (end == 0) return false;
+      if (bytesEqual(p + 1, kn, name, nameLen)) { // the first of that name, as the general path
+        dst.putRaw(r.raw.ptr, <i32>(at - r.raw.ptr));
+        dst.putRaw(val, valLen);
+        dst.putRaw(end, <i32>(e - end));
+        return true;
+      }
+      p = end;
+    }
+    if (n == 15 || p != e) return false;
+    dst.putRaw(r.raw.ptr, <i32>(v - r.raw.ptr));
+    dst.putByte(<u8>(0x81 + n));
+    dst.putRaw(v + 1, <i32>(e - v - 1));
+    dst.putStrBytes(name, nameLen);
+    dst.putRaw(val, valLen);
+    return true;
+  }
+
   /** Appends r with the edits applied, as an envelope, to dst; false when
    * the value is not a map. */
   write(r: Record, dst: Buf): bool {
@@ -201,7 +239,13 @@ export class Edit {
     }
     const it = this.iter;
     if (!it.reset(r.value, true)) return false;
-    putEnvelope(dst, r.hasTime, r.time, r.key);
+    // the envelope as it was encoded, when the value ends it (as for every
+    // record the SDK reads)
+    const head = r.value.ptr - r.raw.ptr;
+    const asRead = r.value.ptr >= r.raw.ptr && head + <usize>r.value.len == <usize>r.raw.len;
+    if (asRead && c == 1 && !(load<i32>(this.opAt(0), 16) & UNSET) && this.splice(r, dst)) return true;
+    if (asRead) dst.putRaw(r.raw.ptr, <i32>head);
+    else putEnvelope(dst, r.hasTime, r.time, r.key);
     const at = dst.len;
     dst.grow(5); // room for the largest map header
     for (let i = 0; i < c; i++) store<i32>(this.opAt(i), load<i32>(this.opAt(i), 16) & ~FOUND, 16);

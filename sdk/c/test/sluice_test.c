@@ -440,6 +440,204 @@ static void test_filter_runs(void) {
 	free(in.p), free(want.p);
 }
 
+/* ---- edits and lookups on indexed records ---------------------------------------- */
+
+/* The edit test_edits applies: set (or unset) one or two fields. */
+static struct { const char *set, *set2, *unset; int64_t v; } g_ed;
+static const char *g_look; /* a field test_edits looks up first */
+static sl_value g_found;
+static bool g_has;
+
+static int apply_edit(const sl_record *r) {
+	static uint8_t found[64]; /* a copy: the batch is gone when the test looks */
+	if (g_look && (g_has = sl_field(r, g_look, &g_found))) {
+		if (g_found.n > sizeof found) return sl_fail(SL_USER, "test: value too long");
+		memcpy(found, g_found.p, g_found.n);
+		g_found.p = found;
+	}
+	sl_edit *e = sl_edit_begin(r);
+	if (g_ed.set) sl_set_int(e, g_ed.set, g_ed.v);
+	if (g_ed.set2) sl_set_int(e, g_ed.set2, g_ed.v + 1);
+	if (g_ed.unset) sl_unset(e, g_ed.unset);
+	return sl_edit_emit(e, SL_MAIN);
+}
+
+/* envelope appends [time, nil, value] with the time as an int64 (0xd3)
+ * whatever its size: an edit must keep the envelope as it was encoded. */
+static void envelope(sl_buf *b, int64_t time, const sl_buf *value) {
+	uint8_t t[9] = {0xd3};
+	for (int i = 8; i >= 1; i--, time >>= 8) t[i] = (uint8_t)time;
+	sl_put_array(b, 3);
+	sl_put_raw(b, t, 9);
+	sl_put_nil(b);
+	sl_put_raw(b, value->p, value->len);
+}
+
+/* edit_case runs apply_edit over one record with value `in` and checks the
+ * output is one record with value `want` and in's envelope. */
+static void edit_case(int line, const sl_buf *in, const sl_buf *want) {
+	sl_plugin p = {.name = "e", .kind = SL_KIND_FLAT_MAP, .flat_map = apply_edit};
+	uint8_t empty_map = 0x80;
+	sl_buf batch = {0}, out = {0};
+	envelope(&batch, 1700000000000, in);
+	envelope(&out, 1700000000000, want);
+	sl__reset();
+	reset_host();
+	if (sl__open(&p, &empty_map, 1, 0, 1, 128) != SL_OK || sl__process(&p, 0, batch.p, batch.len, 1) != SL_OK ||
+	    emitted_count[0] != 1 || !bytes_eq(emitted[0], emitted_len[0], out.p, out.len)) {
+		failures++;
+		fprintf(stderr, "%s:%d: edit case failed (%s)\n", __FILE__, line, last_error);
+	}
+	free(batch.p), free(out.p);
+}
+
+static void test_edits(void) {
+	sl_buf in = {0}, want = {0};
+#define RESET() (in.len = 0, want.len = 0, memset(&g_ed, 0, sizeof g_ed), g_look = NULL)
+	/* one field set in place: the bytes around it as they were */
+	RESET();
+	sl_put_map(&in, 3); sl_put_cstr(&in, "id"); sl_put_int(&in, 1000); sl_put_cstr(&in, "amount"); sl_put_int(&in, 5);
+	sl_put_cstr(&in, "cur"); sl_put_cstr(&in, "EUR");
+	sl_put_map(&want, 3); sl_put_cstr(&want, "id"); sl_put_int(&want, 1000); sl_put_cstr(&want, "amount"); sl_put_int(&want, 300);
+	sl_put_cstr(&want, "cur"); sl_put_cstr(&want, "EUR");
+	g_ed.set = "amount", g_ed.v = 300;
+	edit_case(__LINE__, &in, &want);
+	/* the first and the last field */
+	g_ed.set = "id", g_ed.v = -1;
+	want.len = 0;
+	sl_put_map(&want, 3); sl_put_cstr(&want, "id"); sl_put_int(&want, -1); sl_put_cstr(&want, "amount"); sl_put_int(&want, 5);
+	sl_put_cstr(&want, "cur"); sl_put_cstr(&want, "EUR");
+	edit_case(__LINE__, &in, &want);
+	g_ed.set = "cur", g_ed.v = 7;
+	want.len = 0;
+	sl_put_map(&want, 3); sl_put_cstr(&want, "id"); sl_put_int(&want, 1000); sl_put_cstr(&want, "amount"); sl_put_int(&want, 5);
+	sl_put_cstr(&want, "cur"); sl_put_int(&want, 7);
+	edit_case(__LINE__, &in, &want);
+	/* a new field goes last, the header counts it */
+	g_ed.set = "tag", g_ed.v = 2;
+	want.len = 0;
+	sl_put_map(&want, 4); sl_put_cstr(&want, "id"); sl_put_int(&want, 1000); sl_put_cstr(&want, "amount"); sl_put_int(&want, 5);
+	sl_put_cstr(&want, "cur"); sl_put_cstr(&want, "EUR"); sl_put_cstr(&want, "tag"); sl_put_int(&want, 2);
+	edit_case(__LINE__, &in, &want);
+	/* a lookup before the edit sees the field in place */
+	g_ed.set = "amount", g_ed.v = 9, g_look = "cur";
+	want.len = 0;
+	sl_put_map(&want, 3); sl_put_cstr(&want, "id"); sl_put_int(&want, 1000); sl_put_cstr(&want, "amount"); sl_put_int(&want, 9);
+	sl_put_cstr(&want, "cur"); sl_put_cstr(&want, "EUR");
+	edit_case(__LINE__, &in, &want);
+	sl_str s;
+	CHECK(g_has && sl_as_str(g_found, &s) && sl_str_eq(s, "EUR"));
+	g_look = "cu";
+	edit_case(__LINE__, &in, &want);
+	CHECK(!g_has);
+	/* two sets, a set and an unset, an unset alone */
+	RESET();
+	sl_put_map(&in, 2); sl_put_cstr(&in, "a"); sl_put_int(&in, 1); sl_put_cstr(&in, "b"); sl_put_int(&in, 2);
+	g_ed.set = "b", g_ed.set2 = "a", g_ed.v = 10;
+	sl_put_map(&want, 2); sl_put_cstr(&want, "a"); sl_put_int(&want, 11); sl_put_cstr(&want, "b"); sl_put_int(&want, 10);
+	edit_case(__LINE__, &in, &want);
+	g_ed.set2 = NULL, g_ed.unset = "a";
+	want.len = 0;
+	sl_put_map(&want, 1); sl_put_cstr(&want, "b"); sl_put_int(&want, 10);
+	edit_case(__LINE__, &in, &want);
+	g_ed.set = NULL;
+	want.len = 0;
+	sl_put_map(&want, 1); sl_put_cstr(&want, "b"); sl_put_int(&want, 2);
+	edit_case(__LINE__, &in, &want);
+	/* a name twice: the first is edited, the second kept */
+	RESET();
+	sl_put_map(&in, 3); sl_put_cstr(&in, "a"); sl_put_int(&in, 1); sl_put_cstr(&in, "x"); sl_put_int(&in, 0);
+	sl_put_cstr(&in, "a"); sl_put_int(&in, 2);
+	sl_put_map(&want, 3); sl_put_cstr(&want, "a"); sl_put_int(&want, 5); sl_put_cstr(&want, "x"); sl_put_int(&want, 0);
+	sl_put_cstr(&want, "a"); sl_put_int(&want, 2);
+	g_ed.set = "a", g_ed.v = 5;
+	edit_case(__LINE__, &in, &want);
+	/* 15 fields and a new one: a map16 header */
+	RESET();
+	char names[16][16];
+	sl_put_map(&in, 15);
+	sl_put_map(&want, 16);
+	for (int i = 0; i < 15; i++) {
+		snprintf(names[i], sizeof names[i], "f%d", i);
+		sl_put_cstr(&in, names[i]), sl_put_int(&in, i);
+		sl_put_cstr(&want, names[i]), sl_put_int(&want, i);
+	}
+	sl_put_cstr(&want, "new"); sl_put_int(&want, 3);
+	g_ed.set = "new", g_ed.v = 3;
+	edit_case(__LINE__, &in, &want);
+	/* a key that is not a fixstr: no index, the general path */
+	RESET();
+	sl_put_map(&in, 2); sl_put_int(&in, 1); sl_put_int(&in, 2); sl_put_cstr(&in, "amount"); sl_put_int(&in, 3);
+	sl_put_map(&want, 2); sl_put_int(&want, 1); sl_put_int(&want, 2); sl_put_cstr(&want, "amount"); sl_put_int(&want, 6);
+	g_ed.set = "amount", g_ed.v = 6, g_look = "amount";
+	edit_case(__LINE__, &in, &want);
+	int64_t i;
+	CHECK(g_has && sl_as_int(g_found, &i) && i == 3);
+	/* a nested map value and a str8 value are skipped whole */
+	RESET();
+	uint8_t str8[] = {0xd9, 40, 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a',
+	                  'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a'};
+	sl_put_map(&in, 3); sl_put_cstr(&in, "m"); sl_put_map(&in, 1); sl_put_cstr(&in, "amount"); sl_put_int(&in, 1);
+	sl_put_cstr(&in, "s"); sl_put_raw(&in, str8, sizeof str8); sl_put_cstr(&in, "amount"); sl_put_int(&in, 4);
+	sl_put_map(&want, 3); sl_put_cstr(&want, "m"); sl_put_map(&want, 1); sl_put_cstr(&want, "amount"); sl_put_int(&want, 1);
+	sl_put_cstr(&want, "s"); sl_put_raw(&want, str8, sizeof str8); sl_put_cstr(&want, "amount"); sl_put_int(&want, 8);
+	g_ed.set = "amount", g_ed.v = 8, g_look = "amount";
+	edit_case(__LINE__, &in, &want);
+	CHECK(g_has && sl_as_int(g_found, &i) && i == 4);
+	g_look = "s";
+	edit_case(__LINE__, &in, &want);
+	CHECK(g_has && g_found.n == sizeof str8 && memcmp(g_found.p, str8, sizeof str8) == 0);
+#undef RESET
+	free(in.p), free(want.p);
+}
+
+/* Every lookup on a record's value (indexed by the SDK) agrees with the
+ * same lookup on a copy of the value (walked), for each field and for
+ * names that are not there. */
+static const char *const g_names[] = {"", "a", "ab", "amount", "amounts", "txnId", "accountId", "x"};
+static int g_mismatch;
+
+static int compare_lookups(const sl_record *r) {
+	uint8_t copy[256];
+	if (r->value.n > sizeof copy) return SL_OK;
+	memcpy(copy, r->value.p, r->value.n);
+	for (size_t i = 0; i < sizeof g_names / sizeof g_names[0]; i++) {
+		sl_value a = {0}, b = {0};
+		bool ha = sl_map_get(r->value, g_names[i], &a), hb = sl_map_get(val(copy, r->value.n), g_names[i], &b);
+		if (ha != hb || a.n != b.n || (ha && (a.p - r->value.p != b.p - copy || memcmp(a.p, b.p, a.n) != 0))) g_mismatch++;
+	}
+	return 0;
+}
+
+static void test_indexed_lookups(void) {
+	sl_plugin f = {.name = "f", .kind = SL_KIND_FILTER, .filter = compare_lookups};
+	uint8_t empty_map = 0x80;
+	sl_buf in = {0}, v = {0};
+	int32_t n = 0;
+	for (int shape = 0; shape < 64; shape++) {
+		v.len = 0;
+		uint32_t fields = (uint32_t)shape % 6;
+		sl_put_map(&v, fields);
+		for (uint32_t f2 = 0; f2 < fields; f2++) {
+			sl_put_cstr(&v, g_names[(shape + f2 * 3) % 8]);
+			switch ((shape + f2) % 4) {
+			case 0: sl_put_int(&v, shape * 1000 - 5000); break;
+			case 1: sl_put_cstr(&v, "acct-1"); break;
+			case 2: sl_put_map(&v, 1), sl_put_cstr(&v, "a"), sl_put_int(&v, 1); break;
+			default: sl_put_float(&v, 1.5); break;
+			}
+		}
+		envelope(&in, shape, &v);
+		n++;
+	}
+	sl__reset();
+	reset_host();
+	g_mismatch = 0;
+	CHECK(sl__open(&f, &empty_map, 1, 0, 1, 128) == SL_OK && sl__process(&f, 0, in.p, in.len, n) == SL_OK);
+	CHECK(g_mismatch == 0);
+	free(in.p), free(v.p);
+}
+
 static void test_event_times(void) {
 	sl_plugin f = {.name = "f", .kind = SL_KIND_FILTER, .filter = keep_positive};
 	uint8_t empty_map = 0x80;
@@ -586,6 +784,8 @@ int main(void) {
 	test_text_like_go();
 	test_filter_and_map();
 	test_filter_runs();
+	test_edits();
+	test_indexed_lookups();
 	test_event_times();
 	test_envelope_cuts();
 	test_process_state_and_side_outputs();

@@ -188,7 +188,7 @@ pub(crate) fn skip_pairs(b: &[u8], mut off: usize, mut n: usize, depth: usize) -
 /// `skip_at` with its common cases inline: a fixint, a value whose header
 /// gives its size.
 #[inline]
-fn skip_fast(b: &[u8], off: usize, depth: usize) -> Result<usize, DecodeError> {
+pub(crate) fn skip_fast(b: &[u8], off: usize, depth: usize) -> Result<usize, DecodeError> {
     if let Some(&c) = b.get(off) {
         if c <= 0x7f || c >= 0xe0 {
             return Ok(off + 1);
@@ -205,7 +205,7 @@ fn skip_fast(b: &[u8], off: usize, depth: usize) -> Result<usize, DecodeError> {
 /// loads per side (overlapping when the length is not a power of two),
 /// constants for a literal, inlined.
 #[inline]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     #[inline]
     fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
         bytes(s, at).unwrap_or([0; N]) // in range for every caller below

@@ -1,7 +1,7 @@
 //! Records (zero-copy envelope views) and edits (typed setters that rebuild
 //! a record's value map).
 
-use crate::msgpack::{map_header_size, skip_at, skip_pairs, type_of, DecodeError, Type, Value, Write};
+use crate::msgpack::{map_header_size, same_bytes, skip_at, skip_fast, skip_pairs, type_of, DecodeError, Type, Value, Write};
 
 /// One envelope `[event_time|nil, key|nil, value]`: views into the batch.
 #[derive(Clone, Copy, Debug)]
@@ -127,6 +127,19 @@ struct Op {
     found: bool,
 }
 
+/// The length of `r`'s envelope before its value, when `r.value` ends
+/// `r.raw` (as for every record the SDK reads).
+#[inline]
+fn envelope_head(r: &Record) -> Option<usize> {
+    let (raw, v) = (r.raw.as_ptr() as usize, r.value.raw().as_ptr() as usize);
+    let head = v.checked_sub(raw)?;
+    if head.checked_add(r.value.raw().len())? == r.raw.len() {
+        Some(head)
+    } else {
+        None
+    }
+}
+
 /// Typed setters on a record's value map. Existing fields keep their order
 /// (edited in place), new fields are appended in the order first set, a
 /// field set twice keeps the last value, and the map header is rewritten in
@@ -201,6 +214,51 @@ impl Edit {
         self
     }
 
+    /// The common edit, one field set, when `r`'s value is a fixmap whose
+    /// keys up to that field are fixstrs: the field's value is spliced in
+    /// (or the field appended, the header counting it) and every other
+    /// byte copied as it is. `false`, with nothing written, for any other
+    /// record, which the general path takes.
+    #[inline]
+    fn splice(&self, r: &Record, head: usize, dst: &mut Vec<u8>) -> bool {
+        let op = &self.ops[0];
+        let (name, val) = (&self.scratch[op.name.0..op.name.1], &self.scratch[op.val.0..op.val.1]);
+        let (raw, v) = (r.raw, r.value.raw());
+        let n = match v.first() {
+            Some(&c) if c & 0xf0 == 0x80 => (c & 0x0f) as usize,
+            _ => return false,
+        };
+        let mut off = 1;
+        for _ in 0..n {
+            let c = match v.get(off) {
+                Some(&c) if c & 0xe0 == 0xa0 => c,
+                _ => return false,
+            };
+            let at = off + 1 + (c & 0x1f) as usize;
+            let end = match skip_fast(v, at, 1) {
+                Ok(end) => end,
+                Err(_) => return false,
+            };
+            if v.get(off + 1..at).map_or(false, |k| same_bytes(k, name)) {
+                // the first field of that name, as the general path
+                dst.extend_from_slice(&raw[..head + at]);
+                dst.extend_from_slice(val);
+                dst.extend_from_slice(&raw[head + end..]);
+                return true;
+            }
+            off = end;
+        }
+        if n == 15 || off != v.len() {
+            return false;
+        }
+        dst.extend_from_slice(&raw[..head]);
+        dst.push(0x81 + n as u8);
+        dst.extend_from_slice(&v[1..]);
+        dst.put_str_bytes(name);
+        dst.extend_from_slice(val);
+        true
+    }
+
     /// Appends `r` with the edits applied as an envelope to `dst`.
     pub(crate) fn write(&mut self, r: &Record, dst: &mut Vec<u8>) -> Result<(), &'static str> {
         if self.ops.is_empty() {
@@ -208,7 +266,18 @@ impl Edit {
             return Ok(());
         }
         let mut it = r.value.entries().ok_or("record value is not a map")?;
-        put_envelope(dst, r.time, r.key);
+        let head = envelope_head(r);
+        if self.ops.len() == 1 && !self.ops[0].unset {
+            if let Some(head) = head {
+                if self.splice(r, head, dst) {
+                    return Ok(());
+                }
+            }
+        }
+        match head {
+            Some(h) => dst.extend_from_slice(&r.raw[..h]), // the envelope as it was encoded
+            None => put_envelope(dst, r.time, r.key),
+        }
         let at = dst.len();
         dst.extend_from_slice(&[0; 5]); // room for the largest map header
         for op in self.ops.iter_mut() {
@@ -313,6 +382,51 @@ mod tests {
         out.clear();
         e.write(&r, &mut out).unwrap();
         assert_eq!(out, b, "no edit: the record byte for byte");
+    }
+
+    #[test]
+    fn one_set_is_a_splice() {
+        // the time as an int64 whatever its size: an edit keeps the envelope
+        let mut b = vec![0x93, 0xd3, 0, 0, 0, 0, 0, 0, 0, 7, 0xc0];
+        b.put_map(3);
+        for (k, v) in [("id", 1000), ("amount", 5), ("amount", 6)] {
+            b.put_str(k);
+            b.put_int(v);
+        }
+        let (r, _) = parse_record(&b, 0).unwrap();
+        let mut e = Edit::default();
+        let mut out = Vec::new();
+        e.set_int("amount", 300);
+        e.write(&r, &mut out).unwrap();
+        let mut want = b[..11].to_vec();
+        want.put_map(3);
+        for (k, v) in [("id", 1000), ("amount", 300), ("amount", 6)] {
+            want.put_str(k);
+            want.put_int(v); // only the first "amount" is edited, as sdk/go
+        }
+        assert_eq!(out, want);
+        // a new field: appended, counted by the header
+        e.clear();
+        out.clear();
+        e.set_int("tag", 1);
+        e.write(&r, &mut out).unwrap();
+        want.truncate(11);
+        want.put_map(4);
+        for (k, v) in [("id", 1000), ("amount", 5), ("amount", 6), ("tag", 1)] {
+            want.put_str(k);
+            want.put_int(v);
+        }
+        assert_eq!(out, want);
+        // an int key before the field: the general path, same result
+        let mut b = vec![0x93, 0xc0, 0xc0, 0x82, 0x01, 0x02];
+        b.put_str("amount");
+        b.put_int(1);
+        let (r, _) = parse_record(&b, 0).unwrap();
+        e.clear();
+        out.clear();
+        e.set_int("amount", 2);
+        e.write(&r, &mut out).unwrap();
+        assert_eq!(out, [&b[..b.len() - 1], &[2]].concat());
     }
 
     #[test]

@@ -24,7 +24,7 @@ func TestLanguagesPipeline(t *testing.T) {
 			lang = "go"
 		}
 		t.Run(lang, func(t *testing.T) {
-			for _, name := range []string{"valid", "enrich", "country"} {
+			for _, name := range []string{"valid", "double", "enrich", "country"} {
 				path := filepath.Join("..", "..", "plugins", name, name+suffix+".wasm")
 				if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 					msg := path + " is not built: run `make plugins`"

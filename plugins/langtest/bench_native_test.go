@@ -8,10 +8,9 @@ import (
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
-// langBatch is n records of BenchmarkFilterBatch1024's shape: {txnId,
-// accountId, amount in [-3, 3], currency}, event times from
-// 1_700_000_000_000; for n = 1024 it is that benchmark's batch, byte for
-// byte.
+// langBatch is n records of the benchmarks' shape: {txnId, accountId,
+// amount in [-3, 3], currency}, event times from 1_700_000_000_000; 3 in 7
+// have amount > 0.
 func langBatch(n int) abi.Writer {
 	var w abi.Writer
 	for i := 0; i < n; i++ {
@@ -19,6 +18,20 @@ func langBatch(n int) abi.Writer {
 		w.Append(int64(1_700_000_000_000+i), true, nil, v)
 	}
 	return w
+}
+
+// amountOf is the int field "amount" of value and its bytes; 0 when it is
+// missing or not an int.
+func amountOf(value []byte) ([]byte, int64) {
+	raw, ok, err := abi.MapField(value, "amount")
+	if err != nil || !ok {
+		return nil, 0
+	}
+	amt, err := abi.ReadInt(raw)
+	if err != nil {
+		return nil, 0
+	}
+	return raw, amt
 }
 
 // nativeValid is the valid plugin in native Go on the msgpack bytes: keep
@@ -32,11 +45,7 @@ func (n *nativeValid) Process(_ int, batch []byte, count int, out runtime.Collec
 	rd := abi.NewReader(batch, count)
 	for rd.Next() {
 		r := rd.Record()
-		raw, ok, err := abi.MapField(r.Value, "amount")
-		if err != nil || !ok {
-			continue
-		}
-		if amt, err := abi.ReadInt(raw); err != nil || amt <= 0 {
+		if _, amt := amountOf(r.Value); amt <= 0 {
 			continue
 		}
 		n.w.Buf = append(n.w.Buf, r.Raw...)
@@ -76,7 +85,7 @@ func BenchmarkFilterBatch1024Native(b *testing.B) {
 	for _, v := range []struct {
 		name string
 		op   runtime.Operator
-	}{{"valid", &nativeValid{}}, {"identity", nativeIdentity{}}} {
+	}{{"valid", &nativeValid{}}, {"double", &nativeDouble{}}, {"identity", nativeIdentity{}}} {
 		b.Run(v.name, func(b *testing.B) {
 			b.SetBytes(int64(len(w.Buf)))
 			b.ReportAllocs()
@@ -89,4 +98,35 @@ func BenchmarkFilterBatch1024Native(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*w.Count), "ns/record")
 		})
 	}
+}
+
+// nativeDouble is the double plugin in native Go on the msgpack bytes: keep
+// the records whose int amount is > 0 and write them with the amount
+// doubled, spliced in place (the other bytes copied as they are).
+type nativeDouble struct{ w abi.Writer }
+
+func (*nativeDouble) Open(*runtime.OpenContext) error { return nil }
+func (*nativeDouble) Close(runtime.Collector) error   { return nil }
+func (n *nativeDouble) Process(_ int, batch []byte, count int, out runtime.Collector) error {
+	n.w.Reset()
+	rd := abi.NewReader(batch, count)
+	for rd.Next() {
+		r := rd.Record()
+		raw, amt := amountOf(r.Value)
+		if amt <= 0 {
+			continue
+		}
+		at := cap(r.Raw) - cap(raw) // offset of the amount inside the envelope
+		n.w.Buf = append(n.w.Buf, r.Raw[:at]...)
+		n.w.Buf = abi.AppendInt(n.w.Buf, 2*amt)
+		n.w.Buf = append(n.w.Buf, r.Raw[at+len(raw):]...)
+		n.w.Count++
+	}
+	if err := rd.Err(); err != nil {
+		return err
+	}
+	if n.w.Count == 0 {
+		return nil
+	}
+	return out.Emit(0, n.w.Buf, n.w.Count)
 }

@@ -2,11 +2,9 @@ package langtest
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"testing"
 
-	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/plugin"
 	"github.com/sluicehq/sluice/host/runtime"
 )
@@ -16,27 +14,35 @@ type discard struct{}
 
 func (discard) Emit(int, []byte, int) error { return nil }
 
-// BenchmarkFilterBatch1024 runs each language's valid filter on batches of
-// 1024 transactions through the real host; ns/record is per input record.
+// BenchmarkFilterBatch1024 runs each language's valid filter (named by
+// the language: go, c, rust, as), its double filter+map (double-go, ...)
+// and the hand-written WAT identity on batches of 1024 transactions
+// through the real host; ns/record is per input record.
+// BenchmarkFilterBatch1024Native does the same work in native Go on the
+// same bytes.
 func BenchmarkFilterBatch1024(b *testing.B) {
-	var w abi.Writer
-	for i := 0; i < 1024; i++ {
-		v := enc(nil, obj{"txnId", i, "accountId", fmt.Sprint("acct-", i%97), "amount", i%7 - 3, "currency", "EUR"})
-		w.Append(int64(1_700_000_000_000+i), true, nil, v)
-	}
+	w := langBatch(1024)
 	root := repoRoot(&testing.T{})
-	// The host as it runs: every call has a deadline, which instruments
-	// guest loops (4-7x on loop-heavy guests, shared/design/abi.md).
+	// The host as it runs: every call has a CPU budget, which instruments
+	// guest loops (host/plugin/fuel).
 	h, err := plugin.New(context.Background(), plugin.DefaultConfig())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer h.Close(context.Background())
 	paths := map[string]string{"wat-identity": filepath.Join(root, "plugins/wat/identity.wasm")}
-	for _, lang := range append([]string{"go"}, languages...) {
-		paths[lang] = modulePath(root, "valid", lang)
+	names := []string{}
+	for _, op := range []string{"valid", "double"} {
+		for _, lang := range append([]string{"go"}, languages...) {
+			name := lang
+			if op != "valid" {
+				name = op + "-" + lang
+			}
+			paths[name] = modulePath(root, op, lang)
+			names = append(names, name)
+		}
 	}
-	for _, name := range []string{"go", "c", "rust", "as", "wat-identity"} {
+	for _, name := range append(names, "wat-identity") {
 		b.Run(name, func(b *testing.B) {
 			m, err := h.LoadFile(context.Background(), paths[name])
 			if err != nil {

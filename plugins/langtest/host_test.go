@@ -224,6 +224,30 @@ func enrichBatches() []batch {
 	}
 }
 
+// doubleBatches are valid's batches and edge cases of an edit in place:
+// headers that are not fixmaps, keys that are not fixstrs, "amount" twice,
+// amounts whose double needs a wider int or wraps, times encoded wider than
+// they need.
+func doubleBatches() []batch {
+	var wide obj
+	for i := 0; i < 15; i++ {
+		wide = append(wide, fmt.Sprint("f", i), i)
+	}
+	wide[2*7] = "amount"
+	return append(validBatches(),
+		mk("edits",
+			rec{1, nil, obj{"amount", 100}}, rec{1, nil, obj{"amount", int64(1) << 62}}, rec{1, nil, obj{"amount", int64(math.MaxInt64)}},
+			rec{1, nil, obj{"amount", 70000, "x", "y"}}, rec{1, nil, wide},
+			rec{1, nil, rawMsg{0xde, 0, 2, 0xa1, 'a', 1, 0xa6, 'a', 'm', 'o', 'u', 'n', 't', 2}},                                  // map16 header
+			rec{1, nil, rawMsg{0x82, 0xd9, 6, 'a', 'm', 'o', 'u', 'n', 't', 3, 0xa1, 'z', 2}},                                     // "amount" as a str8
+			rec{1, nil, rawMsg{0x83, 0xa6, 'a', 'm', 'o', 'u', 'n', 't', 4, 0xa1, 'x', 2, 0xa6, 'a', 'm', 'o', 'u', 'n', 't', 5}}, // twice
+			rec{5, "key", obj{"amount", 7, "nested", obj{"amount", 1}}}),
+		// times as a fixint and as a uint64, a fixstr key
+		batch{"times", []byte{0x93, 0x05, 0xc0, 0x81, 0xa6, 'a', 'm', 'o', 'u', 'n', 't', 6,
+			0x93, 0xcf, 0, 0, 0, 0, 0, 0, 0, 9, 0xa1, 'k', 0x81, 0xa6, 'a', 'm', 'o', 'u', 'n', 't', 7}, 2},
+	)
+}
+
 func splitBatches() []batch {
 	line := func(t any, key any, l any) rec { return rec{t, key, obj{"line", l}} }
 	return []batch{
@@ -247,6 +271,7 @@ func TestOperatorsMatchGo(t *testing.T) {
 		batches []batch
 	}{
 		{"valid", []map[string]any{nil}, validBatches()},
+		{"double", []map[string]any{nil}, doubleBatches()},
 		{"enrich", []map[string]any{
 			{"bank": "NBI"},
 			{"bank": "NBI", "zone": 7, "rate": 1.5, "flag": true, "none": nil, "list": []any{1, "a"}, "big": int64(1) << 40, "neg": -3, "long": strings.Repeat("y", 40)},

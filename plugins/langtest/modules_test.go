@@ -10,7 +10,7 @@ import (
 
 // The plugins every language implements, and the languages besides Go.
 var (
-	pluginNames = []string{"valid", "enrich", "split", "country"}
+	pluginNames = []string{"valid", "double", "enrich", "split", "country"}
 	languages   = []string{"c", "rust", "as"}
 )
 

@@ -123,11 +123,11 @@ func TestPairing(t *testing.T) {
 		t.Errorf("codec verdict %q", codec.Verdict)
 	}
 
-	c := rowNamed(t, rows, "C")
+	c := rowNamed(t, rows, "filter (valid), C")
 	if !near(c.r, 1368/99.42) || c.GoalID != gCompiled || c.Met == nil || *c.Met {
 		t.Errorf("C operator: ratio %v goal %s met %v", c.r, c.GoalID, c.Met)
 	}
-	rust := rowNamed(t, rows, "Rust")
+	rust := rowNamed(t, rows, "filter (valid), Rust")
 	if rust.Met != nil || !strings.Contains(rust.Sluice, "skipped") {
 		t.Errorf("skipped Rust row: %q, met %v", rust.Sluice, rust.Met)
 	}

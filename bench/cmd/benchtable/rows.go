@@ -287,12 +287,16 @@ func BuildRows(rs *Results, mech string) []Row {
 	add(codec,
 		pair(rs, sec, "HASH channel of a key hash (partition HashChannel)", fig{"partition.BenchmarkHashChannel", "ns/op", fmtNs}, nil, none))
 
-	sec = "One Wasm operator, batch 1024, through the host (valid: keep amount > 0)"
+	sec = "One Wasm operator, batch 1024, through the host (double: keep amount > 0 and double it; valid: keep amount > 0)"
 	lt := "plugins/langtest.BenchmarkFilterBatch1024"
-	add(pair(rs, sec, "Go (Go SDK, wasip1)", nsRec(lt+"/go"), ptr(nsRec(lt+"Native/valid")), cost).maxRatio(gGoSDK, 4),
-		pair(rs, sec, "C", nsRec(lt+"/c"), ptr(nsRec(lt+"Native/valid")), cost).maxRatio(gCompiled, 1.5),
-		pair(rs, sec, "Rust", nsRec(lt+"/rust"), ptr(nsRec(lt+"Native/valid")), cost).maxRatio(gCompiled, 1.5),
-		pair(rs, sec, "AssemblyScript", nsRec(lt+"/as"), ptr(nsRec(lt+"Native/valid")), cost).maxRatio(gCompiled, 1.5),
+	add(pair(rs, sec, "filter+map (double), Go (Go SDK, wasip1)", nsRec(lt+"/double-go"), ptr(nsRec(lt+"Native/double")), cost).maxRatio(gGoSDK, 4),
+		pair(rs, sec, "filter+map (double), C", nsRec(lt+"/double-c"), ptr(nsRec(lt+"Native/double")), cost).maxRatio(gCompiled, 1.5),
+		pair(rs, sec, "filter+map (double), Rust", nsRec(lt+"/double-rust"), ptr(nsRec(lt+"Native/double")), cost).maxRatio(gCompiled, 1.5),
+		pair(rs, sec, "filter+map (double), AssemblyScript", nsRec(lt+"/double-as"), ptr(nsRec(lt+"Native/double")), cost).maxRatio(gCompiled, 1.5),
+		pair(rs, sec, "filter (valid), Go (Go SDK, wasip1)", nsRec(lt+"/go"), ptr(nsRec(lt+"Native/valid")), cost).maxRatio(gGoSDK, 4),
+		pair(rs, sec, "filter (valid), C", nsRec(lt+"/c"), ptr(nsRec(lt+"Native/valid")), cost).maxRatio(gCompiled, 1.5),
+		pair(rs, sec, "filter (valid), Rust", nsRec(lt+"/rust"), ptr(nsRec(lt+"Native/valid")), cost).maxRatio(gCompiled, 1.5),
+		pair(rs, sec, "filter (valid), AssemblyScript", nsRec(lt+"/as"), ptr(nsRec(lt+"Native/valid")), cost).maxRatio(gCompiled, 1.5),
 		pair(rs, sec, "WAT identity (hand-written, checks every envelope)", nsRec(lt+"/wat-identity"), ptr(nsRec(lt+"Native/identity")), cost),
 		pair(rs, sec, "WAT filter + double (host/plugin FilterMap)", nsRec("host/plugin.BenchmarkFilterMap/wasm"), ptr(nsRec("host/plugin.BenchmarkFilterMap/native")), cost),
 		pair(rs, sec, "  same, output check off", nsRec("host/plugin.BenchmarkFilterMap/wasm-unchecked-output"), ptr(nsRec("host/plugin.BenchmarkFilterMap/native")), cost),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/abi"
 	sdk "github.com/sluicehq/sluice/sdk/go"
+	"github.com/sluicehq/sluice/sdk/go/internal/hostcall"
 	"github.com/sluicehq/sluice/sdk/go/sdktest"
 )
 
@@ -90,6 +91,33 @@ func TestSetAfterDeleteKeepsPosition(t *testing.T) {
 		return r.Delete("b").SetInt("b", 20), nil
 	})
 	wantJSON(t, res, "", `{"a":1,"b":20,"c":3}`)
+}
+
+// One field set (appendSplice): the bytes before and after the field's
+// value are the record's own, envelope included; a new field or a
+// deletion takes the other paths.
+func TestOneSetIsASplice(t *testing.T) {
+	sdk.Reset()
+	sdk.Map(func(r sdk.Record) (sdk.Record, error) { return r.SetInt("amount", 2*r.Int("amount")), nil })
+	var in abi.Writer
+	v := abi.AppendMapHeader(nil, 3)
+	v = abi.AppendInt(abi.AppendStr(v, "id"), 1000)
+	v = abi.AppendInt(abi.AppendStr(v, "amount"), 100)
+	v = abi.AppendStr(abi.AppendStr(v, "amount"), "second") // a name twice: the first is edited
+	in.Append(7, true, abi.AppendStr(nil, "k"), v)
+	h := newRecHost()
+	defer func() { hostcall.Fake = nil }()
+	if st := h.process(0, in.Buf, int32(in.Count)); st != 0 || len(h.emits) != 1 {
+		t.Fatalf("status %v, %d emits", st, len(h.emits))
+	}
+	want := append([]byte{}, in.Buf[:len(in.Buf)-len(v)]...) // [time, key, as the input encoded them
+	want = abi.AppendMapHeader(want, 3)
+	want = abi.AppendInt(abi.AppendStr(want, "id"), 1000)
+	want = abi.AppendInt(abi.AppendStr(want, "amount"), 200)
+	want = abi.AppendStr(abi.AppendStr(want, "amount"), "second")
+	if got := h.emits[0].buf; string(got) != string(want) {
+		t.Fatalf("got  %x\nwant %x", got, want)
+	}
 }
 
 func TestDeleteEverything(t *testing.T) {

@@ -43,6 +43,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzReader$$' -fuzztime=$(FUZZTIME) ./abi
 	$(GO) test -run='^$$' -fuzz='^FuzzScanPaths$$' -fuzztime=$(FUZZTIME) ./abi
 	$(GO) test -run='^$$' -fuzz='^FuzzCheckBatch$$' -fuzztime=$(FUZZTIME) ./abi
+	$(GO) test -run='^$$' -fuzz='^FuzzCheckBatchEnds$$' -fuzztime=$(FUZZTIME) ./abi
 	$(GO) test -run='^$$' -fuzz='^FuzzSplit$$' -fuzztime=$(FUZZTIME) ./sdk/go
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./host/pipeline
 	$(GO) test -run='^$$' -fuzz='^FuzzCheckOutput$$' -fuzztime=$(FUZZTIME) ./host/plugin

@@ -81,6 +81,18 @@ const (
 	// whatever the guest returns: a batch is all-or-nothing.
 	ImportEmit = "emit"
 
+	// ImportEmitEnds: emit_ends(port i32, ptr i32, len i32, count i32,
+	// ends i32) -> status i32. Optional: emit, with the end of each record
+	// given as well. ends points to count little-endian u32 in guest
+	// memory, the offset just past record i from ptr: strictly increasing,
+	// the last equal to len. The host checks each record on its own against
+	// its end (CheckBatchEnds), which costs it about half the time of
+	// finding the ends itself; ends that disagree with the records are
+	// refused like a malformed batch (StatusMalformed), an ends range out of
+	// bounds like a bad range (StatusHost). A guest that keeps its output
+	// record by record knows the ends for the price of a store.
+	ImportEmitEnds = "emit_ends"
+
 	// ImportPort: port(ptr i32, len i32) -> port i32.
 	// Returns the output port for the side-output tag held in ptr/len
 	// (UTF-8). The empty tag is the main output, 0. The same tag always

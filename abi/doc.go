@@ -25,7 +25,10 @@
 //     ([AppendIndex]), so that it need not scan the batch itself.
 //   - Output: the guest calls [ImportEmit] (emit(port, ptr, len, count))
 //     with bytes in its own memory; the host copies them before emit
-//     returns, so the guest may overwrite them at once.
+//     returns, so the guest may overwrite them at once. A guest that knows
+//     where each of its records ends may call [ImportEmitEnds] instead,
+//     with those ends (count little-endian u32, also in its memory): the
+//     host checks the records one by one against them ([CheckBatchEnds]).
 //   - The host never keeps a view of guest memory across a call into the
 //     guest (memory.grow may move it).
 //   - Every (ptr, len) pair the guest passes is checked in 64-bit

@@ -15,6 +15,7 @@ var (
 	ErrTrailing  = errors.New("bytes left after the last record")
 	ErrCount     = errors.New("batch holds fewer records than its count")
 	ErrNilKey    = errors.New("key must not be null")
+	ErrEnds      = errors.New("record ends disagree with the records")
 )
 
 // DecodeError says what is wrong with a record or batch and where.

@@ -24,6 +24,7 @@ var (
 	}
 	importSigs = map[string]funcType{
 		abi.ImportEmit:     sig(4, 1),
+		abi.ImportEmitEnds: sig(5, 1),
 		abi.ImportPort:     sig(2, 1),
 		abi.ImportError:    sig(2, 0),
 		abi.ImportStateGet: sig(5, 1),

@@ -23,6 +23,7 @@ type hostFunc struct {
 
 var hostFuncs = []hostFunc{
 	{abi.ImportEmit, []string{"port", "ptr", "len", "count"}, hostEmit},
+	{abi.ImportEmitEnds, []string{"port", "ptr", "len", "count", "ends"}, hostEmitEnds},
 	{abi.ImportPort, []string{"ptr", "len"}, hostPort},
 	{abi.ImportError, []string{"ptr", "len"}, hostError},
 	{abi.ImportStateGet, []string{"slot", "key_ptr", "key_len", "buf_ptr", "buf_cap"}, hostStateGet},
@@ -49,6 +50,15 @@ func hostEmit(ctx context.Context, _ api.Module, stack []uint64) {
 		return
 	}
 	stack[0] = word(int32(in.emit(i32(stack[0]), u32(stack[1]), u32(stack[2]), i32(stack[3]))))
+}
+
+func hostEmitEnds(ctx context.Context, _ api.Module, stack []uint64) {
+	in := current(ctx)
+	if in == nil {
+		stack[0] = word(int32(abi.StatusHost))
+		return
+	}
+	stack[0] = word(int32(in.emitEnds(i32(stack[0]), u32(stack[1]), u32(stack[2]), i32(stack[3]), u32(stack[4]))))
 }
 
 func hostPort(ctx context.Context, _ api.Module, stack []uint64) {
@@ -108,10 +118,22 @@ func (in *instance) outOfRange(fn, what string, ptr, n uint32) abi.Status {
 }
 
 func (in *instance) emit(port int32, ptr, n uint32, count int32) abi.Status {
+	return in.emitWith(port, ptr, n, count, false, 0)
+}
+
+// emitEnds is emit with the end of each record given (abi.ImportEmitEnds):
+// count little-endian u32 at endsPtr, which the output check uses.
+func (in *instance) emitEnds(port int32, ptr, n uint32, count int32, endsPtr uint32) abi.Status {
+	return in.emitWith(port, ptr, n, count, true, endsPtr)
+}
+
+func (in *instance) emitWith(port int32, ptr, n uint32, count int32, hasEnds bool, endsPtr uint32) abi.Status {
 	c := &in.c
 	switch {
 	case c.mode == outNone:
 		return c.violate("emit during %s, which has no output", c.export)
+	case hasEnds && c.mode != outRecords:
+		return c.violate("emit_ends during %s, whose output is not records (use emit)", c.export)
 	case port < 0 || int(port) >= len(in.ports):
 		return c.violate("emit to unknown port %d (this instance has ports 0 to %d: 0 is the main output, port returns the others)", port, len(in.ports)-1)
 	case port != 0 && c.mode != outRecords:
@@ -122,6 +144,16 @@ func (in *instance) emit(port int32, ptr, n uint32, count int32) abi.Status {
 	b, ok := in.view(ptr, n)
 	if !ok {
 		return in.outOfRange("emit", "output", ptr, n)
+	}
+	var ends []byte
+	if hasEnds {
+		size := 4 * uint64(count)
+		if size > math.MaxUint32 {
+			return c.violate("emit_ends: %d records need %d bytes of ends, more than wasm32 memory holds", count, size)
+		}
+		if ends, ok = in.view(endsPtr, uint32(size)); !ok {
+			return in.outOfRange("emit_ends", "ends", endsPtr, uint32(size))
+		}
 	}
 	if c.failed() {
 		return c.failStatus // the call fails anyway: copy nothing more
@@ -136,7 +168,13 @@ func (in *instance) emit(port int32, ptr, n uint32, count int32) abi.Status {
 			ErrOutputLimit, c.bytes, n, max))
 	}
 	if c.mode != outRecords || in.m.host.cfg.CheckOutput {
-		if err := checkOutput(c.mode, b, int(count)); err != nil {
+		var err error
+		if hasEnds {
+			err = abi.CheckBatchEnds(b, ends, int(count))
+		} else {
+			err = checkOutput(c.mode, b, int(count))
+		}
+		if err != nil {
 			return c.refuse(abi.StatusMalformed, fmt.Errorf("%w on port %d from %s: %w", ErrMalformedOutput, port, c.export, err))
 		}
 	}

@@ -18,11 +18,29 @@
 #define SL__IMPORT(name)
 #endif
 SL__IMPORT("emit") int32_t sl_host_emit(int32_t port, const uint8_t *p, uint32_t n, int32_t count);
+/* emit with the end of each record (count little-endian u32 at ends): the
+ * host then checks the records one by one instead of finding their ends */
+SL__IMPORT("emit_ends") int32_t sl_host_emit_ends(int32_t port, const uint8_t *p, uint32_t n, int32_t count, const uint8_t *ends);
 SL__IMPORT("port") int32_t sl_host_port(const uint8_t *p, uint32_t n);
 SL__IMPORT("error") void sl_host_error(const uint8_t *p, uint32_t n);
 SL__IMPORT("state_get") int32_t sl_host_state_get(int32_t slot, const uint8_t *k, uint32_t kn, uint8_t *buf, uint32_t cap);
 SL__IMPORT("state_put") int32_t sl_host_state_put(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *v, uint32_t vn);
 SL__IMPORT("state_del") int32_t sl_host_state_del(int32_t slot, const uint8_t *k, uint32_t kn);
+
+#ifndef __wasm__
+/* Natively (tests) emit_ends checks the ends as the host does, then hands
+ * the records to the test's sl_host_emit; a test may define its own. */
+__attribute__((weak)) int32_t sl_host_emit_ends(int32_t port, const uint8_t *p, uint32_t n, int32_t count, const uint8_t *ends) {
+	uint32_t start = 0;
+	for (int32_t i = 0; i < count; i++) {
+		const uint8_t *e = ends + 4 * (uint32_t)i;
+		uint32_t end = e[0] | (uint32_t)e[1] << 8 | (uint32_t)e[2] << 16 | (uint32_t)e[3] << 24;
+		if (end <= start || end > n || sl_skip(p, end, start) != (int64_t)end) return SL_MALFORMED;
+		start = end;
+	}
+	return start == n ? sl_host_emit(port, p, n, count) : SL_MALFORMED;
+}
+#endif
 
 /* ---- reading ------------------------------------------------------------ */
 
@@ -576,6 +594,7 @@ int sl_fail(int status, const char *msg) { return sl_failn(status, msg, NULL, 0)
 
 typedef struct {
 	sl_buf buf;
+	sl_buf ends; /* the end of each record in buf, a little-endian u32 each (emit_ends) */
 	int32_t count;
 	int32_t port; /* the host's port; negative: nothing consumes it, drop */
 } sl_out;
@@ -594,6 +613,16 @@ static sl_buf g_sink;          /* where records for a bad handle go */
  * main output as one block when the run breaks, before anything else is
  * written there, and at the end of the call. */
 static struct { const uint8_t *p; uint32_t n; int32_t count; } g_run;
+/* The ends of the run's records but the last, from g_run.p: a run breaks
+ * at RUN_MAX records, so that keeping one costs a store. */
+enum { RUN_MAX = 1024 };
+static uint32_t g_run_end[RUN_MAX - 1];
+
+/* put_end appends end as a little-endian u32. */
+static inline void put_end(sl_buf *ends, uint32_t end) {
+	uint8_t *d = grow(ends, 4);
+	if (d) d[0] = (uint8_t)end, d[1] = (uint8_t)(end >> 8), d[2] = (uint8_t)(end >> 16), d[3] = (uint8_t)(end >> 24);
+}
 
 const sl_context *sl_ctx(void) { return &g_ctx; }
 
@@ -617,10 +646,13 @@ static sl_out *out_of(int h) {
 }
 
 static int flush(sl_out *o) {
-	if (o->buf.oom) { o->buf.oom = false, o->buf.len = 0, o->count = 0; return fail_once(sl_fail(SL_OUT_OF_MEMORY, "out of memory for output")); }
+	if (o->buf.oom || o->ends.oom) {
+		o->buf.oom = o->ends.oom = false, o->buf.len = o->ends.len = 0, o->count = 0;
+		return fail_once(sl_fail(SL_OUT_OF_MEMORY, "out of memory for output"));
+	}
 	int32_t st = SL_OK;
-	if (o->count > 0 && o->port >= 0) st = sl_host_emit(o->port, o->buf.p, o->buf.len, o->count);
-	o->buf.len = 0, o->count = 0;
+	if (o->count > 0 && o->port >= 0) st = sl_host_emit_ends(o->port, o->buf.p, o->buf.len, o->count, o->ends.p);
+	o->buf.len = 0, o->ends.len = 0, o->count = 0;
 	if (st != SL_OK) {
 		g_err_len = 0;
 		err_adds(st == SL_LIMIT ? "output limit reached on port " : "emit refused on port ");
@@ -632,13 +664,20 @@ static int flush(sl_out *o) {
 
 /* record_done counts a record written to o and flushes a full buffer. */
 static int record_done(sl_out *o) {
+	put_end(&o->ends, o->buf.len);
 	o->count++;
-	return o->buf.len >= FLUSH_AT || o->buf.oom ? flush(o) : (g_fail ? g_fail : SL_OK);
+	return o->buf.len >= FLUSH_AT || o->buf.oom || o->ends.oom ? flush(o) : (g_fail ? g_fail : SL_OK);
 }
 
 static int run_flush(void) {
 	sl_out *o = &g_outs[SL_MAIN];
+	uint32_t base = o->buf.len;
 	put_raw(&o->buf, g_run.p, g_run.n);
+	uint8_t *d = grow(&o->ends, 4 * (uint32_t)(g_run.count - 1));
+	for (int32_t i = 0; d && i < g_run.count - 1; i++, d += 4) {
+		uint32_t end = base + g_run_end[i];
+		d[0] = (uint8_t)end, d[1] = (uint8_t)(end >> 8), d[2] = (uint8_t)(end >> 16), d[3] = (uint8_t)(end >> 24);
+	}
 	o->count += g_run.count - 1; /* record_done counts the last one */
 	g_run.n = 0, g_run.count = 0;
 	return record_done(o);
@@ -647,7 +686,8 @@ static int run_flush(void) {
 /* keep is sl_emit(SL_MAIN, r) for a filter's record r: it extends the run
  * when r follows it in the batch. */
 static int keep(const sl_record *r) {
-	if (g_run.count && g_run.p + g_run.n == r->raw.p && g_run.n < FLUSH_AT) {
+	if (g_run.count && g_run.p + g_run.n == r->raw.p && g_run.n < FLUSH_AT && g_run.count < RUN_MAX) {
+		g_run_end[g_run.count - 1] = g_run.n; /* where the run's last record ends */
 		g_run.n += r->raw.n, g_run.count++;
 		return g_fail;
 	}
@@ -1079,7 +1119,10 @@ uint8_t *sl__buffer(uint32_t size) {
 static void begin_call(void) {
 	g_fail = SL_OK, g_err_set = false, g_cur = NULL, g_fx.map = NULL;
 	g_run.n = 0, g_run.count = 0;
-	for (int i = 0; i < g_nouts; i++) g_outs[i].buf.len = 0, g_outs[i].count = 0, g_outs[i].buf.oom = false;
+	for (int i = 0; i < g_nouts; i++) {
+		sl_out *o = &g_outs[i];
+		o->buf.len = o->ends.len = 0, o->count = 0, o->buf.oom = o->ends.oom = false;
+	}
 }
 
 /* finish flushes every port, or returns the first failure. */

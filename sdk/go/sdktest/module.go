@@ -27,6 +27,7 @@ var abiExports = map[string]funcSig{
 // Host functions of ABI v1 and their signatures, from package abi.
 var abiImports = map[string]funcSig{
 	abi.ImportEmit:     {4, 1, true},
+	abi.ImportEmitEnds: {5, 1, true},
 	abi.ImportPort:     {2, 1, true},
 	abi.ImportError:    {2, 0, true},
 	abi.ImportStateGet: {5, 1, true},

@@ -5,6 +5,12 @@
 @external("sluice_v1", "emit")
 export declare function hostEmit(port: i32, ptr: usize, len: i32, count: i32): i32;
 
+// emit with the end of each record: count little-endian u32 at ends
+// (abi.ImportEmitEnds)
+// @ts-ignore: decorator
+@external("sluice_v1", "emit_ends")
+export declare function hostEmitEnds(port: i32, ptr: usize, len: i32, count: i32, ends: usize): i32;
+
 // @ts-ignore: decorator
 @external("sluice_v1", "port")
 export declare function hostPort(ptr: usize, len: i32): i32;

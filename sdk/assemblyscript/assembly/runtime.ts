@@ -7,7 +7,7 @@
 // failure with its text.
 
 import { Buf } from "./buf";
-import { hostEmit, hostError, hostPort, hostStateDel, hostStateGet, hostStatePut } from "./host";
+import { hostEmit, hostEmitEnds, hostError, hostPort, hostStateDel, hostStateGet, hostStatePut } from "./host";
 import { Edit, Record, parseRecord, parseWhy, pool, putEnvelope } from "./record";
 import { Iter, Value, skip } from "./value";
 
@@ -103,6 +103,7 @@ export function partitioner(name: string, fn: PartitionFn): Plugin { const p = n
 
 class Port {
   buf: Buf = new Buf();
+  ends: Buf = new Buf(); // the end of each record in buf, a little-endian u32 each (emit_ends)
   count: i32 = 0;
   port: i32 = 0; // the host's port; negative: nothing consumes it, drop
 }
@@ -125,11 +126,16 @@ let errSet = false; // the call has sent an error text
 let runPtr: usize = 0;
 let runLen = 0;
 let runCount = 0;
+// The ends of the run's records but the last, from runPtr: a run breaks at
+// RUN_MAX records, so that keeping one costs a store.
+const RUN_MAX = 1024;
+const runEnd = new StaticArray<u32>(RUN_MAX - 1);
 
 function beginCall(): void {
   for (let i = 0; i < ports.length; i++) {
     const p = unchecked(ports[i]);
     p.buf.reset();
+    p.ends.reset();
     p.count = 0;
   }
   failStatus = 0;
@@ -174,15 +180,18 @@ function portOf(h: i32): Port | null {
 
 function flush(p: Port): i32 {
   let st = 0;
-  if (p.count > 0 && p.port >= 0) st = hostEmit(p.port, p.buf.ptr, p.buf.len, p.count);
+  if (p.count > 0 && p.port >= 0) st = hostEmitEnds(p.port, p.buf.ptr, p.buf.len, p.count, p.ends.ptr);
   p.buf.reset();
+  p.ends.reset();
   p.count = 0;
   if (st == 0) return Status.OK;
   return failOnce(st, (st == Status.Limit ? "output limit reached on port " : "emit refused on port ") + p.port.toString());
 }
 
-/** Counts n records written to p and flushes a full buffer. */
+/** Counts n records written to p, the last of which ends its buffer (the
+ * ends of the others are noted already), and flushes a full buffer. */
 function done(p: Port, n: i32 = 1): i32 {
+  store<u32>(p.ends.grow(4), <u32>p.buf.len);
   p.count += n;
   if (p.buf.len >= FLUSH_AT) return flush(p);
   return failStatus;
@@ -190,8 +199,13 @@ function done(p: Port, n: i32 = 1): i32 {
 
 function flushRun(): i32 {
   const p = unchecked(ports[MAIN]);
+  const base = <u32>p.buf.len;
   p.buf.putRaw(runPtr, runLen);
   const n = runCount;
+  if (n > 1) {
+    const d = p.ends.grow(4 * (n - 1));
+    for (let i = 0; i < n - 1; i++) store<u32>(d + <usize>(4 * i), base + unchecked(runEnd[i]));
+  }
   runLen = 0;
   runCount = 0;
   return done(p, n);
@@ -201,7 +215,8 @@ function flushRun(): i32 {
  * follows it in the batch. */
 function keep(r: Record): i32 {
   const ptr = r.raw.ptr, len = r.raw.len;
-  if (runCount != 0 && runPtr + <usize>runLen == ptr && runLen < FLUSH_AT) {
+  if (runCount != 0 && runPtr + <usize>runLen == ptr && runLen < FLUSH_AT && runCount < RUN_MAX) {
+    unchecked(runEnd[runCount - 1] = <u32>runLen); // where the run's last record ends
     runLen += len;
     runCount++;
     return failStatus;

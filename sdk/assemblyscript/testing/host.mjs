@@ -59,6 +59,21 @@ export class Instance {
         this.outputs.set(port, o);
         return Status.OK;
       },
+      // emit with each record's end (abi.ImportEmitEnds): a batch of
+      // well-formed records must come with their true ends, as the host
+      // requires (abi.CheckBatchEnds); a malformed one, which the host
+      // would refuse anyway, is taken as emit takes it, for tests to look at
+      emit_ends: (port, ptr, len, count, ends) => {
+        const b = this.read(ptr, len), e = this.read(ends, 4 * count);
+        const view = new DataView(e.buffer, e.byteOffset, e.byteLength);
+        for (let i = 0, at = 0; i < count; i++) {
+          const end = skip(b, at);
+          if (end <= at) break; // not count records
+          if (view.getUint32(4 * i, true) !== end) return Status.Malformed;
+          at = end;
+        }
+        return sluice_v1.emit(port, ptr, len, count);
+      },
       port: (ptr, len) => {
         const tag = Buffer.from(this.read(ptr, len)).toString("utf8");
         return tag === "" ? 0 : (tag in this.ports ? this.ports[tag] : -1);
@@ -162,6 +177,37 @@ function header(n, fix, c16) {
 
 /** Encodes a JS value: null, booleans, integers (numbers or BigInt),
  * f64(x), strings, arrays, plain objects (key order kept), Raw. */
+/** The offset just past the msgpack value at b[off], or -1 when it is not
+ * whole (abi.Skip, without its depth limit). */
+export function skip(b, off) {
+  if (off >= b.length) return -1;
+  const c = b[off];
+  const need = (n) => (off + n <= b.length ? off + n : -1);
+  const len = (n) => (off + 1 + n <= b.length ? (n === 1 ? b[off + 1] : n === 2 ? (b[off + 1] << 8) | b[off + 2]
+    : ((b[off + 1] << 24) | (b[off + 2] << 16) | (b[off + 3] << 8) | b[off + 4]) >>> 0) : -1);
+  const items = (at, n) => {
+    for (let i = 0; i < n && at >= 0; i++) at = skip(b, at);
+    return at;
+  };
+  if (c <= 0x7f || c >= 0xe0 || c === 0xc0 || c === 0xc2 || c === 0xc3) return off + 1;
+  if (c >= 0xa0 && c <= 0xbf) return need(1 + (c & 0x1f));
+  if (c >= 0x80 && c <= 0x8f) return items(off + 1, 2 * (c & 0x0f));
+  if (c >= 0x90 && c <= 0x9f) return items(off + 1, c & 0x0f);
+  const fixed = { 0xcc: 2, 0xcd: 3, 0xce: 5, 0xcf: 9, 0xd0: 2, 0xd1: 3, 0xd2: 5, 0xd3: 9, 0xca: 5, 0xcb: 9, 0xd4: 3, 0xd5: 4, 0xd6: 6, 0xd7: 10, 0xd8: 18 };
+  if (c in fixed) return need(fixed[c]);
+  const sized = { 0xd9: [1, 0], 0xda: [2, 0], 0xdb: [4, 0], 0xc4: [1, 0], 0xc5: [2, 0], 0xc6: [4, 0], 0xc7: [1, 1], 0xc8: [2, 1], 0xc9: [4, 1] };
+  if (c in sized) {
+    const [w, t] = sized[c], n = len(w);
+    return n < 0 ? -1 : need(1 + w + t + n);
+  }
+  const counted = { 0xdc: [2, 1], 0xdd: [4, 1], 0xde: [2, 2], 0xdf: [4, 2] };
+  if (c in counted) {
+    const [w, per] = counted[c], n = len(w);
+    return n < 0 ? -1 : items(off + 1 + w, per * n);
+  }
+  return -1; // 0xc1
+}
+
 export function encode(v) {
   const parts = [];
   const put = (v) => {

@@ -214,8 +214,9 @@ test("filter: kept neighbours go out as runs, in order with the callback's own e
   let r = inst.process(batch(recs), recs.length);
   assert.equal(r.status, 0, r.error);
   assert.deepEqual(r.out[0], { bytes: batch(want), count: want.length, emits: 1 });
-  // everything kept, past the 64 KiB flush threshold: the input, byte for byte
-  const all = Array.from({ length: 2000 }, (_, i) => txn(i, 1 + (i % 3)));
+  // everything kept, past the 64 KiB flush threshold (runs break at 1,024
+  // records, ~56 KiB here): the input, byte for byte
+  const all = Array.from({ length: 4000 }, (_, i) => txn(i, 1 + (i % 3)));
   r = inst.process(batch(all), all.length);
   assert.equal(r.status, 0, r.error);
   assert.equal(r.out[0].count, all.length);

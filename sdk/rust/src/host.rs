@@ -8,6 +8,8 @@ mod imp {
     extern "C" {
         #[link_name = "emit"]
         fn host_emit(port: i32, ptr: *const u8, len: usize, count: i32) -> i32;
+        #[link_name = "emit_ends"]
+        fn host_emit_ends(port: i32, ptr: *const u8, len: usize, count: i32, ends: *const u8) -> i32;
         #[link_name = "port"]
         fn host_port(ptr: *const u8, len: usize) -> i32;
         #[link_name = "error"]
@@ -24,6 +26,12 @@ mod imp {
     // bytes of) exactly the ranges given, and copies before returning.
     pub fn emit(port: i32, b: &[u8], count: i32) -> i32 {
         unsafe { host_emit(port, b.as_ptr(), b.len(), count) }
+    }
+    /// emit with the end of each record: `ends` holds count little-endian
+    /// u32 (abi.ImportEmitEnds).
+    pub fn emit_ends(port: i32, b: &[u8], count: i32, ends: &[u8]) -> i32 {
+        debug_assert_eq!(ends.len(), 4 * count as usize);
+        unsafe { host_emit_ends(port, b.as_ptr(), b.len(), count, ends.as_ptr()) }
     }
     pub fn port(tag: &[u8]) -> i32 {
         unsafe { host_port(tag.as_ptr(), tag.len()) }
@@ -74,6 +82,24 @@ pub(crate) mod imp {
             0
         })
     }
+    /// Checks the ends as the host does (abi.CheckBatchEnds), then emits.
+    pub fn emit_ends(port: i32, b: &[u8], count: i32, ends: &[u8]) -> i32 {
+        let mut start = 0;
+        for i in 0..count.max(0) as usize {
+            let end = match ends.get(4 * i..4 * i + 4) {
+                Some(e) => u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize,
+                None => return -1,
+            };
+            if end <= start || end > b.len() || crate::msgpack::skip(&b[..end], start) != Ok(end) {
+                return -1; // StatusMalformed
+            }
+            start = end;
+        }
+        if start != b.len() || ends.len() != 4 * count.max(0) as usize {
+            return -1;
+        }
+        emit(port, b, count)
+    }
     pub fn port(tag: &[u8]) -> i32 {
         FAKE.with(|f| *f.borrow().ports.get(&*String::from_utf8_lossy(tag)).unwrap_or(&-1))
     }
@@ -101,4 +127,4 @@ pub(crate) mod imp {
     }
 }
 
-pub(crate) use imp::{emit, error, port, state_del, state_get, state_put};
+pub(crate) use imp::{emit, emit_ends, error, port, state_del, state_get, state_put};

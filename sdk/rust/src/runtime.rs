@@ -27,6 +27,7 @@ pub struct Context {
 #[derive(Default)]
 struct Port {
     buf: Vec<u8>,
+    ends: Vec<u8>, // the end of each record in buf, a little-endian u32 each (emit_ends)
     count: i32,
     port: i32, // the host's port; negative: nothing consumes it, records are dropped
 }
@@ -39,11 +40,16 @@ struct Run {
     ptr: *const u8,
     len: usize,
     count: i32,
+    /// The ends of its records but the last, from ptr: a run breaks at
+    /// RUN_MAX records, so that keeping one costs a store.
+    end: [u32; RUN_MAX - 1],
 }
+
+const RUN_MAX: usize = 1024;
 
 impl Default for Run {
     fn default() -> Self {
-        Run { ptr: core::ptr::null(), len: 0, count: 0 }
+        Run { ptr: core::ptr::null(), len: 0, count: 0, end: [0; RUN_MAX - 1] }
     }
 }
 
@@ -76,13 +82,14 @@ impl Engine {
     fn begin_call(&mut self) {
         for p in self.ports.iter_mut() {
             p.buf.clear();
+            p.ends.clear();
             p.count = 0;
         }
         if self.ports.is_empty() {
             self.ports.push(Port::default());
         }
         self.pending = None;
-        self.run = Run::default();
+        self.run.count = 0;
     }
 
     /// Sends err's text to the host and returns its status (`default` when
@@ -95,8 +102,9 @@ impl Engine {
 
     fn flush(&mut self, h: usize) -> Result<(), Error> {
         let p = &mut self.ports[h];
-        let st = if p.count > 0 && p.port >= 0 { host::emit(p.port, &p.buf, p.count) } else { 0 };
+        let st = if p.count > 0 && p.port >= 0 { host::emit_ends(p.port, &p.buf, p.count, &p.ends) } else { 0 };
         p.buf.clear();
+        p.ends.clear();
         p.count = 0;
         if st == 0 {
             return Ok(());
@@ -123,7 +131,8 @@ impl Engine {
         self.ports.get_mut(h).ok_or_else(|| Error::user(format!("unknown output handle {} (the plugin has {})", h, n)))
     }
 
-    /// Counts n records written to port h and flushes a full buffer.
+    /// Counts n records written to port h (their ends noted) and flushes a
+    /// full buffer.
     fn done_n(&mut self, h: usize, n: i32) -> Result<(), Error> {
         let p = &mut self.ports[h];
         p.count += n;
@@ -133,20 +142,31 @@ impl Engine {
         Ok(())
     }
 
+    /// Counts one record written to port h, which ends its buffer.
     fn done(&mut self, h: usize) -> Result<(), Error> {
+        let p = &mut self.ports[h];
+        p.ends.extend_from_slice(&(p.buf.len() as u32).to_le_bytes());
         self.done_n(h, 1)
     }
 
     /// Copies the run of kept records to the main output.
     fn flush_run(&mut self) -> Result<(), Error> {
-        let run = core::mem::take(&mut self.run);
+        let run = &mut self.run;
         if run.count == 0 {
             return Ok(());
         }
+        let n = run.count;
+        run.count = 0;
         // Safety: the run lies in the batch of the call in progress (see Run).
         let bytes = unsafe { core::slice::from_raw_parts(run.ptr, run.len) };
-        self.ports[MAIN].buf.extend_from_slice(bytes);
-        self.done_n(MAIN, run.count)
+        let p = &mut self.ports[MAIN];
+        let base = p.buf.len() as u32;
+        p.buf.extend_from_slice(bytes);
+        for &e in &run.end[..n as usize - 1] {
+            p.ends.extend_from_slice(&(base + e).to_le_bytes());
+        }
+        p.ends.extend_from_slice(&(p.buf.len() as u32).to_le_bytes());
+        self.done_n(MAIN, n)
     }
 
     /// Emits a filter's record r unchanged on the main output, extending
@@ -154,13 +174,17 @@ impl Engine {
     #[inline]
     fn keep(&mut self, r: &Record) -> Result<(), Error> {
         let run = &mut self.run;
-        if run.count > 0 && run.ptr.wrapping_add(run.len) == r.raw.as_ptr() && run.len < FLUSH_AT {
+        if run.count > 0 && run.ptr.wrapping_add(run.len) == r.raw.as_ptr() && run.len < FLUSH_AT && (run.count as usize) < RUN_MAX {
+            run.end[run.count as usize - 1] = run.len as u32; // where the run's last record ends
             run.len += r.raw.len();
             run.count += 1;
             return Ok(());
         }
         self.flush_run()?;
-        self.run = Run { ptr: r.raw.as_ptr(), len: r.raw.len(), count: 1 };
+        let run = &mut self.run;
+        run.ptr = r.raw.as_ptr();
+        run.len = r.raw.len();
+        run.count = 1;
         Ok(())
     }
 }

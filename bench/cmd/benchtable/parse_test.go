@@ -21,7 +21,7 @@ goarch: amd64
 pkg: github.com/sluicehq/sluice/plugins/langtest
 cpu: AMD EPYC
 BenchmarkFilterBatch1024Native/valid-2         	    2698	    101807 ns/op	 598.64 MB/s	        99.42 ns/record	       0 B/op	       0 allocs/op
-BenchmarkFilterBatch1024/c-2                   	     178	   1400400 ns/op	  43.52 MB/s	      1368 ns/record
+BenchmarkFilterBatch1024/c-2                   	     178	   1400400 ns/op	  43.52 MB/s	      1368 ns/record	        99.42 native-ns/record	        13.76 x-native
 BenchmarkFilterBatch1024/rust
 --- SKIP: BenchmarkFilterBatch1024/rust
     bench_test.go:44: open plugins/valid/valid-rust.wasm: no such file or directory

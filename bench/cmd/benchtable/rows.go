@@ -287,17 +287,18 @@ func BuildRows(rs *Results, mech string) []Row {
 	add(codec,
 		pair(rs, sec, "HASH channel of a key hash (partition HashChannel)", fig{"partition.BenchmarkHashChannel", "ns/op", fmtNs}, nil, none))
 
-	sec = "One Wasm operator, batch 1024, through the host (double: keep amount > 0 and double it; valid: keep amount > 0)"
+	sec = "One Wasm operator, batch 1024, through the host (double: keep amount > 0 and double it; valid: keep amount > 0; each guest batch alternates with the native one)"
 	lt := "plugins/langtest.BenchmarkFilterBatch1024"
-	add(pair(rs, sec, "filter+map (double), Go (Go SDK, wasip1)", nsRec(lt+"/double-go"), ptr(nsRec(lt+"Native/double")), cost).maxRatio(gGoSDK, 4),
-		pair(rs, sec, "filter+map (double), C", nsRec(lt+"/double-c"), ptr(nsRec(lt+"Native/double")), cost).maxRatio(gCompiled, 1.5),
-		pair(rs, sec, "filter+map (double), Rust", nsRec(lt+"/double-rust"), ptr(nsRec(lt+"Native/double")), cost).maxRatio(gCompiled, 1.5),
-		pair(rs, sec, "filter+map (double), AssemblyScript", nsRec(lt+"/double-as"), ptr(nsRec(lt+"Native/double")), cost).maxRatio(gCompiled, 1.5),
-		pair(rs, sec, "filter (valid), Go (Go SDK, wasip1)", nsRec(lt+"/go"), ptr(nsRec(lt+"Native/valid")), cost).maxRatio(gGoSDK, 4),
-		pair(rs, sec, "filter (valid), C", nsRec(lt+"/c"), ptr(nsRec(lt+"Native/valid")), cost).maxRatio(gCompiled, 1.5),
-		pair(rs, sec, "filter (valid), Rust", nsRec(lt+"/rust"), ptr(nsRec(lt+"Native/valid")), cost).maxRatio(gCompiled, 1.5),
-		pair(rs, sec, "filter (valid), AssemblyScript", nsRec(lt+"/as"), ptr(nsRec(lt+"Native/valid")), cost).maxRatio(gCompiled, 1.5),
-		pair(rs, sec, "WAT identity (hand-written, checks every envelope)", nsRec(lt+"/wat-identity"), ptr(nsRec(lt+"Native/identity")), cost),
+	twin := func(key string) *fig { return &fig{key, "native-ns/record", fmtNsRec} } // measured interleaved with key
+	add(pair(rs, sec, "filter+map (double), Go (Go SDK, wasip1)", nsRec(lt+"/double-go"), twin(lt+"/double-go"), cost).maxRatio(gGoSDK, 4),
+		pair(rs, sec, "filter+map (double), C", nsRec(lt+"/double-c"), twin(lt+"/double-c"), cost).maxRatio(gCompiled, 1.5),
+		pair(rs, sec, "filter+map (double), Rust", nsRec(lt+"/double-rust"), twin(lt+"/double-rust"), cost).maxRatio(gCompiled, 1.5),
+		pair(rs, sec, "filter+map (double), AssemblyScript", nsRec(lt+"/double-as"), twin(lt+"/double-as"), cost).maxRatio(gCompiled, 1.5),
+		pair(rs, sec, "filter (valid), Go (Go SDK, wasip1)", nsRec(lt+"/go"), twin(lt+"/go"), cost).maxRatio(gGoSDK, 4),
+		pair(rs, sec, "filter (valid), C", nsRec(lt+"/c"), twin(lt+"/c"), cost).maxRatio(gCompiled, 1.5),
+		pair(rs, sec, "filter (valid), Rust", nsRec(lt+"/rust"), twin(lt+"/rust"), cost).maxRatio(gCompiled, 1.5),
+		pair(rs, sec, "filter (valid), AssemblyScript", nsRec(lt+"/as"), twin(lt+"/as"), cost).maxRatio(gCompiled, 1.5),
+		pair(rs, sec, "WAT identity (hand-written, checks every envelope)", nsRec(lt+"/wat-identity"), twin(lt+"/wat-identity"), cost),
 		pair(rs, sec, "WAT filter + double (host/plugin FilterMap)", nsRec("host/plugin.BenchmarkFilterMap/wasm"), ptr(nsRec("host/plugin.BenchmarkFilterMap/native")), cost),
 		pair(rs, sec, "  same, output check off", nsRec("host/plugin.BenchmarkFilterMap/wasm-unchecked-output"), ptr(nsRec("host/plugin.BenchmarkFilterMap/native")), cost),
 		pair(rs, sec, "Go plugins valid → enrich (host/plugin GoSDK)", nsRec("host/plugin.BenchmarkGoSDK/wasm"), ptr(nsRec("host/plugin.BenchmarkGoSDK/native")), cost).maxRatio(gGoSDK, 4),

@@ -2,7 +2,7 @@
 // record's value map).
 
 import { Buf, mapHeaderSize } from "./buf";
-import { Iter, Type, Value, be64, bytesEqual, skipAt, skipFast, skipPairs, typeOf, why } from "./value";
+import { Iter, Type, Value, be64, bytesEqual, isAscii, skipAt, skipFast, skipPairs, typeOf, why } from "./value";
 
 /** A small pool of views handed out while a record is processed; reused
  * for the next record, so field lookups allocate nothing in steady state. */
@@ -157,8 +157,14 @@ export class Edit {
 
   private begin(name: string): usize {
     const at = this.scratch.len;
+    const units = changetype<usize>(name), len = name.length;
+    if (isAscii(units, len)) { // the common name: one byte a unit, no call into the UTF-8 encoder
+      const d = this.scratch.grow(len);
+      for (let i = 0; i < len; i++) store<u8>(d + <usize>i, <u8>load<u16>(units + (<usize>i << 1)));
+      return this.op(at, len, 0);
+    }
     const n = String.UTF8.byteLength(name);
-    String.UTF8.encodeUnsafe(changetype<usize>(name), name.length, this.scratch.grow(n));
+    String.UTF8.encodeUnsafe(units, len, this.scratch.grow(n));
     return this.op(at, n, 0);
   }
 

@@ -174,7 +174,7 @@ export function utf8Equals(ptr: usize, len: i32, s: string): bool {
 /** Whether the n UTF-16 units at units are all ASCII: by 4-unit words
  * (the last one overlapping) when n >= 4. */
 // @ts-ignore: decorator
-@inline function isAscii(units: usize, n: i32): bool {
+@inline export function isAscii(units: usize, n: i32): bool {
   let m: u64 = 0;
   if (n >= 4) {
     for (let i = 0; i + 4 <= n; i += 4) m |= load<u64>(units + (<usize>i << 1));

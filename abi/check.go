@@ -93,9 +93,12 @@ func endsError(batch, ends []byte, count int) error {
 	return &DecodeError{Err: ErrEnds, Detail: "the check disagrees with the reader"}
 }
 
-// flatEnd is where the flat record at b[off] ends (FlatRecord's End, read
-// without noting its fields), or 0 when it is not flat or not whole; any
-// other record goes through ParseRecord.
+// flatEnd is where the record at b[off] ends, or 0 when b does not hold
+// it whole: FlatRecord's rules without noting the fields, and ParseRecord
+// for any record that is not flat. It is FlatRecord again on purpose:
+// records read side by side are bound by instructions, not by loads, and
+// FlatRecord's stores made CheckBatchEnds 17.5 instead of 12 ns/record
+// (FuzzCheckBatchEnds holds it to Reader's verdict).
 func flatEnd(b []byte, off int) int {
 	p := off + 1
 	if p+2 > len(b) || b[off] != 0x93 {

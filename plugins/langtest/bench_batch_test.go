@@ -37,7 +37,7 @@ func BenchmarkBatchSweep(b *testing.B) {
 	defer h.Close(ctx)
 	for _, impl := range []string{"c", "native"} {
 		b.Run(impl, func(b *testing.B) {
-			var op runtime.Operator = &nativeValid{}
+			var op runtime.Operator = &nativeAmount{}
 			if impl != "native" {
 				m, err := h.LoadFile(ctx, modulePath(repoRoot(&testing.T{}), "valid", impl))
 				if err != nil {

@@ -43,9 +43,9 @@ func BenchmarkFilterBatch1024(b *testing.B) {
 	for _, op := range []string{"valid", "double"} {
 		for _, lang := range append([]string{"go"}, languages...) {
 			name := lang
-			var native runtime.Operator = &nativeValid{}
+			var native runtime.Operator = &nativeAmount{}
 			if op != "valid" {
-				name, native = op+"-"+lang, &nativeDouble{}
+				name, native = op+"-"+lang, &nativeAmount{double: true}
 			}
 			targets[name] = target{modulePath(root, op, lang), native}
 			names = append(names, name)

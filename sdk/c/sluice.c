@@ -618,10 +618,15 @@ static struct { const uint8_t *p; uint32_t n; int32_t count; } g_run;
 enum { RUN_MAX = 1024 };
 static uint32_t g_run_end[RUN_MAX - 1];
 
-/* put_end appends end as a little-endian u32. */
+/* le32 stores v at d as a little-endian u32 (emit_ends' layout). */
+static inline void le32(uint8_t *d, uint32_t v) {
+	d[0] = (uint8_t)v, d[1] = (uint8_t)(v >> 8), d[2] = (uint8_t)(v >> 16), d[3] = (uint8_t)(v >> 24);
+}
+
+/* put_end appends end to an output's ends. */
 static inline void put_end(sl_buf *ends, uint32_t end) {
 	uint8_t *d = grow(ends, 4);
-	if (d) d[0] = (uint8_t)end, d[1] = (uint8_t)(end >> 8), d[2] = (uint8_t)(end >> 16), d[3] = (uint8_t)(end >> 24);
+	if (d) le32(d, end);
 }
 
 const sl_context *sl_ctx(void) { return &g_ctx; }
@@ -674,10 +679,7 @@ static int run_flush(void) {
 	uint32_t base = o->buf.len;
 	put_raw(&o->buf, g_run.p, g_run.n);
 	uint8_t *d = grow(&o->ends, 4 * (uint32_t)(g_run.count - 1));
-	for (int32_t i = 0; d && i < g_run.count - 1; i++, d += 4) {
-		uint32_t end = base + g_run_end[i];
-		d[0] = (uint8_t)end, d[1] = (uint8_t)(end >> 8), d[2] = (uint8_t)(end >> 16), d[3] = (uint8_t)(end >> 24);
-	}
+	for (int32_t i = 0; d && i < g_run.count - 1; i++, d += 4) le32(d, base + g_run_end[i]);
 	o->count += g_run.count - 1; /* record_done counts the last one */
 	g_run.n = 0, g_run.count = 0;
 	return record_done(o);

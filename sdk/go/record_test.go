@@ -93,10 +93,10 @@ func TestSetAfterDeleteKeepsPosition(t *testing.T) {
 	wantJSON(t, res, "", `{"a":1,"b":20,"c":3}`)
 }
 
-// One field set (appendSplice): the bytes before and after the field's
-// value are the record's own, envelope included; a new field or a
-// deletion takes the other paths.
-func TestOneSetIsASplice(t *testing.T) {
+// One field set (appendSplice's case): every byte but the field's value is
+// the record's own, the envelope as it was encoded included, and of a name
+// present twice only the first is edited, as on the general path.
+func TestOneSetKeepsTheRecordsBytes(t *testing.T) {
 	sdk.Reset()
 	sdk.Map(func(r sdk.Record) (sdk.Record, error) { return r.SetInt("amount", 2*r.Int("amount")), nil })
 	var in abi.Writer

@@ -41,14 +41,19 @@ func (e *engine) run(port int32, batch []byte, count int32, recs []indexRecord, 
 	}
 	e.beginCall()
 	e.inCall = true
-	// The kind is a string: compare it once per batch, not per record.
+	// The kind is a string: compare it once per batch, not per record (a
+	// string switch is several calls in a Go wasm guest).
+	code := codeOf(op.kind)
 	var filterFn func(Record) (bool, error)
 	var mapFn func(Record) (Record, error)
-	switch op.kind {
-	case abi.KindFilter:
+	var flatMapFn func(Record, Emitter) error
+	switch code {
+	case codeFilter:
 		filterFn = op.filterFn
-	case abi.KindMap:
+	case codeMap:
 		mapFn = op.mapFn
+	case codeFlatMap:
+		flatMapFn = op.flatMapFn
 	}
 	v, off := &e.in, 0
 	e.cur = v
@@ -86,8 +91,10 @@ func (e *engine) run(port int32, batch []byte, count int32, recs []indexRecord, 
 					e.emit(0, out)
 				}
 			}
+		case flatMapFn != nil:
+			err = flatMapFn(Record{v}, Emitter{})
 		default:
-			err = e.one(op, port, Record{v})
+			err = e.one(op, code, port, Record{v})
 		}
 		if err == nil {
 			err = e.err
@@ -123,16 +130,50 @@ var errNoOperator = &Error{Status: abi.StatusUnsupported, Text: "no operator reg
 
 func unsupported(text string) error { return &Error{Status: abi.StatusUnsupported, Text: text} }
 
-// one runs the operator on one input record.
-func (e *engine) one(op *Operator, port int32, r Record) error {
-	switch op.kind {
+// opCode is an operator kind as a small integer, for per-record switches.
+type opCode uint8
+
+const (
+	codeOther opCode = iota
+	codeFilter
+	codeMap
+	codeCoMap
+	codeFlatMap
+	codeProcess
+	codeReduce
+	codeKeySelector
+)
+
+func codeOf(k abi.Kind) opCode {
+	switch k {
 	case abi.KindFilter:
+		return codeFilter
+	case abi.KindMap:
+		return codeMap
+	case abi.KindCoMap:
+		return codeCoMap
+	case abi.KindFlatMap:
+		return codeFlatMap
+	case abi.KindProcess:
+		return codeProcess
+	case abi.KindReduce:
+		return codeReduce
+	case abi.KindKeySelector:
+		return codeKeySelector
+	}
+	return codeOther
+}
+
+// one runs the operator, of kind code, on one input record.
+func (e *engine) one(op *Operator, code opCode, port int32, r Record) error {
+	switch code {
+	case codeFilter:
 		keep, err := op.filterFn(r)
 		if err == nil && keep {
 			e.emit(0, r)
 		}
 		return err
-	case abi.KindMap, abi.KindCoMap:
+	case codeMap, codeCoMap:
 		fn := op.mapFn
 		if port == 1 {
 			fn = op.map2Fn
@@ -146,13 +187,13 @@ func (e *engine) one(op *Operator, port int32, r Record) error {
 		}
 		e.emit(0, out)
 		return nil
-	case abi.KindFlatMap:
+	case codeFlatMap:
 		return op.flatMapFn(r, Emitter{})
-	case abi.KindProcess:
+	case codeProcess:
 		return op.processFn(r, Context{})
-	case abi.KindReduce:
+	case codeReduce:
 		return e.reduce(op, r)
-	case abi.KindKeySelector:
+	case codeKeySelector:
 		return e.selectKey(op, r)
 	}
 	return unsupported("operator kind " + string(op.kind))

@@ -18,6 +18,47 @@ func ParseRecord(b []byte, off int) (Record, int, error) {
 }
 
 func parseRecord(r *Record, b []byte, off int) (int, error) {
+	kEnd, err := parseHead(r, b, off)
+	if err != nil {
+		return 0, err
+	}
+	// element 2: value, most often a fixmap
+	end, ok := 0, false
+	if kEnd < len(b) && b[kEnd]&0xf0 == 0x80 {
+		end, ok = skipSeq(b, kEnd+1, 2*int(b[kEnd]&0x0f), 1)
+	}
+	if !ok {
+		if end, err = skipValue(b, kEnd, 1); err != nil {
+			return 0, err
+		}
+	}
+	r.Value = b[kEnd:end:end]
+	r.Raw = b[off:end:end]
+	return end, nil
+}
+
+// parseRecordTo is parseRecord for a record its producer says ends at end
+// (it wrote the record, or checked it with CheckBatchEnds): the value is
+// not walked. It still refuses an envelope whose head does not fit.
+func parseRecordTo(r *Record, b []byte, off, end int) error {
+	if end <= off || end > len(b) {
+		return &DecodeError{Err: ErrEnds, Offset: off, Detail: "record ends at byte " + itoa(int64(end))}
+	}
+	kEnd, err := parseHead(r, b[:end], off)
+	if err != nil {
+		return err
+	}
+	if kEnd >= end {
+		return errAt(ErrTruncated, kEnd)
+	}
+	r.Value = b[kEnd:end:end]
+	r.Raw = b[off:end:end]
+	return nil
+}
+
+// parseHead reads the envelope's header, event time and key into r and
+// returns where the value starts.
+func parseHead(r *Record, b []byte, off int) (int, error) {
 	if off >= len(b) {
 		return 0, errAt(ErrTruncated, off)
 	}
@@ -66,20 +107,7 @@ func parseRecord(r *Record, b []byte, off int) (int, error) {
 		}
 		r.Key = b[p:kEnd:kEnd]
 	}
-	// element 2: value, most often a fixmap
-	end, ok := 0, false
-	if kEnd < len(b) && b[kEnd]&0xf0 == 0x80 {
-		end, ok = skipSeq(b, kEnd+1, 2*int(b[kEnd]&0x0f), 1)
-	}
-	if !ok {
-		var err error
-		if end, err = skipValue(b, kEnd, 1); err != nil {
-			return 0, err
-		}
-	}
-	r.Value = b[kEnd:end:end]
-	r.Raw = b[off:end:end]
-	return end, nil
+	return kEnd, nil
 }
 
 // Reader splits a batch into records without allocating.
@@ -93,6 +121,7 @@ type Reader struct {
 	left int
 	rec  Record
 	err  error
+	ends []uint32 // NewReaderEnds: where each record ends
 	// MaxRecord, when positive, refuses records larger than it.
 	MaxRecord int
 }
@@ -100,6 +129,20 @@ type Reader struct {
 // NewReader reads count records from buf.
 func NewReader(buf []byte, count int) Reader {
 	return Reader{buf: buf, left: count}
+}
+
+// NewReaderEnds reads count records from buf, record i ending at ends[i]
+// (the offset just past it), as the batch's producer says: it wrote them,
+// or checked them against their ends with CheckBatchEnds. Values are then
+// not walked, only each envelope's head is read; ends that are not
+// increasing or pass the buffer are refused as ErrEnds, but a value that
+// is not the one msgpack value its end says goes unnoticed: never pass
+// ends that nothing checked. len(ends) must be count.
+func NewReaderEnds(buf []byte, count int, ends []uint32) Reader {
+	if len(ends) != max(count, 0) {
+		return Reader{err: &DecodeError{Err: ErrEnds, Detail: itoa(int64(len(ends))) + " ends for " + itoa(int64(count)) + " records"}}
+	}
+	return Reader{buf: buf, left: count, ends: ends}
 }
 
 // Next advances to the next record. It returns false at the end of the
@@ -119,7 +162,14 @@ func (r *Reader) Next() bool {
 		r.err = errAt(ErrCount, r.off)
 		return false
 	}
-	end, err := parseRecord(&r.rec, r.buf, r.off)
+	var end int
+	var err error
+	if r.ends != nil {
+		end = int(r.ends[len(r.ends)-r.left])
+		err = parseRecordTo(&r.rec, r.buf, r.off, end)
+	} else {
+		end, err = parseRecord(&r.rec, r.buf, r.off)
+	}
 	if err != nil {
 		r.err = err
 		return false

@@ -2,6 +2,7 @@ package abi
 
 import (
 	"encoding/binary"
+	"errors"
 	"testing"
 )
 
@@ -23,6 +24,7 @@ func endsAgree(t testing.TB, b, ends []byte, count int) {
 	t.Helper()
 	want, ok := trueEnds(b, count)
 	got := CheckBatchEnds(b, ends, count)
+	readerEndsAgree(t, b, ends, count, got == nil)
 	switch {
 	case !ok:
 		if base := CheckBatch(b, count); got == nil || got.Error() != base.Error() {
@@ -34,6 +36,65 @@ func endsAgree(t testing.TB, b, ends []byte, count int) {
 		}
 	case got == nil:
 		t.Fatalf("CheckBatchEnds(% x, % x, %d) accepted ends; the true ones are % x", b, ends, count, want)
+	}
+}
+
+// readerEndsAgree reads b with NewReaderEnds: it must not panic, and when
+// CheckBatchEnds accepted the ends (checked) it must give what NewReader
+// gives, record by record.
+func readerEndsAgree(t testing.TB, b, ends []byte, count int, checked bool) {
+	t.Helper()
+	if len(ends)%4 != 0 {
+		return
+	}
+	e := make([]uint32, len(ends)/4)
+	for i := range e {
+		e[i] = binary.LittleEndian.Uint32(ends[4*i:])
+	}
+	got := NewReaderEnds(b, count, e)
+	var n int
+	for got.Next() {
+		n++
+	}
+	if !checked {
+		return
+	}
+	want, got := NewReader(b, count), NewReaderEnds(b, count, e)
+	for want.Next() {
+		if !got.Next() {
+			t.Fatalf("NewReaderEnds(% x, %d, %v) stopped before record %d: %v", b, count, e, n, got.Err())
+		}
+		w, g := want.Record(), got.Record()
+		if string(w.Raw) != string(g.Raw) || string(w.Key) != string(g.Key) || string(w.Value) != string(g.Value) ||
+			w.Time != g.Time || w.HasTime != g.HasTime || (w.Key == nil) != (g.Key == nil) {
+			t.Fatalf("NewReaderEnds(% x, %d, %v) read %+v, NewReader %+v", b, count, e, g, w)
+		}
+	}
+	if got.Next() || want.Err() != nil || got.Err() != nil {
+		t.Fatalf("NewReaderEnds(% x, %d, %v): more records or an error: %v (NewReader: %v)", b, count, e, got.Err(), want.Err())
+	}
+}
+
+func TestReaderEndsRefusesBadEnds(t *testing.T) {
+	w, _ := indexBatch()
+	ends, _ := trueEnds(w.Buf, w.Count)
+	e := make([]uint32, w.Count)
+	for i := range e {
+		e[i] = binary.LittleEndian.Uint32(ends[4*i:])
+	}
+	for name, bad := range map[string][]uint32{
+		"one short":      e[:len(e)-1],
+		"past the end":   append(append([]uint32(nil), e[:len(e)-1]...), uint32(len(w.Buf)+1)),
+		"not increasing": append([]uint32{e[0], e[0]}, e[2:]...),
+		"zero":           make([]uint32, len(e)),
+		"cut in a head":  append([]uint32{1}, e[1:]...),
+	} {
+		rd := NewReaderEnds(w.Buf, w.Count, bad)
+		for rd.Next() {
+		}
+		if !errors.Is(rd.Err(), ErrEnds) && !errors.Is(rd.Err(), ErrTruncated) && !errors.Is(rd.Err(), ErrTrailing) {
+			t.Errorf("%s: %v, want an error about the ends", name, rd.Err())
+		}
 	}
 }
 

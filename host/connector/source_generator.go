@@ -27,6 +27,7 @@ type generatorSource struct {
 	total       uint64 // records of this subtask when bounded
 	rate        float64
 	w           abi.Writer
+	ends        []uint32 // where each record of w ends
 }
 
 func newGenerator(o *options, subtask, parallelism int) (*generatorSource, error) {
@@ -124,13 +125,14 @@ func (g *generatorSource) emit(out runtime.Collector, k *uint64, n uint64) error
 	step := uint64(g.parallelism)
 	seq := uint64(g.subtask) + *k*step
 	n = min(n, maxBatchRecords)
-	buf := g.w.Buf
+	buf, ends := g.w.Buf, g.ends[:0]
 	i := uint64(0)
 	for ; i < n && len(buf) < maxBatchBytes; i++ {
 		buf = g.preset.appendRecord(buf, seq)
+		ends = append(ends, uint32(len(buf))) // a key-by need not walk them again
 		seq += step
 	}
-	g.w.Buf, g.w.Count = buf, int(i)
+	g.w.Buf, g.w.Count, g.ends = buf, int(i), ends
 	*k += i
-	return out.Emit(0, g.w.Buf, g.w.Count)
+	return runtime.EmitWithEnds(out, 0, g.w.Buf, g.w.Count, ends)
 }

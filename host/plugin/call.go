@@ -23,6 +23,7 @@ type call struct {
 	mode   outMode
 	out    []byte     // every emitted byte, in emit order
 	emits  []emitSpan // where each emit lies in out
+	ends   []uint32   // the checked record ends of emits that gave them
 	bytes  int        // len(out)
 	count  int        // records (values, channels) emitted
 	// errText is the guest's text from the error host call.
@@ -34,11 +35,13 @@ type call struct {
 	failStatus abi.Status
 }
 
-type emitSpan struct{ port, start, end, count int }
+// emitSpan is one emit: out[start:end] holds count records for port;
+// when ends >= 0, ends[ends:ends+count] are where they end, checked.
+type emitSpan struct{ port, start, end, count, ends int }
 
 func (c *call) reset(export string, mode outMode) {
 	c.export, c.mode = export, mode
-	c.out, c.emits = c.out[:0], c.emits[:0]
+	c.out, c.emits, c.ends = c.out[:0], c.emits[:0], c.ends[:0]
 	c.bytes, c.count = 0, 0
 	c.errText = c.errText[:0]
 	c.violation, c.refusal, c.failStatus = nil, nil, 0

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"unicode/utf8"
@@ -167,10 +168,12 @@ func (in *instance) emitWith(port int32, ptr, n uint32, count int32, hasEnds boo
 		return c.refuse(abi.StatusLimit, fmt.Errorf("%w: the call emitted %d bytes, then %d more, past the limit of %d bytes per call (MaxOutputBytes)",
 			ErrOutputLimit, c.bytes, n, max))
 	}
+	checked := -1 // where the ends go in c.ends once checked
 	if c.mode != outRecords || in.m.host.cfg.CheckOutput {
 		var err error
 		if hasEnds {
 			err = abi.CheckBatchEnds(b, ends, int(count))
+			checked = len(c.ends)
 		} else {
 			err = checkOutput(c.mode, b, int(count))
 		}
@@ -178,9 +181,14 @@ func (in *instance) emitWith(port int32, ptr, n uint32, count int32, hasEnds boo
 			return c.refuse(abi.StatusMalformed, fmt.Errorf("%w on port %d from %s: %w", ErrMalformedOutput, port, c.export, err))
 		}
 	}
+	if checked >= 0 { // handed on with the records: a key-by reads only their heads
+		for i := 0; i < len(ends); i += 4 {
+			c.ends = append(c.ends, binary.LittleEndian.Uint32(ends[i:]))
+		}
+	}
 	start := len(c.out)
 	c.out = append(c.out, b...)
-	c.emits = append(c.emits, emitSpan{port: rp, start: start, end: len(c.out), count: int(count)})
+	c.emits = append(c.emits, emitSpan{port: rp, start: start, end: len(c.out), count: int(count), ends: checked})
 	c.bytes += int(n)
 	c.count += int(count)
 	return abi.StatusOK

@@ -294,7 +294,13 @@ func (in *instance) writeRegion(b []byte, size int) (uint32, error) {
 // deliver hands the output of the last call to out, in emit order.
 func (in *instance) deliver(out runtime.Collector) error {
 	for _, s := range in.c.emits {
-		if err := out.Emit(s.port, in.c.out[s.start:s.end], s.count); err != nil {
+		var err error
+		if s.ends >= 0 {
+			err = runtime.EmitWithEnds(out, s.port, in.c.out[s.start:s.end], s.count, in.c.ends[s.ends:s.ends+s.count])
+		} else {
+			err = out.Emit(s.port, in.c.out[s.start:s.end], s.count)
+		}
+		if err != nil {
 			return err
 		}
 	}

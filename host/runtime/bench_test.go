@@ -55,9 +55,15 @@ func (s *benchSource) Open(*OpenContext) error { return nil }
 func (s *benchSource) Total() int64            { return s.n }
 func (s *benchSource) Close() error            { return nil }
 func (s *benchSource) Run(ctx context.Context, out Collector) error {
+	// the ends of the batch's records, as the generator hands them on
+	var ends []uint32
+	rd := abi.NewReader(s.c.batch, s.c.count)
+	for rd.Next() {
+		ends = append(ends, uint32(rd.Offset()))
+	}
 	for left := s.n; left > 0; {
 		if left >= int64(s.c.count) {
-			if err := out.Emit(0, s.c.batch, s.c.count); err != nil {
+			if err := EmitWithEnds(out, 0, s.c.batch, s.c.count, ends); err != nil {
 				return err
 			}
 			left -= int64(s.c.count)

@@ -46,6 +46,12 @@ type collector struct {
 
 // Emit implements Collector.
 func (c *collector) Emit(port int, buf []byte, count int) error {
+	return c.EmitEnds(port, buf, count, nil)
+}
+
+// EmitEnds implements EndsCollector: network outputs get the ends (a HASH
+// edge then reads only each record's head), chained operators the batch.
+func (c *collector) EmitEnds(port int, buf []byte, count int, ends []uint32) error {
 	if count <= 0 || port < 0 || port >= len(c.ports) || len(c.ports[port]) == 0 {
 		return nil
 	}
@@ -56,7 +62,7 @@ func (c *collector) Emit(port int, buf []byte, count int) error {
 		var err error
 		if t.op != nil {
 			err = t.op.process(t.input, buf, count)
-		} else if err = t.net.emit(buf, count); err != nil {
+		} else if err = t.net.emit(buf, count, ends); err != nil {
 			err = c.owner.fail(err)
 		}
 		if err != nil {

@@ -202,13 +202,21 @@ func (s *fakeSource) Close() error {
 
 func (s *fakeSource) Run(ctx context.Context, out Collector) error {
 	var w abi.Writer
+	var ends []uint32
+	batches := 0
 	emit := func() error {
 		if w.Count == 0 {
 			return nil
 		}
 		s.f.emitted.Add(int64(w.Count))
-		err := out.Emit(0, w.Buf, w.Count)
+		var err error
+		if batches++; batches%2 == 0 { // every other batch with its ends, as the generator sends them
+			err = EmitWithEnds(out, 0, w.Buf, w.Count, ends)
+		} else {
+			err = out.Emit(0, w.Buf, w.Count)
+		}
 		w.Reset()
+		ends = ends[:0]
 		return err
 	}
 	for i := int64(0); s.count < 0 || i < s.count; i++ {
@@ -217,6 +225,7 @@ func (s *fakeSource) Run(ctx context.Context, out Collector) error {
 		} else {
 			w.Append(0, false, nil, enc("n", s.seq+i*s.step))
 		}
+		ends = append(ends, uint32(len(w.Buf)))
 		if w.Count == 100 {
 			if err := emit(); err != nil {
 				return err

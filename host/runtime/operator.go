@@ -33,6 +33,28 @@ type Collector interface {
 	Emit(port int, buf []byte, count int) error
 }
 
+// EndsCollector is a Collector that also takes where each record of a
+// batch ends: ends[i] is the offset in buf just past record i. What it
+// routes by key then reads each record's head instead of walking the
+// whole record to find where the next one starts. A producer that knows
+// the ends — it wrote the records, or the host checked them against the
+// ends a plugin gave (abi.CheckBatchEnds) — calls EmitEnds when its
+// collector has it. Never pass ends nothing checked: a value that is not
+// the one msgpack value its end says would go unnoticed. The collector
+// copies what it keeps, ends included.
+type EndsCollector interface {
+	Collector
+	EmitEnds(port int, buf []byte, count int, ends []uint32) error
+}
+
+// EmitWithEnds emits on out with the ends when out takes them.
+func EmitWithEnds(out Collector, port int, buf []byte, count int, ends []uint32) error {
+	if ec, ok := out.(EndsCollector); ok && len(ends) == count {
+		return ec.EmitEnds(port, buf, count, ends)
+	}
+	return out.Emit(port, buf, count)
+}
+
 // OpenContext is what an operator learns when it opens: Flink's
 // RuntimeContext.
 type OpenContext struct {

@@ -87,8 +87,9 @@ func (o *edgeOut) memoMiss(m *hashMemo, h int32) {
 	*m = hashMemo{hash: h, channel: int32(o.part.Channel(h))}
 }
 
-// Emit routes count records of b. It is the edge's collector target.
-func (o *edgeOut) emit(b []byte, count int) error {
+// emit routes count records of b. It is the edge's collector target.
+// ends, when not nil, are where the records end (see EndsCollector).
+func (o *edgeOut) emit(b []byte, count int, ends []uint32) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch o.route {
@@ -115,18 +116,21 @@ func (o *edgeOut) emit(b []byte, count int) error {
 		}
 		return nil
 	case routeHash:
-		return o.emitHash(b, count)
+		return o.emitHash(b, count, ends)
 	}
 	return o.emitCustom(b, count)
 }
 
-func (o *edgeOut) emitHash(b []byte, count int) error {
+func (o *edgeOut) emitHash(b []byte, count int, ends []uint32) error {
 	if err := o.keys.load(b, count); err != nil {
 		return o.keyErr(err)
 	}
 	memo := o.memo
 	one := len(o.chans) == 1 // one subtask owns every key group: no hash to compute
 	rd := abi.NewReader(b, count)
+	if ends != nil {
+		rd = abi.NewReaderEnds(b, count, ends) // each record's head only
+	}
 	for rd.Next() {
 		r := rd.Current()
 		key, err := o.keys.next(r.Value)

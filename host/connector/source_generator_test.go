@@ -383,3 +383,30 @@ func TestIDFormatting(t *testing.T) {
 		}
 	}
 }
+
+// idCounter gives appendID's bytes for every n, whether n follows the last
+// one by a step (digits carried, across a new digit too) or not.
+func TestIDCounterMatchesAppendID(t *testing.T) {
+	starts := []uint64{0, 95, 999_999_990, 99_999_999_999, 1<<64 - 1 - 5000}
+	for _, width := range []int{1, 9} {
+		for _, step := range []uint64{1, 3, 7, 64, maxIDStep, maxIDStep + 1} {
+			var c idCounter
+			for _, start := range starts {
+				for k := uint64(0); k < 200; k++ {
+					n := start + k*step
+					if n < start {
+						break // wrapped
+					}
+					if got, want := c.append(nil, "t", n, width), appendID(nil, "t", n, width); string(got) != string(want) {
+						t.Fatalf("width %d step %d: n=%d: % x, appendID: % x", width, step, n, got, want)
+					}
+				}
+			}
+		}
+	}
+	var c idCounter // a long prefix: the str8 of appendID
+	long := "0123456789012345678901234"
+	if got, want := c.append(nil, long, 123456789, 9), appendID(nil, long, 123456789, 9); string(got) != string(want) {
+		t.Fatalf("long prefix: % x, appendID: % x", got, want)
+	}
+}

@@ -39,6 +39,12 @@ BenchmarkEdge/edge-2          	 1000000	     20.0 ns/op	     17.5 cpu-ns/rec	  5
 BenchmarkQuickstart/c-2 	 1368206	      1800 ns/op	      1787 cpu-ns/rec	    555602 records/s	       5 B/op	       0 allocs/op
 BenchmarkQuickstartNative-2	 1000000	       500 ns/op	       490 cpu-ns/rec	   2000000 records/s	       0 B/op	       0 allocs/op
 BenchmarkChain3/wasm-fused-2 	 100000	 4000 ns/op	 4000 cpu-ns/rec	 250000 records/s
+BenchmarkKeyedShuffleParallelism/p1-2      	23755053	       106.4 ns/op	       145.8 cpu-ns/rec	   9394246 records/s	       0 B/op	       0 allocs/op
+BenchmarkKeyedShuffleParallelism/p2-2      	25872082	        88.22 ns/op	       154.8 cpu-ns/rec	  11335444 records/s	       0 B/op	       0 allocs/op
+BenchmarkKeyedShuffleParallelism/p4-2      	35377639	        62.19 ns/op	       122.6 cpu-ns/rec	  16080917 records/s	       0 B/op	       0 allocs/op
+BenchmarkKeyedShuffleNativeParallelism/p1-2         	53891304	        49.84 ns/op	        75.53 cpu-ns/rec	  20065466 records/s	      48 B/op	       0 allocs/op
+BenchmarkKeyedShuffleNativeParallelism/p2-2         	42151087	        52.09 ns/op	        96.23 cpu-ns/rec	  19197263 records/s	      48 B/op	       0 allocs/op
+BenchmarkKeyedShuffleNativeParallelism/p4-2         	43606644	        54.95 ns/op	       106.1 cpu-ns/rec	  18197447 records/s	      48 B/op	       0 allocs/op
 BenchmarkChain3/wasm-fused-p2-2	 100000	 2500 ns/op	 4800 cpu-ns/rec	 400000 records/s
 BenchmarkLatency/linger5ms-2   	       1	      8586 max-us	      2271 p50-us	      6326 p99-us	     19981 records/s
 PASS
@@ -146,6 +152,13 @@ func TestPairing(t *testing.T) {
 	s := rowNamed(t, rows, "Wasm chain of 3 (C, fused) scaling")
 	if !near(s.r, 1.6) || s.Met == nil || *s.Met {
 		t.Errorf("scaling %v", s.r)
+	}
+	// the keyed shuffle is judged at its best parallelism, against native
+	// at the same one
+	ks := rowNamed(t, rows, "the best of these")
+	if !strings.Contains(ks.Name, "parallelism 4") || !near(ks.r, 18197447/16080917.0) || ks.GoalID != gShuffle ||
+		ks.Met == nil || *ks.Met || !strings.Contains(ks.Verdict, "16.08 M") {
+		t.Errorf("keyed shuffle: %q ratio %v goal %s met %v verdict %q", ks.Name, ks.r, ks.GoalID, ks.Met, ks.Verdict)
 	}
 	// an edge is a difference of CPU per record
 	e := rowNamed(t, rows, "one non-chained edge")

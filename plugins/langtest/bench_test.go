@@ -16,9 +16,10 @@ type discard struct{}
 func (discard) Emit(int, []byte, int) error { return nil }
 
 // BenchmarkFilterBatch1024 runs each language's valid filter (named by
-// the language: go, c, rust, as), its double filter+map (double-go, ...)
-// and the hand-written WAT identity on batches of 1024 transactions
-// through the real host; ns/record is per input record. Each batch through
+// the language: go, c, rust, as), its double filter+map (double-go, ...),
+// the same double in Go against the raw ABI with no SDK (double-go-raw:
+// the floor of Go's wasm code for this work) and the hand-written WAT
+// identity on batches of 1024 transactions through the real host; ns/record is per input record. Each batch through
 // the guest alternates with the same batch through the native Go operator
 // doing the same work on the same bytes (native-ns/record): this machine's
 // speed drifts by tens of percent over minutes, and the ratio of the two
@@ -51,7 +52,9 @@ func BenchmarkFilterBatch1024(b *testing.B) {
 			names = append(names, name)
 		}
 	}
-	for _, name := range append(names, "wat-identity") {
+	// the floor of a Go guest: the same double with no SDK (rawgo_test.go)
+	targets["double-go-raw"] = target{rawGoModule(b), &nativeAmount{double: true}}
+	for _, name := range append(names, "double-go-raw", "wat-identity") {
 		b.Run(name, func(b *testing.B) {
 			tg := targets[name]
 			m, err := h.LoadFile(context.Background(), tg.path)

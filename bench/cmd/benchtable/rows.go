@@ -293,6 +293,7 @@ func BuildRows(rs *Results, mech string) []Row {
 	lt := "plugins/langtest.BenchmarkFilterBatch1024"
 	twin := func(key string) *fig { return &fig{key, "native-ns/record", fmtNsRec} } // measured interleaved with key
 	add(pair(rs, sec, "filter+map (double), Go (Go SDK, wasip1)", nsRec(lt+"/double-go"), twin(lt+"/double-go"), cost).maxRatio(gGoSDK, 4),
+		pair(rs, sec, "  the same in Go with no SDK (raw ABI, the host's index: the floor of Go's wasm code)", nsRec(lt+"/double-go-raw"), twin(lt+"/double-go-raw"), cost),
 		pair(rs, sec, "filter+map (double), C", nsRec(lt+"/double-c"), twin(lt+"/double-c"), cost).maxRatio(gCompiled, 1.5),
 		pair(rs, sec, "filter+map (double), Rust", nsRec(lt+"/double-rust"), twin(lt+"/double-rust"), cost).maxRatio(gCompiled, 1.5),
 		pair(rs, sec, "filter+map (double), AssemblyScript", nsRec(lt+"/double-as"), twin(lt+"/double-as"), cost).maxRatio(gCompiled, 1.5),

@@ -1,0 +1,86 @@
+package langtest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/sluicehq/sluice/host/plugin"
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+var rawGo struct {
+	once sync.Once
+	path string
+	err  error
+	msg  []byte
+}
+
+// rawGoModule builds testdata/double-go-raw (the filter+map in Go against
+// the raw ABI, no SDK) with the Go toolchain running the tests, once per
+// test binary.
+func rawGoModule(tb testing.TB) string {
+	tb.Helper()
+	rawGo.once.Do(func() {
+		dir, err := os.MkdirTemp("", "sluice-rawgo-")
+		if err != nil {
+			rawGo.err = err
+			return
+		}
+		rawGo.path = filepath.Join(dir, "double-go-raw.wasm")
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", rawGo.path, "./testdata/double-go-raw")
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		rawGo.msg, rawGo.err = cmd.CombinedOutput()
+	})
+	if rawGo.err != nil {
+		tb.Fatalf("go build testdata/double-go-raw: %v\n%s", rawGo.err, rawGo.msg)
+	}
+	return rawGo.path
+}
+
+// keep is a Collector that keeps what it gets.
+type keep struct {
+	buf   []byte
+	count int
+}
+
+func (k *keep) Emit(_ int, b []byte, n int) error {
+	k.buf, k.count = append(k.buf, b...), k.count+n
+	return nil
+}
+
+// The benchmark's floor for a Go guest, the raw-ABI double, does the
+// filter+map's work: on the benchmark's batch it emits exactly what the
+// native twin emits (and so what every language's double emits, which
+// TestOperatorsMatchGo holds to the Go SDK's).
+func TestRawGoDoubleMatchesItsTwin(t *testing.T) {
+	ctx := context.Background()
+	h, err := plugin.New(ctx, plugin.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	m, err := h.LoadFile(ctx, rawGoModule(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := m.NewOperator(ctx, "op", nil)
+	if err := op.Open(&runtime.OpenContext{Parallelism: 1, MaxParallelism: 128}); err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close(nil)
+	w := langBatch(1024)
+	var got, want keep
+	if err := op.Process(0, w.Buf, w.Count, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&nativeAmount{double: true}).Process(0, w.Buf, w.Count, &want); err != nil {
+		t.Fatal(err)
+	}
+	if want.count == 0 || got.count != want.count || string(got.buf) != string(want.buf) {
+		t.Fatalf("raw Go double: %d records (%d bytes), the native twin %d (%d bytes)", got.count, len(got.buf), want.count, len(want.buf))
+	}
+}

@@ -14,6 +14,20 @@ import (
 	"github.com/sluicehq/sluice/sdk/go/internal/hostcall"
 )
 
+// pick keeps about half the records (an even amount), fails on an
+// amount that is a multiple of 7 and panics on one that is a multiple of
+// 11 (0 aside).
+func pick(r sdk.Record) (bool, error) {
+	a := r.Int("amount")
+	switch {
+	case a != 0 && a%11 == 0:
+		panic("amount " + strconv.FormatInt(a, 10))
+	case a != 0 && a%7 == 0:
+		return false, fmt.Errorf("amount %d", a)
+	}
+	return a%2 == 0, nil
+}
+
 // The host's batch index (sluice_process_indexed) and the guest's own
 // scan (sluice_process) give an operator the same records and fields.
 func TestIndexedAndScannedProcessAgree(t *testing.T) {
@@ -53,6 +67,69 @@ func TestIndexedAndScannedProcessAgree(t *testing.T) {
 		got, st := run(batch, int32(n), index)
 		if st != wantSt || fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(seen) != fmt.Sprint(wantSeen) {
 			t.Fatalf("batch % x:\nindexed %v %v %q\nscanned %v %v %q", batch, st, got, seen, wantSt, want, wantSeen)
+		}
+	}
+	sdk.Reset()
+	// every kind with a loop of its own over an indexed batch, including a
+	// record that fails, one that panics and a side output: the same
+	// emits, status and error text as the scanned call
+	kinds := map[string]func(){
+		"filter": func() { sdk.Filter(pick) },
+		"map": func() {
+			sdk.Map(func(r sdk.Record) (sdk.Record, error) {
+				_, err := pick(r)
+				return r.SetInt("amount", 2*r.Int("amount")), err
+			})
+		},
+		"flatMap": func() {
+			sdk.FlatMap(func(r sdk.Record, out sdk.Emitter) error {
+				keep, err := pick(r)
+				if keep {
+					out.Emit(r)
+					out.Emit(r.SetStr("n", "2"))
+				}
+				return err
+			})
+		},
+		"process": func() {
+			sdk.Process(func(r sdk.Record, ctx sdk.Context) error {
+				keep, err := pick(r)
+				if keep {
+					ctx.EmitTo("side", r)
+				}
+				ctx.Emit(r)
+				return err
+			}).Outputs("side")
+		},
+	}
+	for kind, register := range kinds {
+		for i := 0; i < 500; i++ {
+			var batch []byte
+			n := 1 + r.IntN(8)
+			for j := 0; j < n; j++ {
+				batch = sdk.RandomEnvelope(r, batch)
+			}
+			index, err := abi.AppendIndex(nil, batch, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var outs [2][]recEmit
+			var sts [2]abi.Status
+			var texts [2]string
+			for k := range outs {
+				sdk.Reset()
+				h := newRecHost()
+				register()
+				if k == 0 {
+					sts[k] = abi.Status(hostcall.Guest.Process(0, batch, int32(n)))
+				} else {
+					sts[k] = abi.Status(hostcall.Guest.ProcessIndexed(0, batch, int32(n), index))
+				}
+				outs[k], texts[k] = h.emits, h.text
+			}
+			if sts[0] != sts[1] || texts[0] != texts[1] || fmt.Sprint(outs[0]) != fmt.Sprint(outs[1]) {
+				t.Fatalf("%s, batch % x:\nscanned %v %q %v\nindexed %v %q %v", kind, batch, sts[0], texts[0], outs[0], sts[1], texts[1], outs[1])
+			}
 		}
 	}
 	sdk.Reset()

@@ -132,8 +132,8 @@ func (e *engine) run(port int32, batch []byte, count int32, recs []indexRecord, 
 // process function (c is their Emitter or Context), and filterIndexed and
 // mapIndexed for the other two: loops of their own, because a Go wasm
 // guest keeps a loop's variables in memory, and run's loop, which serves
-// every kind and both inputs, cost 20–30 ns a record more with nothing in
-// it (the raw ABI's floor, testdata/double-go-raw, is one such loop).
+// every kind and both inputs, cost ~20 ns a record more with nothing in it
+// (plugins/langtest/testdata/double-go-raw, the floor, is one such loop).
 func eachIndexed[C Emitter | Context](e *engine, fn func(Record, C) error, batch []byte, recs []indexRecord, fields []abi.FlatField) error {
 	v := &e.in
 	var c C

@@ -1,5 +1,7 @@
 package abi
 
+import "encoding/binary"
+
 // Record is one decoded envelope: views into the batch buffer, no copies.
 type Record struct {
 	Raw     []byte // the whole envelope
@@ -121,7 +123,7 @@ type Reader struct {
 	left int
 	rec  Record
 	err  error
-	ends []uint32 // NewReaderEnds: where each record ends
+	ends []byte // NewReaderEnds: where each record ends
 	// MaxRecord, when positive, refuses records larger than it.
 	MaxRecord int
 }
@@ -131,16 +133,17 @@ func NewReader(buf []byte, count int) Reader {
 	return Reader{buf: buf, left: count}
 }
 
-// NewReaderEnds reads count records from buf, record i ending at ends[i]
-// (the offset just past it), as the batch's producer says: it wrote them,
+// NewReaderEnds reads count records from buf, record i ending where the
+// i-th little-endian uint32 of ends says (the offset just past it; the
+// layout of ImportEmitEnds), as the batch's producer says: it wrote them,
 // or checked them against their ends with CheckBatchEnds. Values are then
 // not walked, only each envelope's head is read; ends that are not
 // increasing or pass the buffer are refused as ErrEnds, but a value that
 // is not the one msgpack value its end says goes unnoticed: never pass
-// ends that nothing checked. len(ends) must be count.
-func NewReaderEnds(buf []byte, count int, ends []uint32) Reader {
-	if len(ends) != max(count, 0) {
-		return Reader{err: &DecodeError{Err: ErrEnds, Detail: itoa(int64(len(ends))) + " ends for " + itoa(int64(count)) + " records"}}
+// ends that nothing checked. len(ends) must be 4*count.
+func NewReaderEnds(buf []byte, count int, ends []byte) Reader {
+	if len(ends) != 4*max(count, 0) {
+		return Reader{err: &DecodeError{Err: ErrEnds, Detail: itoa(int64(len(ends))) + " bytes of ends for " + itoa(int64(count)) + " records, want 4 each"}}
 	}
 	return Reader{buf: buf, left: count, ends: ends}
 }
@@ -165,7 +168,7 @@ func (r *Reader) Next() bool {
 	var end int
 	var err error
 	if r.ends != nil {
-		end = int(r.ends[len(r.ends)-r.left])
+		end = int(binary.LittleEndian.Uint32(r.ends[len(r.ends)-4*r.left:]))
 		err = parseRecordTo(&r.rec, r.buf, r.off, end)
 	} else {
 		end, err = parseRecord(&r.rec, r.buf, r.off)

@@ -44,13 +44,7 @@ func endsAgree(t testing.TB, b, ends []byte, count int) {
 // gives, record by record.
 func readerEndsAgree(t testing.TB, b, ends []byte, count int, checked bool) {
 	t.Helper()
-	if len(ends)%4 != 0 {
-		return
-	}
-	e := make([]uint32, len(ends)/4)
-	for i := range e {
-		e[i] = binary.LittleEndian.Uint32(ends[4*i:])
-	}
+	e := ends
 	got := NewReaderEnds(b, count, e)
 	var n int
 	for got.Next() {
@@ -77,17 +71,22 @@ func readerEndsAgree(t testing.TB, b, ends []byte, count int, checked bool) {
 
 func TestReaderEndsRefusesBadEnds(t *testing.T) {
 	w, _ := indexBatch()
-	ends, _ := trueEnds(w.Buf, w.Count)
-	e := make([]uint32, w.Count)
-	for i := range e {
-		e[i] = binary.LittleEndian.Uint32(ends[4*i:])
+	e, _ := trueEnds(w.Buf, w.Count)
+	at := func(i int) uint32 { return binary.LittleEndian.Uint32(e[4*i:]) }
+	le := func(xs ...uint32) []byte {
+		var b []byte
+		for _, x := range xs {
+			b = binary.LittleEndian.AppendUint32(b, x)
+		}
+		return b
 	}
-	for name, bad := range map[string][]uint32{
-		"one short":      e[:len(e)-1],
-		"past the end":   append(append([]uint32(nil), e[:len(e)-1]...), uint32(len(w.Buf)+1)),
-		"not increasing": append([]uint32{e[0], e[0]}, e[2:]...),
-		"zero":           make([]uint32, len(e)),
-		"cut in a head":  append([]uint32{1}, e[1:]...),
+	for name, bad := range map[string][]byte{
+		"one short":      e[:len(e)-4],
+		"not whole":      e[:len(e)-1],
+		"past the end":   append(append([]byte(nil), e[:len(e)-4]...), le(uint32(len(w.Buf)+1))...),
+		"not increasing": append(le(at(0), at(0)), e[8:]...),
+		"zero":           make([]byte, len(e)),
+		"cut in a head":  append(le(1), e[4:]...),
 	} {
 		rd := NewReaderEnds(w.Buf, w.Count, bad)
 		for rd.Next() {

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"encoding/binary"
 	"math"
 	"time"
 
@@ -27,7 +28,7 @@ type generatorSource struct {
 	total       uint64 // records of this subtask when bounded
 	rate        float64
 	w           abi.Writer
-	ends        []uint32 // where each record of w ends
+	ends        []byte // where each record of w ends (runtime.EndsCollector)
 }
 
 func newGenerator(o *options, subtask, parallelism int) (*generatorSource, error) {
@@ -129,7 +130,7 @@ func (g *generatorSource) emit(out runtime.Collector, k *uint64, n uint64) error
 	i := uint64(0)
 	for ; i < n && len(buf) < maxBatchBytes; i++ {
 		buf = g.preset.appendRecord(buf, seq)
-		ends = append(ends, uint32(len(buf))) // a key-by need not walk them again
+		ends = binary.LittleEndian.AppendUint32(ends, uint32(len(buf))) // a key-by need not walk them again
 		seq += step
 	}
 	g.w.Buf, g.w.Count, g.ends = buf, int(i), ends

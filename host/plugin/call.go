@@ -23,7 +23,7 @@ type call struct {
 	mode   outMode
 	out    []byte     // every emitted byte, in emit order
 	emits  []emitSpan // where each emit lies in out
-	ends   []uint32   // the checked record ends of emits that gave them
+	ends   []byte     // the checked record ends of emits that gave them (abi.ImportEmitEnds's layout)
 	bytes  int        // len(out)
 	count  int        // records (values, channels) emitted
 	// errText is the guest's text from the error host call.
@@ -36,7 +36,7 @@ type call struct {
 }
 
 // emitSpan is one emit: out[start:end] holds count records for port;
-// when ends >= 0, ends[ends:ends+count] are where they end, checked.
+// when ends >= 0, ends[ends:ends+4*count] say where they end, checked.
 type emitSpan struct{ port, start, end, count, ends int }
 
 func (c *call) reset(export string, mode outMode) {

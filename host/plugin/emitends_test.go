@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/runtime"
 )
 
 // emit_ends (abi.ImportEmitEnds): the host checks each record against its
@@ -68,20 +69,23 @@ func TestEmitEnds(t *testing.T) {
 // endsOut is a runtime.EndsCollector that keeps what it is given.
 type endsOut struct {
 	bufs  [][]byte
-	ends  [][]uint32 // nil for an Emit without ends
+	ends  [][]uint32 // decoded; nil for an Emit without ends
 	count []int
 }
+
+var _ runtime.EndsCollector = (*endsOut)(nil)
 
 func (o *endsOut) Emit(port int, buf []byte, count int) error {
 	return o.EmitEnds(port, buf, count, nil)
 }
 
-func (o *endsOut) EmitEnds(port int, buf []byte, count int, ends []uint32) error {
+func (o *endsOut) EmitEnds(port int, buf []byte, count int, ends []byte) error {
 	o.bufs = append(o.bufs, append([]byte(nil), buf...))
-	o.ends = append(o.ends, append([]uint32(nil), ends...))
-	if ends == nil {
-		o.ends[len(o.ends)-1] = nil
+	var e []uint32
+	for i := 0; i+4 <= len(ends); i += 4 {
+		e = append(e, binary.LittleEndian.Uint32(ends[i:]))
 	}
+	o.ends = append(o.ends, e)
 	o.count = append(o.count, count)
 	return nil
 }

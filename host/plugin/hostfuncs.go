@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"unicode/utf8"
@@ -182,9 +181,7 @@ func (in *instance) emitWith(port int32, ptr, n uint32, count int32, hasEnds boo
 		}
 	}
 	if checked >= 0 { // handed on with the records: a key-by reads only their heads
-		for i := 0; i < len(ends); i += 4 {
-			c.ends = append(c.ends, binary.LittleEndian.Uint32(ends[i:]))
-		}
+		c.ends = append(c.ends, ends...)
 	}
 	start := len(c.out)
 	c.out = append(c.out, b...)

@@ -296,7 +296,7 @@ func (in *instance) deliver(out runtime.Collector) error {
 	for _, s := range in.c.emits {
 		var err error
 		if s.ends >= 0 {
-			err = runtime.EmitWithEnds(out, s.port, in.c.out[s.start:s.end], s.count, in.c.ends[s.ends:s.ends+s.count])
+			err = runtime.EmitWithEnds(out, s.port, in.c.out[s.start:s.end], s.count, in.c.ends[s.ends:s.ends+4*s.count])
 		} else {
 			err = out.Emit(s.port, in.c.out[s.start:s.end], s.count)
 		}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sync/atomic"
 	"syscall"
@@ -56,10 +57,10 @@ func (s *benchSource) Total() int64            { return s.n }
 func (s *benchSource) Close() error            { return nil }
 func (s *benchSource) Run(ctx context.Context, out Collector) error {
 	// the ends of the batch's records, as the generator hands them on
-	var ends []uint32
+	var ends []byte
 	rd := abi.NewReader(s.c.batch, s.c.count)
 	for rd.Next() {
-		ends = append(ends, uint32(rd.Offset()))
+		ends = binary.LittleEndian.AppendUint32(ends, uint32(rd.Offset()))
 	}
 	for left := s.n; left > 0; {
 		if left >= int64(s.c.count) {

@@ -51,7 +51,7 @@ func (c *collector) Emit(port int, buf []byte, count int) error {
 
 // EmitEnds implements EndsCollector: network outputs get the ends (a HASH
 // edge then reads only each record's head), chained operators the batch.
-func (c *collector) EmitEnds(port int, buf []byte, count int, ends []uint32) error {
+func (c *collector) EmitEnds(port int, buf []byte, count int, ends []byte) error {
 	if count <= 0 || port < 0 || port >= len(c.ports) || len(c.ports[port]) == 0 {
 		return nil
 	}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -202,7 +203,7 @@ func (s *fakeSource) Close() error {
 
 func (s *fakeSource) Run(ctx context.Context, out Collector) error {
 	var w abi.Writer
-	var ends []uint32
+	var ends []byte
 	batches := 0
 	emit := func() error {
 		if w.Count == 0 {
@@ -225,7 +226,7 @@ func (s *fakeSource) Run(ctx context.Context, out Collector) error {
 		} else {
 			w.Append(0, false, nil, enc("n", s.seq+i*s.step))
 		}
-		ends = append(ends, uint32(len(w.Buf)))
+		ends = binary.LittleEndian.AppendUint32(ends, uint32(len(w.Buf)))
 		if w.Count == 100 {
 			if err := emit(); err != nil {
 				return err

@@ -34,7 +34,8 @@ type Collector interface {
 }
 
 // EndsCollector is a Collector that also takes where each record of a
-// batch ends: ends[i] is the offset in buf just past record i. What it
+// batch ends: ends holds count little-endian uint32, the i-th the offset
+// in buf just past record i (abi.ImportEmitEnds's layout). What it
 // routes by key then reads each record's head instead of walking the
 // whole record to find where the next one starts. A producer that knows
 // the ends — it wrote the records, or the host checked them against the
@@ -44,12 +45,12 @@ type Collector interface {
 // copies what it keeps, ends included.
 type EndsCollector interface {
 	Collector
-	EmitEnds(port int, buf []byte, count int, ends []uint32) error
+	EmitEnds(port int, buf []byte, count int, ends []byte) error
 }
 
 // EmitWithEnds emits on out with the ends when out takes them.
-func EmitWithEnds(out Collector, port int, buf []byte, count int, ends []uint32) error {
-	if ec, ok := out.(EndsCollector); ok && len(ends) == count {
+func EmitWithEnds(out Collector, port int, buf []byte, count int, ends []byte) error {
+	if ec, ok := out.(EndsCollector); ok && len(ends) == 4*count {
 		return ec.EmitEnds(port, buf, count, ends)
 	}
 	return out.Emit(port, buf, count)

@@ -89,7 +89,7 @@ func (o *edgeOut) memoMiss(m *hashMemo, h int32) {
 
 // emit routes count records of b. It is the edge's collector target.
 // ends, when not nil, are where the records end (see EndsCollector).
-func (o *edgeOut) emit(b []byte, count int, ends []uint32) error {
+func (o *edgeOut) emit(b []byte, count int, ends []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch o.route {
@@ -121,7 +121,7 @@ func (o *edgeOut) emit(b []byte, count int, ends []uint32) error {
 	return o.emitCustom(b, count)
 }
 
-func (o *edgeOut) emitHash(b []byte, count int, ends []uint32) error {
+func (o *edgeOut) emitHash(b []byte, count int, ends []byte) error {
 	if err := o.keys.load(b, count); err != nil {
 		return o.keyErr(err)
 	}

@@ -19,11 +19,12 @@ func (discard) Emit(int, []byte, int) error { return nil }
 // the language: go, c, rust, as), its double filter+map (double-go, ...),
 // the same double in Go against the raw ABI with no SDK (double-go-raw:
 // the floor of Go's wasm code for this work) and the hand-written WAT
-// identity on batches of 1024 transactions through the real host; ns/record is per input record. Each batch through
-// the guest alternates with the same batch through the native Go operator
-// doing the same work on the same bytes (native-ns/record): this machine's
-// speed drifts by tens of percent over minutes, and the ratio of the two
-// (x-native) is only as good as their being measured at the same moment.
+// identity on batches of 1024 transactions through the real host;
+// ns/record is per input record. Each batch through the guest alternates
+// with the same batch through the native Go operator doing the same work
+// on the same bytes (native-ns/record): this machine's speed drifts by
+// tens of percent over minutes, and the ratio of the two (x-native) is
+// only as good as their being measured at the same moment.
 // BenchmarkFilterBatch1024Native runs the native operators alone.
 func BenchmarkFilterBatch1024(b *testing.B) {
 	w := langBatch(1024)

@@ -388,8 +388,6 @@ func BuildRows(rs *Results, mech string) []Row {
 	return rows
 }
 
-// bestBenthos is the Benthos variant with the most records/s (the
-// generator's default batch of 1, or batches of 1024).
 // bestOf is the key of keys with the most records/s (the first when none
 // has a figure).
 func bestOf(rs *Results, keys ...string) string {
@@ -402,6 +400,8 @@ func bestOf(rs *Results, keys ...string) string {
 	return best
 }
 
+// bestBenthos is the Benthos variant with the most records/s (the
+// generator's default batch of 1, or batches of 1024).
 func bestBenthos(rs *Results) string {
 	return bestOf(rs, "bench/benthos.BenchmarkBenthos/batch1024", "bench/benthos.BenchmarkBenthos/batch1")
 }

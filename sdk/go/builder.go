@@ -14,7 +14,7 @@ func NewRecord() Record {
 	}
 	v := eng.arena.get()
 	if c := eng.cur; c != nil {
-		v.time, v.hasTime = c.time, c.hasTime
+		v.time, v.hasTime = c.timeOf()
 	}
 	return Record{v}
 }
@@ -26,12 +26,13 @@ func (r Record) Clone() Record {
 		return r
 	}
 	v := r.v
+	t, ht := v.timeOf()
 	return Record{&view{
 		raw:     clone(v.raw),
 		value:   clone(v.value),
-		key:     clone(v.key),
-		time:    v.time,
-		hasTime: v.hasTime,
+		key:     clone(v.keyRaw()),
+		time:    t,
+		hasTime: ht,
 		dirty:   v.dirty,
 		edits:   append([]edit(nil), v.edits...),
 		vals:    clone(v.vals),

@@ -37,7 +37,7 @@ func (Context) Key() Key {
 	if eng.cur == nil {
 		return Key{}
 	}
-	return Key{Value{eng.cur.key}}
+	return Key{Value{eng.cur.keyRaw()}}
 }
 
 // State returns keyed-state slot slot for the current key (KeyedProcess

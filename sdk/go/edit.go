@@ -97,6 +97,7 @@ func (r Record) Delete(name string) Record {
 // SetTime sets the record's event time (milliseconds since the epoch).
 func (r Record) SetTime(ms int64) Record {
 	w := r.mut()
+	w.ownHead()
 	w.time, w.hasTime, w.dirty = ms, true, true
 	return r
 }
@@ -106,6 +107,7 @@ func (r Record) SetTime(ms int64) Record {
 // valid until the record is written.
 func (r Record) SetKey(k Key) Record {
 	w := r.mut()
+	w.ownHead()
 	w.key, w.dirty = k.raw, true
 	return r
 }

@@ -40,6 +40,15 @@ func TestIndexedAndScannedProcessAgree(t *testing.T) {
 			k, _ := r.Time()
 			seen = append(seen, string(r.Get("amount").Raw())+"|"+string(r.Get("accountId").Raw())+"|"+
 				string(r.Key().Raw())+"|"+strconv.FormatInt(k, 10)+"|"+strconv.FormatInt(r.Int("a"), 10))
+			// a new time keeps the key, a new key keeps the time, as read
+			switch r.Int("amount") % 3 {
+			case 1:
+				r.SetTime(5)
+			case 2:
+				r.SetKey(r.Get("accountId").Key())
+			}
+			t, ht := r.Time()
+			seen = append(seen, string(r.Key().Raw())+"|"+strconv.FormatInt(t, 10)+"|"+strconv.FormatBool(ht))
 			return r.SetInt("amount", r.Int("amount")+1), nil
 		})
 		var st int32

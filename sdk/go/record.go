@@ -65,7 +65,7 @@ func (r Record) Key() Key {
 	if r.v == nil {
 		return Key{}
 	}
-	return Key{Value{r.v.key}}
+	return Key{Value{r.v.keyRaw()}}
 }
 
 // Time returns the record's event time in milliseconds since the Unix
@@ -74,7 +74,7 @@ func (r Record) Time() (ms int64, ok bool) {
 	if r.v == nil {
 		return 0, false
 	}
-	return r.v.time, r.v.hasTime
+	return r.v.timeOf()
 }
 
 // IsZero reports whether r is the zero Record (no record at all).

@@ -14,7 +14,7 @@ const reduceSlot = 0
 // store the result and emit it. The first record of a key is the
 // accumulator as it is.
 func (e *engine) reduce(op *Operator, r Record) error {
-	key := r.v.key
+	key := r.v.keyRaw()
 	if key == nil {
 		return errState("reduce needs a keyed input: the record has no key")
 	}
@@ -28,7 +28,8 @@ func (e *engine) reduce(op *Operator, r Record) error {
 			return errState("reduce: the stored accumulator is not a msgpack map")
 		}
 		acc := e.arena.get()
-		acc.value, acc.key, acc.time, acc.hasTime = stored, key, r.v.time, r.v.hasTime
+		acc.value, acc.key = stored, key
+		acc.time, acc.hasTime = r.v.timeOf()
 		if res, err = op.reduceFn(Record{acc}, r); err != nil {
 			return err
 		}
@@ -36,19 +37,20 @@ func (e *engine) reduce(op *Operator, r Record) error {
 			return errors.New("reduce returned the zero Record")
 		}
 	}
-	time, hasTime := r.v.time, r.v.hasTime
-	if res.v.hasTime {
-		time = res.v.time
+	time, hasTime := r.v.timeOf()
+	resTime, resHasTime := res.v.timeOf()
+	if resHasTime {
+		time = resTime
 	}
-	if res.v.key != nil {
-		key = res.v.key
+	if k := res.v.keyRaw(); k != nil {
+		key = k
 	}
 	w := &e.outs[0].w
-	buf, start, err := appendEnvelope(w.Buf, res.v, time, hasTime || res.v.hasTime, key)
+	buf, start, err := appendEnvelope(w.Buf, res.v, time, hasTime || resHasTime, key)
 	if err != nil {
 		return err
 	}
-	if st := abi.Status(hostcall.StatePut(reduceSlot, r.v.key, buf[start:])); st != abi.StatusOK {
+	if st := abi.Status(hostcall.StatePut(reduceSlot, r.v.keyRaw(), buf[start:])); st != abi.StatusOK {
 		return &Error{Status: st, Text: "state_put: " + st.String()}
 	}
 	w.Buf = buf

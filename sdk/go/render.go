@@ -31,7 +31,8 @@ func appendRecord(dst []byte, v *view) ([]byte, error) {
 		dst = append(dst, v.raw[:head]...)
 		return appendValue(dst, v)
 	}
-	b, _, err := appendEnvelope(dst, v, v.time, v.hasTime, v.key)
+	t, ht := v.timeOf()
+	b, _, err := appendEnvelope(dst, v, t, ht, v.keyRaw())
 	return b, err
 }
 

@@ -32,7 +32,7 @@ func (v *view) split(b []byte, off int) (int, error) {
 	if r.Key >= 0 {
 		v.key = b[r.Key:r.Value:r.Value]
 	}
-	v.time, v.hasTime = r.Time, r.HasTime
+	v.time, v.hasTime, v.head = r.Time, r.HasTime, nil
 	v.indexed, v.fields, v.dirty = true, v.own[:r.Fields], false
 	v.edits, v.vals = v.edits[:0], v.vals[:0]
 	return r.End, nil
@@ -145,11 +145,7 @@ func readIndex(index []byte, count int32) ([]indexRecord, []abi.FlatField, error
 // where the record ends.
 func (v *view) fromIndex(b []byte, r *indexRecord, fields []abi.FlatField) int {
 	v.raw, v.value = b[r.start:r.end:r.end], b[r.val:r.end:r.end]
-	v.key = nil
-	if r.key != abi.IndexNoKey {
-		v.key = b[r.key:r.val:r.val]
-	}
-	v.time, v.hasTime = int64(uint64(r.timeLo)|uint64(r.timeHi)<<32), r.flags&abi.IndexHasTime != 0
+	v.head = r // the key and the time stay in the entry: keyRaw, timeOf
 	v.indexed, v.dirty = r.flags&abi.IndexFields != 0, false
 	if v.indexed {
 		v.fields = fields[r.first : r.first+r.flags>>abi.IndexCountShift]

@@ -105,10 +105,11 @@ func stateKey(slot int) ([]byte, error) {
 	if eng.cur == nil {
 		return nil, errState("keyed state is only usable while processing a record")
 	}
-	if eng.cur.key == nil {
+	key := eng.cur.keyRaw()
+	if key == nil {
 		return nil, errState("keyed state needs a keyed input: the record has no key")
 	}
-	return eng.cur.key, nil
+	return key, nil
 }
 
 func hostStatus(call string, st int32) error {

@@ -10,12 +10,18 @@ import "github.com/sluicehq/sluice/abi"
 type view struct {
 	raw     []byte // the original envelope; nil when not read from a batch
 	value   []byte // the original value (a msgpack map); nil is the empty map
-	key     []byte // raw msgpack key; nil when unkeyed
-	time    int64
+	key     []byte // raw msgpack key; nil when unkeyed (see head)
+	time    int64  // see head
 	hasTime bool
-	dirty   bool // time or key changed: raw no longer describes the record
-	edits   []edit
-	vals    []byte // encoded values of the edits
+	// head, when not nil, is the host's index entry of the record (read
+	// from it by fromIndex), whose key and time were not copied into key,
+	// time and hasTime: a record's step costs fewer stores in a Go wasm
+	// guest, and most operators never ask. Read them with keyRaw and
+	// timeOf; a setter of either copies them first (ownHead).
+	head  *indexRecord
+	dirty bool // time or key changed: raw no longer describes the record
+	edits []edit
+	vals  []byte // encoded values of the edits
 	// fields says where the fields of value are when indexed is true:
 	// filled by split for a flat value (in own), or the host's batch index
 	// (abi.ExportProcessIndexed) for any map with string keys.
@@ -34,7 +40,7 @@ type edit struct {
 }
 
 func (v *view) reset() {
-	v.raw, v.value, v.key, v.indexed = nil, nil, nil, false
+	v.raw, v.value, v.key, v.indexed, v.head = nil, nil, nil, false, nil
 	v.time, v.hasTime, v.dirty = 0, false, false
 	v.edits, v.vals = v.edits[:0], v.vals[:0]
 }
@@ -43,6 +49,36 @@ func (v *view) reset() {
 func (v *view) load(r abi.Record) {
 	v.reset()
 	v.raw, v.value, v.key, v.time, v.hasTime = r.Raw, r.Value, r.Key, r.Time, r.HasTime
+}
+
+// keyRaw is the record's key (raw msgpack), nil when unkeyed.
+func (v *view) keyRaw() []byte {
+	if r := v.head; r != nil {
+		if r.key == abi.IndexNoKey {
+			return nil
+		}
+		k, e := r.key-r.start, r.val-r.start
+		return v.raw[k:e:e]
+	}
+	return v.key
+}
+
+// timeOf is the record's event time and whether it has one.
+func (v *view) timeOf() (int64, bool) {
+	if r := v.head; r != nil {
+		return int64(uint64(r.timeLo) | uint64(r.timeHi)<<32), r.flags&abi.IndexHasTime != 0
+	}
+	return v.time, v.hasTime
+}
+
+// ownHead copies the key and time the index entry holds into the view, so
+// that a setter can change one of them.
+func (v *view) ownHead() {
+	if v.head != nil {
+		v.key = v.keyRaw()
+		v.time, v.hasTime = v.timeOf()
+		v.head = nil
+	}
 }
 
 // edited reports whether the view must be re-encoded to be written.

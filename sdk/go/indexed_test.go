@@ -28,6 +28,29 @@ func pick(r sdk.Record) (bool, error) {
 	return a%2 == 0, nil
 }
 
+// randomBatch is 1 to 8 random envelopes and the host's index of them.
+func randomBatch(t *testing.T, r *rand.Rand) ([]byte, int32, []byte) {
+	t.Helper()
+	var batch []byte
+	n := 1 + r.IntN(8)
+	for j := 0; j < n; j++ {
+		batch = sdk.RandomEnvelope(r, batch)
+	}
+	index, err := abi.AppendIndex(nil, batch, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return batch, int32(n), index
+}
+
+// process calls sluice_process, or sluice_process_indexed with index.
+func process(batch []byte, n int32, index []byte) abi.Status {
+	if index == nil {
+		return abi.Status(hostcall.Guest.Process(0, batch, n))
+	}
+	return abi.Status(hostcall.Guest.ProcessIndexed(0, batch, n, index))
+}
+
 // The host's batch index (sluice_process_indexed) and the guest's own
 // scan (sluice_process) give an operator the same records and fields.
 func TestIndexedAndScannedProcessAgree(t *testing.T) {
@@ -51,29 +74,15 @@ func TestIndexedAndScannedProcessAgree(t *testing.T) {
 			seen = append(seen, string(r.Key().Raw())+"|"+strconv.FormatInt(t, 10)+"|"+strconv.FormatBool(ht))
 			return r.SetInt("amount", r.Int("amount")+1), nil
 		})
-		var st int32
-		if index == nil {
-			st = hostcall.Guest.Process(0, batch, count)
-		} else {
-			st = hostcall.Guest.ProcessIndexed(0, batch, count, index)
-		}
-		return h.emits, abi.Status(st)
+		return h.emits, process(batch, count, index)
 	}
 	for i := 0; i < 2000; i++ {
-		var batch []byte
-		n := 1 + r.IntN(8)
-		for j := 0; j < n; j++ {
-			batch = sdk.RandomEnvelope(r, batch)
-		}
-		index, err := abi.AppendIndex(nil, batch, n)
-		if err != nil {
-			t.Fatal(err)
-		}
+		batch, n, index := randomBatch(t, r)
 		sdk.Reset()
-		want, wantSt := run(batch, int32(n), nil)
+		want, wantSt := run(batch, n, nil)
 		wantSeen := append([]string(nil), seen...)
 		sdk.Reset()
-		got, st := run(batch, int32(n), index)
+		got, st := run(batch, n, index)
 		if st != wantSt || fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(seen) != fmt.Sprint(wantSeen) {
 			t.Fatalf("batch % x:\nindexed %v %v %q\nscanned %v %v %q", batch, st, got, seen, wantSt, want, wantSeen)
 		}
@@ -113,15 +122,7 @@ func TestIndexedAndScannedProcessAgree(t *testing.T) {
 	}
 	for kind, register := range kinds {
 		for i := 0; i < 500; i++ {
-			var batch []byte
-			n := 1 + r.IntN(8)
-			for j := 0; j < n; j++ {
-				batch = sdk.RandomEnvelope(r, batch)
-			}
-			index, err := abi.AppendIndex(nil, batch, n)
-			if err != nil {
-				t.Fatal(err)
-			}
+			batch, n, index := randomBatch(t, r)
 			var outs [2][]recEmit
 			var sts [2]abi.Status
 			var texts [2]string
@@ -130,9 +131,9 @@ func TestIndexedAndScannedProcessAgree(t *testing.T) {
 				h := newRecHost()
 				register()
 				if k == 0 {
-					sts[k] = abi.Status(hostcall.Guest.Process(0, batch, int32(n)))
+					sts[k] = process(batch, n, nil)
 				} else {
-					sts[k] = abi.Status(hostcall.Guest.ProcessIndexed(0, batch, int32(n), index))
+					sts[k] = process(batch, n, index)
 				}
 				outs[k], texts[k] = h.emits, h.text
 			}

@@ -44,29 +44,18 @@ func (e *engine) run(port int32, batch []byte, count int32, recs []indexRecord, 
 	// The kind is a string: compare it once per batch, not per record (a
 	// string switch is several calls in a Go wasm guest).
 	code := codeOf(op.kind)
-	var filterFn func(Record) (bool, error)
-	var mapFn func(Record) (Record, error)
-	var flatMapFn func(Record, Emitter) error
-	switch code {
-	case codeFilter:
-		filterFn = op.filterFn
-	case codeMap:
-		mapFn = op.mapFn
-	case codeFlatMap:
-		flatMapFn = op.flatMapFn
-	}
 	v, off := &e.in, 0
 	e.cur = v
 	if recs != nil && (code == codeFilter || code == codeMap || code == codeFlatMap || code == codeProcess) {
-		// an indexed batch: a loop of its own per kind
+		// an indexed batch, the common case: a loop of its own per kind
 		var err error
 		switch code {
 		case codeFilter:
-			err = e.filterIndexed(filterFn, batch, recs, fields)
+			err = e.filterIndexed(op.filterFn, batch, recs, fields)
 		case codeMap:
-			err = e.mapIndexed(mapFn, batch, recs, fields)
+			err = e.mapIndexed(op.mapFn, batch, recs, fields)
 		case codeFlatMap:
-			err = eachIndexed(e, flatMapFn, batch, recs, fields)
+			err = eachIndexed(e, op.flatMapFn, batch, recs, fields)
 		default:
 			err = eachIndexed(e, op.processFn, batch, recs, fields)
 		}
@@ -76,6 +65,9 @@ func (e *engine) run(port int32, batch []byte, count int32, recs []indexRecord, 
 		e.inCall, e.cur = false, nil
 		return e.flush()
 	}
+	// the other kinds, and batches that come without the host's index
+	// (a host indexes what it can: these are mostly malformed ones, whose
+	// split says where)
 	for i := 0; i < int(count); i++ {
 		var end int
 		var err error
@@ -90,32 +82,7 @@ func (e *engine) run(port int32, batch []byte, count int32, recs []indexRecord, 
 			}
 		}
 		off, e.idx = end, i
-		switch {
-		case filterFn != nil:
-			var keep bool
-			if keep, err = filterFn(Record{v}); err == nil && keep {
-				if o := &e.outs[0]; !v.edited() {
-					o.w.Buf = append(o.w.Buf, v.raw...) // e.emit's path, inlined
-					o.w.Count++
-				} else {
-					e.emit(0, Record{v})
-				}
-			}
-		case mapFn != nil:
-			var out Record
-			if out, err = mapFn(Record{v}); err == nil {
-				if out.v == nil {
-					err = errors.New("map returned the zero Record")
-				} else {
-					e.emit(0, out)
-				}
-			}
-		case flatMapFn != nil:
-			err = flatMapFn(Record{v}, Emitter{})
-		default:
-			err = e.one(op, code, port, Record{v})
-		}
-		if err != nil || e.err != nil || e.arena.used != 0 {
+		if err := e.one(op, code, port, Record{v}); err != nil || e.err != nil || e.arena.used != 0 {
 			if err := e.settle(i, err); err != nil {
 				return err
 			}

@@ -4,7 +4,13 @@ BIN      := bin/host
 GOWASM   := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w'
 # Every Go plugin is a folder under plugins/ holding a main.go.
 GO_PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
-FUZZTIME ?= 10s
+# Fuzzing budgets are execution counts (-fuzztime=Nx, each about 10 s on
+# the reference machine), not durations: with a duration, Go 1.26's fuzz
+# coordinator can race its own deadline and fail a run that found nothing
+# ("context deadline exceeded", go.dev/issue/75804, fixed in Go 1.27).
+# FUZZTIME=30s (any -fuzztime value) sets one budget for every target.
+FUZZTIME ?=
+fuzz1 = $(GO) test -run='^$$' -fuzz='^$(1)$$' -fuzztime=$(or $(FUZZTIME),$(2)) $(3)
 
 .PHONY: all build plugins run demo-plugins test fuzz bench check clean tools
 
@@ -40,14 +46,14 @@ tools:
 	./scripts/tools-browser.sh
 
 fuzz:
-	$(GO) test -run='^$$' -fuzz='^FuzzReader$$' -fuzztime=$(FUZZTIME) ./abi
-	$(GO) test -run='^$$' -fuzz='^FuzzScanPaths$$' -fuzztime=$(FUZZTIME) ./abi
-	$(GO) test -run='^$$' -fuzz='^FuzzCheckBatch$$' -fuzztime=$(FUZZTIME) ./abi
-	$(GO) test -run='^$$' -fuzz='^FuzzCheckBatchEnds$$' -fuzztime=$(FUZZTIME) ./abi
-	$(GO) test -run='^$$' -fuzz='^FuzzSplit$$' -fuzztime=$(FUZZTIME) ./sdk/go
-	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./host/pipeline
-	$(GO) test -run='^$$' -fuzz='^FuzzCheckOutput$$' -fuzztime=$(FUZZTIME) ./host/plugin
-	$(GO) test -run='^$$' -fuzz='^FuzzInstrument$$' -fuzztime=$(FUZZTIME) ./host/plugin/fuel
+	$(call fuzz1,FuzzReader,500000x,./abi)
+	$(call fuzz1,FuzzScanPaths,100000x,./abi)
+	$(call fuzz1,FuzzCheckBatch,450000x,./abi)
+	$(call fuzz1,FuzzCheckBatchEnds,450000x,./abi)
+	$(call fuzz1,FuzzSplit,300000x,./sdk/go)
+	$(call fuzz1,FuzzParse,150000x,./host/pipeline)
+	$(call fuzz1,FuzzCheckOutput,110000x,./host/plugin)
+	$(call fuzz1,FuzzInstrument,180000x,./host/plugin/fuel)
 
 bench: build plugins
 	$(GO) run ./bench/cmd/benchtable -go $(GO) -out docs/benchmarks.md

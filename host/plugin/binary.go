@@ -128,6 +128,16 @@ type wasmBinary struct {
 	exports  []wasmExport
 }
 
+// importsFrom reports whether w imports anything from module.
+func (w *wasmBinary) importsFrom(module string) bool {
+	for _, im := range w.imports {
+		if im.module == module {
+			return true
+		}
+	}
+	return false
+}
+
 // exportedFunc returns the signature of the exported function name.
 func (w *wasmBinary) export(name string) (wasmExport, bool) {
 	for _, e := range w.exports {

@@ -200,3 +200,24 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("DefaultConfig() = %+v", d)
 	}
 }
+
+// WASI is instantiated by the first load of a module that imports it, not
+// before: a Host of WASI-free guests does not compile its functions.
+func TestWASIOnlyForModulesThatImportIt(t *testing.T) {
+	h := newHost(t, nil)
+	op := open(t, load(t, h, "identity"), runtimeOpenContext())
+	defer op.Close(nil)
+	if h.rt.Module(wasiModule) != nil {
+		t.Fatal("WASI instantiated for a module that does not import it")
+	}
+	script := open(t, load(t, h, "script"), runtimeOpenContext())
+	defer script.Close(nil)
+	if h.rt.Module(wasiModule) == nil {
+		t.Fatal("WASI not instantiated for a module that imports it")
+	}
+	load(t, h, "poison") // a second WASI guest: instantiated once only
+	out := &sink{}
+	if err := op.Process(0, record(nil, 1, 5), 1, out); err != nil || out.records() != 1 {
+		t.Fatalf("identity after WASI: %v, %d records", err, out.records())
+	}
+}

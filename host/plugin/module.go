@@ -98,11 +98,17 @@ func (h *Host) load(ctx context.Context, name, path string, bin []byte) (*Module
 	if err != nil {
 		return nil, fail(err.Error())
 	}
-	if problems := check(w, h.cfg.MemoryLimitPages, h.wasi); len(problems) > 0 {
+	var wasi map[string]funcType
+	if w.importsFrom(wasiModule) {
+		if wasi, err = wasiSignatures(); err != nil {
+			return nil, fail(err.Error())
+		}
+	}
+	if problems := check(w, h.cfg.MemoryLimitPages, wasi); len(problems) > 0 {
 		return nil, fail(problems...)
 	}
 	m := &Module{host: h, name: name, path: path, size: len(bin), sum: sha256.Sum256(bin), bin: w}
-	m.compiled, err = h.compile(ctx, m.sum, bin)
+	m.compiled, err = h.compile(ctx, m.sum, bin, wasi != nil)
 	if err != nil {
 		return nil, fail("does not compile: " + err.Error())
 	}
@@ -110,12 +116,18 @@ func (h *Host) load(ctx context.Context, name, path string, bin []byte) (*Module
 }
 
 // compile compiles bin once per Host: later loads of the same bytes reuse
-// the compiled code.
-func (h *Host) compile(ctx context.Context, sum [sha256.Size]byte, bin []byte) (wazero.CompiledModule, error) {
+// the compiled code. A module that imports WASI (wasi) gets it
+// instantiated first.
+func (h *Host) compile(ctx context.Context, sum [sha256.Size]byte, bin []byte, wasi bool) (wazero.CompiledModule, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil, errors.New("the plugin host is closed")
+	}
+	if wasi {
+		if err := h.useWASI(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if c, ok := h.compiled[sum]; ok {
 		return c, nil

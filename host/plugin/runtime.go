@@ -14,18 +14,19 @@ import (
 )
 
 // Host runs plugins: one wazero runtime (compiler engine) with the
-// limits of its Config, the sluice_v1 host functions and WASI. It is safe
-// for concurrent use; the instances it creates are not.
+// limits of its Config, the sluice_v1 host functions and, from the first
+// module that imports it, WASI. It is safe for concurrent use; the
+// instances it creates are not.
 type Host struct {
 	cfg   Config
 	rt    wazero.Runtime
 	cache wazero.CompilationCache // nil without CacheDir
 	intr  interrupter
-	wasi  map[string]funcType
 
 	mu       sync.Mutex
 	compiled map[[sha256.Size]byte]wazero.CompiledModule
 	closed   bool
+	wasiUp   bool // WASI instantiated in rt (under mu)
 
 	live atomic.Int64 // instances made and not closed yet
 }
@@ -61,14 +62,12 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 // Config returns the Host's configuration.
 func (h *Host) Config() Config { return h.cfg }
 
+// instantiateHostModules instantiates the sluice_v1 host functions and
+// the interrupter's. WASI waits for a module that imports it (useWASI):
+// its ~45 functions are compiled anew by every runtime (wazero caches no
+// host module on disk), about half of a warm-cache start, and of the
+// example plugins only Go's import it.
 func (h *Host) instantiateHostModules(ctx context.Context) error {
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, h.rt); err != nil {
-		return fmt.Errorf("plugin host: instantiate WASI: %w", err)
-	}
-	h.wasi = map[string]funcType{}
-	for name, def := range h.rt.Module(wasiModule).ExportedFunctionDefinitions() {
-		h.wasi[name] = funcType{params: apiTypes(def.ParamTypes()), results: apiTypes(def.ResultTypes())}
-	}
 	b := h.rt.NewHostModuleBuilder(abi.ImportModule)
 	for _, f := range hostFuncs {
 		t := importSigs[f.name]
@@ -83,6 +82,19 @@ func (h *Host) instantiateHostModules(ctx context.Context) error {
 	if err := h.intr.instantiate(ctx, h.rt); err != nil {
 		return fmt.Errorf("plugin host: %w", err)
 	}
+	return nil
+}
+
+// useWASI instantiates WASI in the Host's runtime once, before the first
+// module that imports it is compiled. Called with h.mu held.
+func (h *Host) useWASI(ctx context.Context) error {
+	if h.wasiUp {
+		return nil
+	}
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, h.rt); err != nil {
+		return fmt.Errorf("instantiate WASI: %w", err)
+	}
+	h.wasiUp = true
 	return nil
 }
 

@@ -62,7 +62,7 @@ func wasiSignatures() (map[string]funcType, error) {
 		rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 		defer rt.Close(ctx)
 		if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
-			wasiErr = fmt.Errorf("plugin lint: instantiate WASI: %w", err)
+			wasiErr = fmt.Errorf("read the host's WASI signatures: %w", err)
 			return
 		}
 		wasiSigs = map[string]funcType{}

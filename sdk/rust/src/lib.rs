@@ -24,6 +24,7 @@
 
 mod hash;
 mod host;
+mod index;
 mod msgpack;
 mod record;
 mod runtime;

@@ -354,6 +354,11 @@ impl<'a> Value<'a> {
     #[inline]
     pub fn get_bytes(&self, name: &[u8]) -> Option<Value<'a>> {
         let b = self.raw;
+        match crate::index::find(b, name) {
+            Some(crate::index::Found::At(at, end)) => return b.get(at..end).map(Value::from_raw),
+            Some(crate::index::Found::Missing(_)) => return None,
+            None => {}
+        }
         let (mut left, mut off) = container(b, 0x80, 0xde)?;
         while left > 0 {
             left -= 1;

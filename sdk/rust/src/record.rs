@@ -1,6 +1,7 @@
 //! Records (zero-copy envelope views) and edits (typed setters that rebuild
 //! a record's value map).
 
+use crate::index::{find, index_pairs, Found};
 use crate::msgpack::{map_header_size, same_bytes, skip_at, skip_fast, skip_pairs, type_of, DecodeError, Type, Value, Write};
 
 /// One envelope `[event_time|nil, key|nil, value]`: views into the batch.
@@ -57,6 +58,19 @@ pub(crate) type ParseError = &'static str;
 /// int64/uint64 or nil time, a nil key, a fixmap value.
 #[inline]
 pub(crate) fn parse_record(b: &[u8], off: usize) -> Result<(Record<'_>, usize), ParseError> {
+    parse::<false>(b, off)
+}
+
+/// `parse_record` that also indexes a fixmap value's fields (crate::index):
+/// for the engine's batch loops only, which clear the index when the call
+/// ends.
+#[inline]
+pub(crate) fn parse_record_indexed(b: &[u8], off: usize) -> Result<(Record<'_>, usize), ParseError> {
+    parse::<true>(b, off)
+}
+
+#[inline(always)]
+fn parse<const INDEX: bool>(b: &[u8], off: usize) -> Result<(Record<'_>, usize), ParseError> {
     let text = DecodeError::text;
     match b.get(off) {
         None => return Err(text(DecodeError::Truncated)),
@@ -94,6 +108,7 @@ pub(crate) fn parse_record(b: &[u8], off: usize) -> Result<(Record<'_>, usize), 
         }
     };
     let end = match b.get(k_end) {
+        Some(&c) if c & 0xf0 == 0x80 && INDEX => index_pairs(b, k_end, (c & 0x0f) as usize),
         Some(&c) if c & 0xf0 == 0x80 => skip_pairs(b, k_end + 1, (c & 0x0f) as usize, 1),
         _ => skip_at(b, k_end, 1),
     }
@@ -151,6 +166,7 @@ pub struct Edit {
 }
 
 impl Edit {
+    #[inline]
     pub(crate) fn clear(&mut self) {
         self.ops.clear();
         self.scratch.clear();
@@ -158,6 +174,7 @@ impl Edit {
 
     /// The index of the op for name, added when missing; its value starts
     /// at the end of scratch, where the caller writes it.
+    #[inline]
     fn op(&mut self, name: &[u8], unset: bool) -> usize {
         let scratch = &self.scratch;
         let i = match self.ops.iter().position(|o| &scratch[o.name.0..o.name.1] == name) {
@@ -176,6 +193,7 @@ impl Edit {
         i
     }
 
+    #[inline]
     fn set_with(&mut self, name: &[u8], f: impl FnOnce(&mut Vec<u8>)) -> &mut Self {
         let i = self.op(name, false);
         f(&mut self.scratch);
@@ -196,6 +214,7 @@ impl Edit {
     pub fn set_bool(&mut self, name: &str, v: bool) -> &mut Self {
         self.set_with(name.as_bytes(), |b| b.put_bool(v))
     }
+    #[inline]
     pub fn set_int(&mut self, name: &str, v: i64) -> &mut Self {
         self.set_with(name.as_bytes(), |b| b.put_int(v))
     }
@@ -224,6 +243,24 @@ impl Edit {
         let op = &self.ops[0];
         let (name, val) = (&self.scratch[op.name.0..op.name.1], &self.scratch[op.val.0..op.val.1]);
         let (raw, v) = (r.raw, r.value.raw());
+        match find(v, name) {
+            Some(Found::At(at, end)) => {
+                dst.extend_from_slice(&raw[..head + at]);
+                dst.extend_from_slice(val);
+                dst.extend_from_slice(&raw[head + end..]);
+                return true;
+            }
+            Some(Found::Missing(n)) if n < 15 => {
+                dst.extend_from_slice(&raw[..head]);
+                dst.push(0x81 + n as u8);
+                dst.extend_from_slice(&v[1..]);
+                dst.put_str_bytes(name);
+                dst.extend_from_slice(val);
+                return true;
+            }
+            Some(Found::Missing(_)) => return false,
+            None => {}
+        }
         let n = match v.first() {
             Some(&c) if c & 0xf0 == 0x80 => (c & 0x0f) as usize,
             _ => return false,
@@ -260,12 +297,12 @@ impl Edit {
     }
 
     /// Appends `r` with the edits applied as an envelope to `dst`.
+    #[inline]
     pub(crate) fn write(&mut self, r: &Record, dst: &mut Vec<u8>) -> Result<(), &'static str> {
         if self.ops.is_empty() {
             dst.extend_from_slice(r.raw); // unchanged: byte for byte, whatever the value
             return Ok(());
         }
-        let mut it = r.value.entries().ok_or("record value is not a map")?;
         let head = envelope_head(r);
         if self.ops.len() == 1 && !self.ops[0].unset {
             if let Some(head) = head {
@@ -274,6 +311,14 @@ impl Edit {
                 }
             }
         }
+        self.write_general(r, head, dst)
+    }
+
+    /// `write`'s path for every edit that is not a splice, out of line so
+    /// that the splice's code stays small.
+    #[inline(never)]
+    fn write_general(&mut self, r: &Record, head: Option<usize>, dst: &mut Vec<u8>) -> Result<(), &'static str> {
+        let mut it = r.value.entries().ok_or("record value is not a map")?;
         match head {
             Some(h) => dst.extend_from_slice(&r.raw[..h]), // the envelope as it was encoded
             None => put_envelope(dst, r.time, r.key),

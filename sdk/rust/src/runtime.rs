@@ -6,7 +6,7 @@
 
 use crate::host;
 use crate::msgpack::{skip, Value, Write};
-use crate::record::{parse_record, put_envelope, Edit, Record};
+use crate::record::{parse_record, parse_record_indexed, put_envelope, Edit, Record};
 use crate::{Error, Status};
 
 /// The output handle of the main output; side output i (of
@@ -80,6 +80,7 @@ pub(crate) fn with_engine<R>(f: impl FnOnce(&mut Engine) -> R) -> R {
 
 impl Engine {
     fn begin_call(&mut self) {
+        crate::index::clear();
         for p in self.ports.iter_mut() {
             p.buf.clear();
             p.ends.clear();
@@ -123,6 +124,7 @@ impl Engine {
         (0..self.ports.len()).try_for_each(|h| self.flush(h))
     }
 
+    #[inline]
     fn port(&mut self, h: usize) -> Result<&mut Port, Error> {
         if h == MAIN {
             self.flush_run()?; // keeps the main output in order
@@ -133,6 +135,7 @@ impl Engine {
 
     /// Counts n records written to port h (their ends noted) and flushes a
     /// full buffer.
+    #[inline]
     fn done_n(&mut self, h: usize, n: i32) -> Result<(), Error> {
         let p = &mut self.ports[h];
         p.count += n;
@@ -143,6 +146,7 @@ impl Engine {
     }
 
     /// Counts one record written to port h, which ends its buffer.
+    #[inline]
     fn done(&mut self, h: usize) -> Result<(), Error> {
         let p = &mut self.ports[h];
         p.ends.extend_from_slice(&(p.buf.len() as u32).to_le_bytes());
@@ -234,6 +238,7 @@ impl Output<'_> {
         self.write_edit(out, r)
     }
 
+    #[inline]
     fn write_edit(&mut self, out: usize, r: &Record) -> Result<(), Error> {
         let Engine { edit, ports, .. } = &mut *self.e;
         edit.write(r, &mut ports[out].buf).map_err(Error::malformed)?;
@@ -380,7 +385,7 @@ pub mod rt {
         count: i32,
         mut f: impl FnMut(&mut P, i32, &Record, &mut Output) -> Result<(), Error>,
     ) -> i32 {
-        with_engine(|e| {
+        let st = with_engine(|e| {
             e.begin_call();
             let op = match slot.as_mut() {
                 Some(op) => op,
@@ -395,7 +400,7 @@ pub mod rt {
             }
             let mut off = 0;
             for i in 0..count {
-                let (r, end) = match parse_record(batch, off) {
+                let (r, end) = match parse_record_indexed(batch, off) {
                     Ok(x) => x,
                     Err(why) => return e.fail(bad_record(i, off, batch.len(), why), Status::MALFORMED),
                 };
@@ -417,7 +422,9 @@ pub mod rt {
                 Ok(()) => 0,
                 Err(err) => e.fail(err, Status::HOST),
             }
-        })
+        });
+        crate::index::clear(); // it points into the batch, the caller's again
+        st
     }
 
     /// "record i: ", out of line: formatting takes its argument by
@@ -471,7 +478,7 @@ pub mod rt {
     /// sluice_partition: one little-endian i32 channel per record, from its
     /// envelope key, emitted on port 0.
     pub fn partition<P: Partitioner>(slot: &mut Option<P>, batch: &[u8], count: i32, n: i32) -> i32 {
-        with_engine(|e| {
+        let st = with_engine(|e| {
             e.begin_call();
             let op = match slot.as_mut() {
                 Some(op) => op,
@@ -500,7 +507,9 @@ pub mod rt {
             let st = host::emit(0, &ch, count);
             e.ports[0].buf = ch;
             if st == 0 { 0 } else { e.fail(Error::new(Status(st), "emit of the channels refused"), Status::HOST) }
-        })
+        });
+        crate::index::clear();
+        st
     }
 
     /// sluice_describe: {kind, sdk, name, outputs, keyed} on port 0 (the

@@ -2,7 +2,7 @@
 // record's value map).
 
 import { Buf, mapHeaderSize } from "./buf";
-import { Iter, Type, Value, be64, bytesEqual, isAscii, skipAt, skipFast, skipPairs, typeOf, why } from "./value";
+import { Iter, Type, Value, be64, bytesEqual, fxN, fxOff, indexPairs, indexed, isAscii, setFxMap, skipAt, skipFast, typeOf, why } from "./value";
 
 /** A small pool of views handed out while a record is processed; reused
  * for the next record, so field lookups allocate nothing in steady state. */
@@ -94,7 +94,9 @@ const timeView = new Value();
     r.key.set(p, <i32>(kEnd - p));
   }
   const v = kEnd < e ? load<u8>(kEnd) : 0;
-  const end = (v & 0xf0) == 0x80 ? skipPairs(kEnd + 1, e, v & 0x0f, 1) : skipAt(kEnd, e, 1);
+  let end: usize;
+  if ((v & 0xf0) == 0x80) end = indexPairs(kEnd, e, v & 0x0f);
+  else { setFxMap(0); end = skipAt(kEnd, e, 1); }
   if (end == 0) { parseWhy = why; return 0; }
   r.value.set(kEnd, <i32>(end - kEnd));
   r.raw.set(start, <i32>(end - start));
@@ -211,7 +213,19 @@ export class Edit {
     if ((c0 & 0xf0) != 0x80) return false;
     const n = <i32>(c0 & 0x0f);
     let p = v + 1;
-    for (let i = 0; i < n; i++) {
+    if (indexed(v, r.value.len)) {
+      for (let i = 0; i < fxN; i++) {
+        const k = v + <usize>load<u32>(fxOff + (<usize>i << 2));
+        const kn = <i32>(load<u8>(k) & 0x1f);
+        if (!bytesEqual(k + 1, kn, name, nameLen)) continue;
+        const at = k + 1 + <usize>kn, end = v + <usize>load<u32>(fxOff + (<usize>(i + 1) << 2));
+        dst.putRaw(r.raw.ptr, <i32>(at - r.raw.ptr));
+        dst.putRaw(val, valLen);
+        dst.putRaw(end, <i32>(e - end));
+        return true;
+      }
+      p = e; // not there: appended below
+    } else for (let i = 0; i < n; i++) {
       if (p >= e) return false;
       const c = load<u8>(p);
       if ((c & 0xe0) != 0xa0) return false;
@@ -243,13 +257,13 @@ export class Edit {
       dst.putRaw(r.raw.ptr, r.raw.len);
       return true;
     }
-    const it = this.iter;
-    if (!it.reset(r.value, true)) return false;
     // the envelope as it was encoded, when the value ends it (as for every
     // record the SDK reads)
     const head = r.value.ptr - r.raw.ptr;
     const asRead = r.value.ptr >= r.raw.ptr && head + <usize>r.value.len == <usize>r.raw.len;
     if (asRead && c == 1 && !(load<i32>(this.opAt(0), 16) & UNSET) && this.splice(r, dst)) return true;
+    const it = this.iter;
+    if (!it.reset(r.value, true)) return false;
     if (asRead) dst.putRaw(r.raw.ptr, <i32>head);
     else putEnvelope(dst, r.hasTime, r.time, r.key);
     const at = dst.len;

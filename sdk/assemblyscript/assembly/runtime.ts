@@ -9,7 +9,7 @@
 import { Buf } from "./buf";
 import { hostEmit, hostEmitEnds, hostError, hostPort, hostStateDel, hostStateGet, hostStatePut } from "./host";
 import { Edit, Record, parseRecord, parseWhy, pool, putEnvelope } from "./record";
-import { Iter, Value, skip } from "./value";
+import { Iter, Value, setFxMap, skip } from "./value";
 
 /** The statuses of abi.Status. */
 export enum Status {
@@ -132,6 +132,7 @@ const RUN_MAX = 1024;
 const runEnd = new StaticArray<u32>(RUN_MAX - 1);
 
 function beginCall(): void {
+  setFxMap(0);
   for (let i = 0; i < ports.length; i++) {
     const p = unchecked(ports[i]);
     p.buf.reset();

@@ -109,6 +109,52 @@ function skipN(p: usize, e: usize, n: u64, depth: i32): usize {
   return p;
 }
 
+/**
+ * The field index of the record the batch loop read last, as the C SDK's
+ * g_fx: parseRecord walks every field of a fixmap value to find the
+ * record's end, and notes where each key starts (fxOff[i], from the map's
+ * header; fxOff[fxN] is the map's size), so that a lookup or an edit on
+ * that map reads keys in place instead of walking it again. fxMap is the
+ * map's address, 0 for no index; every call starts with none (the batch
+ * is the only memory it describes, and no one writes it during a call).
+ */
+export let fxMap: usize = 0;
+export let fxN: i32 = 0;
+/** Sets fxMap (0: no index) from another module. */
+// @ts-ignore: decorator
+@inline export function setFxMap(m: usize): void { fxMap = m; }
+export const fxOff: usize = memory.data(16 * 4);
+
+/** Whether the index describes the map at ptr, len bytes long. */
+// @ts-ignore: decorator
+@inline export function indexed(ptr: usize, len: i32): bool {
+  return ptr == fxMap && ptr != 0 && load<u32>(fxOff + (<usize>fxN << 2)) == <u32>len;
+}
+
+/** skipPairs for the n (<= 15) pairs of the fixmap whose header is at
+ * map, filling the index; at a key that is not a fixstr it leaves no
+ * index and skipPairs reads the rest. */
+// @ts-ignore: decorator
+@inline export function indexPairs(map: usize, e: usize, n: i32): usize {
+  fxMap = 0;
+  let p = map + 1;
+  for (let i = 0; i < n; i++) {
+    if (p >= e) return truncated();
+    let c = load<u8>(p);
+    if ((c & 0xe0) != 0xa0) return skipPairs(p, e, n - i, 1);
+    store<u32>(fxOff + (<usize>i << 2), <u32>(p - map));
+    p += 1 + <usize>(c & 0x1f);
+    if (p >= e) return truncated(); // the key's value
+    c = load<u8>(p);
+    p = isFixint(c) ? p + 1 : skipFast(p, e, 2);
+    if (p == 0) return 0;
+  }
+  store<u32>(fxOff + (<usize>n << 2), <u32>(p - map));
+  fxN = n;
+  fxMap = map;
+  return p;
+}
+
 /** skipAt with its common case inline: a value whose header gives its size. */
 // @ts-ignore: decorator
 @inline export function skipFast(p: usize, e: usize, depth: i32): usize {
@@ -233,8 +279,19 @@ function utf8EqualsAt(ptr: usize, len: i32, units: usize, n: i32): bool {
 }
 
 /** Whether two byte ranges are equal. */
-export function bytesEqual(a: usize, an: i32, b: usize, bn: i32): bool {
-  return an == bn && memory.compare(a, b, <usize>an) == 0;
+// @ts-ignore: decorator
+@inline export function bytesEqual(a: usize, an: i32, b: usize, bn: i32): bool {
+  if (an != bn) return false;
+  // names are short: two loads a side up to 16 bytes, within [a, a+n) and
+  // [b, b+n); memory.compare is a byte loop in the guest
+  const n = <usize>an;
+  if (n >= 8) {
+    if (n > 16) return memory.compare(a, b, n) == 0;
+    return load<u64>(a) == load<u64>(b) && load<u64>(a + n - 8) == load<u64>(b + n - 8);
+  }
+  if (n >= 4) return load<u32>(a) == load<u32>(b) && load<u32>(a + n - 4) == load<u32>(b + n - 4);
+  if (n >= 2) return load<u16>(a) == load<u16>(b) && load<u16>(a + n - 2) == load<u16>(b + n - 2);
+  return n == 0 || load<u8>(a) == load<u8>(b);
 }
 
 /**
@@ -382,6 +439,19 @@ export class Value {
     let p = this.ptr;
     const e = p + <usize>this.len;
     if (this.len <= 0) return out;
+    if (indexed(p, this.len)) {
+      for (let i = 0; i < fxN; i++) {
+        const k = p + <usize>load<u32>(fxOff + (<usize>i << 2));
+        const keyLen = <i32>(load<u8>(k) & 0x1f), key = k + 1;
+        if (ascii ? keyLen == n && asciiEquals(key, name, n)
+          : utf16 ? keyLen >= n && keyLen <= 3 * n && utf8EqualsAt(key, keyLen, name, n)
+          : bytesEqual(key, keyLen, name, n)) {
+          const val = key + <usize>keyLen;
+          return out.set(val, <i32>(p + <usize>load<u32>(fxOff + (<usize>(i + 1) << 2)) - val));
+        }
+      }
+      return out;
+    }
     const c0 = load<u8>(p);
     let left: u64 = 0;
     if ((c0 & 0xf0) == 0x80) { left = <u64>(c0 & 0x0f); p++; }

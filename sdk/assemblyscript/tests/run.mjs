@@ -275,6 +275,29 @@ test("lookups: keys of every length, ASCII or not, as strings and as bytes", asy
     [null, null, { v0: 1, same0: true, v1: 2, same1: true, v2: null, same2: true }]]));
 });
 
+test("lookups in the record's own value, which the SDK indexes", async () => {
+  const inst = await Instance.load(build("lookup"));
+  inst.open();
+  // a fixmap of 14 fields: keys of 1 to 17 bytes, ASCII or not, one twice
+  const rec = raw([0x8e, ...[["a", 1], ["bc", "x"], ["def", [1, 2]], ["ghij", null], ["klmnopq", 300],
+    ["rstuvwxy", -5], ["zabcdefghijklmno", "s"], ["zabcdefghijklmnop", 7], ["ünï", 2], ["é😀", 3], ["a", 99],
+    ["k", {}], ["zz", 1.5]].flatMap(([k, v]) => [...encode(k), ...encode(v)]), ...encode("names"),
+    ...encode(["a", "bc", "def", "ghij", "klmnopq", "rstuvwxy", "zabcdefghijklmno", "zabcdefghijklmnop", "ünï", "é😀",
+      "k", "zz", "names", "b", "ab", "defg", "zabcdefghijklmnoq", "ün", "", "A"])]);
+  const vals = { a: 1, bc: "x", def: [1, 2], ghij: null, klmnopq: 300, rstuvwxy: -5, zabcdefghijklmno: "s",
+    zabcdefghijklmnop: 7, "ünï": 2, "é😀": 3, k: {}, zz: 1.5 };
+  const names = ["a", "bc", "def", "ghij", "klmnopq", "rstuvwxy", "zabcdefghijklmno", "zabcdefghijklmnop", "ünï",
+    "é😀", "k", "zz", "names", "b", "ab", "defg", "zabcdefghijklmnoq", "ün", "", "A"];
+  const want = {};
+  names.forEach((name, i) => {
+    want["v" + i] = name === "names" ? names : name in vals ? vals[name] : null;
+    want["same" + i] = true;
+  });
+  const r = inst.process(batch([[null, null, rec]]), 1);
+  assert.equal(r.status, 0, r.error);
+  assert.deepEqual(r.out[0].bytes, batch([[null, null, want]]));
+});
+
 let failed = 0;
 for (const [name, fn] of tests) {
   try {

@@ -465,6 +465,21 @@ impl<'a> Iterator for Items<'a> {
     }
 }
 
+/// `put_int` for an integer that is not a fixint.
+#[inline(never)]
+fn put_int_wide(b: &mut Vec<u8>, v: i64) {
+    match v {
+        0x80..=0xff => b.extend_from_slice(&[0xcc, v as u8]),
+        0x100..=0xffff => put_be(b, 0xcd, v as u64, 2),
+        0x1_0000..=0xffff_ffff => put_be(b, 0xce, v as u64, 4),
+        -128..=127 => b.extend_from_slice(&[0xd0, v as u8]),
+        -32768..=32767 => put_be(b, 0xd1, v as u16 as u64, 2),
+        -2147483648..=2147483647 => put_be(b, 0xd2, v as u32 as u64, 4),
+        _ if v >= 0 => put_be(b, 0xcf, v as u64, 8),
+        _ => put_be(b, 0xd3, v as u64, 8),
+    }
+}
+
 /// Appending msgpack values in their smallest encoding (abi/append.go).
 pub trait Write {
     fn put_raw(&mut self, raw: &[u8]);
@@ -481,6 +496,7 @@ pub trait Write {
 }
 
 impl Write for Vec<u8> {
+    #[inline]
     fn put_raw(&mut self, raw: &[u8]) {
         self.extend_from_slice(raw);
     }
@@ -490,18 +506,12 @@ impl Write for Vec<u8> {
     fn put_bool(&mut self, v: bool) {
         self.push(if v { 0xc3 } else { 0xc2 });
     }
+    #[inline]
     fn put_int(&mut self, v: i64) {
-        match v {
-            0..=0x7f => self.push(v as u8),
-            -32..=-1 => self.push(v as i8 as u8),
-            0x80..=0xff => self.extend_from_slice(&[0xcc, v as u8]),
-            0x100..=0xffff => put_be(self, 0xcd, v as u64, 2),
-            0x1_0000..=0xffff_ffff => put_be(self, 0xce, v as u64, 4),
-            -128..=127 => self.extend_from_slice(&[0xd0, v as u8]),
-            -32768..=32767 => put_be(self, 0xd1, v as u16 as u64, 2),
-            -2147483648..=2147483647 => put_be(self, 0xd2, v as u32 as u64, 4),
-            _ if v >= 0 => put_be(self, 0xcf, v as u64, 8),
-            _ => put_be(self, 0xd3, v as u64, 8),
+        if (-32..=0x7f).contains(&v) {
+            self.push(v as u8); // a fixint, inline: most integers in a stream
+        } else {
+            put_int_wide(self, v);
         }
     }
     fn put_f64(&mut self, v: f64) {

@@ -13,25 +13,31 @@ export class Buf {
     this.len = 0;
   }
 
-  /** Appends n bytes and returns where they start. */
-  grow(n: i32): usize {
+  /** Appends n bytes and returns where they start. Inline while there is
+   * room; only a reallocation is a call. */
+  // @ts-ignore: decorator
+  @inline grow(n: i32): usize {
     const need = this.len + n;
-    if (need > this.cap) {
-      let cap = this.cap > 0 ? this.cap : 256;
-      while (cap < need) cap <<= 1;
-      this.ptr = this.ptr == 0 ? heap.alloc(<usize>cap) : heap.realloc(this.ptr, <usize>cap);
-      this.cap = cap;
-    }
+    if (need > this.cap) this.realloc(need);
     const at = this.ptr + <usize>this.len;
     this.len = need;
     return at;
   }
 
-  putByte(c: u8): void {
+  private realloc(need: i32): void {
+    let cap = this.cap > 0 ? this.cap : 256;
+    while (cap < need) cap <<= 1;
+    this.ptr = this.ptr == 0 ? heap.alloc(<usize>cap) : heap.realloc(this.ptr, <usize>cap);
+    this.cap = cap;
+  }
+
+  // @ts-ignore: decorator
+  @inline putByte(c: u8): void {
     store<u8>(this.grow(1), c);
   }
 
-  putRaw(ptr: usize, n: i32): void {
+  // @ts-ignore: decorator
+  @inline putRaw(ptr: usize, n: i32): void {
     if (n > 0) memory.copy(this.grow(n), ptr, <usize>n);
   }
 
@@ -53,10 +59,15 @@ export class Buf {
     this.putByte(v ? 0xc3 : 0xc2);
   }
 
-  putInt(v: i64): void {
-    if (v >= 0 && v <= 0x7f) this.putByte(<u8>v);
-    else if (v < 0 && v >= -32) this.putByte(<u8>v);
-    else if (v >= 0 && v <= 0xff) this.putBE(0xcc, <u64>v, 1);
+  /** A fixint inline, a wider integer through putIntWide. */
+  // @ts-ignore: decorator
+  @inline putInt(v: i64): void {
+    if (v >= -32 && v <= 0x7f) this.putByte(<u8>v);
+    else this.putIntWide(v);
+  }
+
+  private putIntWide(v: i64): void {
+    if (v >= 0 && v <= 0xff) this.putBE(0xcc, <u64>v, 1);
     else if (v >= 0 && v <= 0xffff) this.putBE(0xcd, <u64>v, 2);
     else if (v >= 0 && v <= 0xffffffff) this.putBE(0xce, <u64>v, 4);
     else if (v >= -128 && v <= 127) this.putBE(0xd0, <u64>v, 1);

@@ -149,7 +149,7 @@ func indexError(dst []byte, batch []byte, count int) ([]byte, error) {
 	return dst, readerError(batch, count)
 }
 
-// Flat is a flat record as FlatRecord reads it: an int64 or nil event
+// Flat is a flat record as FlatRecord reads it: an int or nil event
 // time, a nil or header-sized key, a fixmap of fixstr keys to values whose
 // header tells their size (or str8). Most records of a stream are flat;
 // the host's batch index and the Go SDK's guest-side split both read them
@@ -188,6 +188,14 @@ func FlatRecord(b []byte, off int, r *Flat, fields *[15]FlatField) bool {
 			return false
 		}
 		r.Time, r.HasTime, p = int64(u), true, p+9
+	case c >= 0xe0:
+		r.Time, r.HasTime, p = int64(int8(c)), true, p+1
+	case c >= 0xcc && c <= 0xd2: // a smaller int, as a writer gives small times
+		t, err := ReadInt(b[p:])
+		if err != nil {
+			return false
+		}
+		r.Time, r.HasTime, p = t, true, p+int(valueSize[c])
 	default:
 		return false
 	}

@@ -153,3 +153,37 @@ func FuzzCheckBatch(f *testing.F) {
 		}
 	})
 }
+
+// A flat record is indexed whatever int encoding its event time has, with
+// the time ParseRecord reads.
+func TestAppendIndexTakesEveryIntTime(t *testing.T) {
+	value := AppendInt(AppendStr(AppendMapHeader(nil, 1), "amount"), 7)
+	for _, tm := range []int64{0, 5, 127, 128, 255, 256, 65535, 65536, 1<<32 - 1, 1 << 32, 1_700_000_000_000,
+		-1, -32, -33, -128, -129, -32768, -32769, -1 << 31, -1<<31 - 1, -1 << 63, 1<<63 - 1} {
+		var w Writer
+		w.Append(tm, true, nil, value)
+		var f Flat
+		var fields [15]FlatField
+		if !FlatRecord(w.Buf, 0, &f, &fields) || !f.HasTime || f.Time != tm || f.End != len(w.Buf) || f.Fields != 1 {
+			t.Fatalf("time %d (% x): flat %v, %+v", tm, w.Buf, FlatRecord(w.Buf, 0, &f, &fields), f)
+		}
+		idx, err := AppendIndex(nil, w.Buf, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		flags := binary.LittleEndian.Uint32(idx[24:])
+		got := int64(binary.LittleEndian.Uint64(idx[16:]))
+		if flags&IndexFields == 0 || flags&IndexHasTime == 0 || got != tm {
+			t.Fatalf("time %d: index flags %x time %d", tm, flags, got)
+		}
+	}
+	// what is not an int stays out of the flat path; ParseRecord decides it
+	for _, head := range [][]byte{{0x93, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0}, {0x93, 0xa1, 'x'}, {0x93, 0xcc}, {0x93, 0xd2, 0, 0}} {
+		var f Flat
+		var fields [15]FlatField
+		b := append(append(append([]byte(nil), head...), 0xc0), value...)
+		if FlatRecord(b, 0, &f, &fields) {
+			t.Errorf("% x: flat, want not", b)
+		}
+	}
+}

@@ -121,7 +121,7 @@ func randomName(r *rand.Rand) string {
 // randomEnvelope writes one envelope: mostly flat records, sometimes
 // other shapes.
 func randomEnvelope(r *rand.Rand, b []byte) []byte {
-	times := []int64{0, 5, 127, 128, -1, 1_700_000_000_000, math.MinInt64, math.MaxInt64}
+	times := []int64{0, 5, 127, 128, 65536, -1, -33, -129, -40000, -1 << 31, 1_700_000_000_000, math.MinInt64, math.MaxInt64}
 	var key []byte
 	switch r.IntN(4) {
 	case 1:

@@ -11,7 +11,11 @@ import "github.com/sluicehq/sluice/abi"
 func (r Record) SetInt(name string, v int64) Record {
 	w := r.mut()
 	off := len(w.vals)
-	w.vals = abi.AppendInt(w.vals, v)
+	if -32 <= v && v <= 0x7f {
+		w.vals = append(w.vals, byte(v)) // a fixint without a call to abi
+	} else {
+		w.vals = abi.AppendInt(w.vals, v)
+	}
 	w.set(name, off)
 	return r
 }

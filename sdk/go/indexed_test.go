@@ -152,3 +152,68 @@ func TestIndexedAndScannedProcessAgree(t *testing.T) {
 	}
 	sdk.Reset()
 }
+
+// fieldInt is field n's value: a fixint or a wider int.
+func fieldInt(n int) int64 {
+	if n%2 == 0 {
+		return int64(n)
+	}
+	return int64(n*1000 + n)
+}
+
+// Record.Int and Record.Get read an indexed record's fields with their own
+// word-at-a-time comparison of names: every name length up to 20, and
+// names that differ from a field's in its first, middle or last byte,
+// read the same as the scanned call.
+func TestIndexedGettersCompareEveryNameLength(t *testing.T) {
+	name := func(n int, c byte) string { return strings.Repeat(string(c), n) }
+	var names []string
+	value := abi.AppendMapHeader(nil, 15)
+	for n := 1; n <= 15; n++ {
+		nm := name(n, 'a'+byte(n%26))
+		if n > 10 {
+			nm = name(n+5, 'a'+byte(n%26)) // 16 to 20 bytes
+		}
+		value = abi.AppendInt(abi.AppendStr(value, nm), fieldInt(n))
+		names = append(names, nm)
+		for _, at := range []int{0, len(nm) / 2, len(nm) - 1} {
+			miss := []byte(nm)
+			miss[at]++
+			names = append(names, string(miss))
+		}
+		names = append(names, nm[:len(nm)-1], nm+"x")
+	}
+	batch := abi.AppendEnvelope(nil, 1, true, nil, value)
+	index, err := abi.AppendIndex(nil, batch, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [2][]string
+	for k, idx := range [][]byte{nil, index} {
+		sdk.Reset()
+		newRecHost()
+		sdk.Filter(func(r sdk.Record) (bool, error) {
+			for _, nm := range names {
+				got[k] = append(got[k], nm+"="+strconv.FormatInt(r.Int(nm), 10)+"/"+string(r.Get(nm).Raw()))
+			}
+			return true, nil
+		})
+		if st := process(batch, 1, idx); st != abi.StatusOK {
+			t.Fatalf("status %v", st)
+		}
+	}
+	sdk.Reset()
+	if fmt.Sprint(got[0]) != fmt.Sprint(got[1]) {
+		t.Fatalf("indexed %q\nscanned %q", got[1], got[0])
+	}
+	for i, nm := range names {
+		want := "0/"
+		if i%6 == 0 { // a field's own name
+			n := fieldInt(i/6 + 1)
+			want = strconv.FormatInt(n, 10) + "/" + string(abi.AppendInt(nil, n))
+		}
+		if got[1][i] != nm+"="+want {
+			t.Errorf("%q: got %q, want %q", nm, got[1][i], nm+"="+want)
+		}
+	}
+}

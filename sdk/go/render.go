@@ -25,8 +25,8 @@ func appendRecord(dst []byte, v *view) ([]byte, error) {
 		// only fields changed: the time and key are copied as they were
 		// encoded (the value ends the envelope)
 		head := len(v.raw) - len(v.value)
-		if b, ok := appendSplice(dst, v, head); ok {
-			return b, nil
+		if appendSplice(&dst, v, head) {
+			return dst, nil
 		}
 		dst = append(dst, v.raw[:head]...)
 		return appendValue(dst, v)
@@ -144,24 +144,26 @@ func appendValue(dst []byte, v *view) ([]byte, error) {
 // the value behind a header one larger, then the field (appendNewFields'
 // result, with one lookup instead of two). ok is false when another case
 // applies; a map16 or map32 header, rewritten in its smallest form, is one.
-func appendSplice(dst []byte, v *view, head int) (_ []byte, ok bool) {
+func appendSplice(out *[]byte, v *view, head int) bool {
 	m := v.value
 	if len(v.edits) != 1 || v.edits[0].del || !v.indexed || len(m) == 0 || m[0]&0xf0 != 0x80 {
-		return dst, false
+		return false
 	}
-	e := &v.edits[0]
+	e, dst := &v.edits[0], *out
 	if vs, ve := v.lookup(e.name); vs >= 0 {
 		dst = append(dst, v.raw[:head+vs]...)
 		dst = append(dst, v.vals[e.off:e.end]...)
-		return append(dst, v.raw[head+ve:]...), true
+		*out = append(dst, v.raw[head+ve:]...)
+		return true
 	}
 	if m[0]&0x0f == 15 {
-		return dst, false
+		return false
 	}
 	dst = append(dst, v.raw[:head]...)
 	dst = append(dst, m[0]+1)
 	dst = append(dst, m[1:]...)
-	return append(abi.AppendStr(dst, e.name), v.vals[e.off:e.end]...), true
+	*out = append(abi.AppendStr(dst, e.name), v.vals[e.off:e.end]...)
+	return true
 }
 
 // appendNewFields is appendValue's fast path for the commonest edit, new

@@ -78,7 +78,8 @@ func (v *view) field(name string) []byte {
 // lookup finds name in the fields of an indexed view: the value is
 // v.value[vs:ve], or vs is -1. Names are compared a word at a time:
 // string == calls memequal, which costs more than the whole comparison in
-// a Go wasm guest. Every load is inside the key and the name.
+// a Go wasm guest. Every load is inside the key and the name. view.int
+// has its own copy of this loop.
 func (v *view) lookup(name string) (vs, ve int) {
 	q0 := unsafe.Pointer(unsafe.StringData(name))
 	for i := range v.fields {

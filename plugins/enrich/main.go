@@ -14,7 +14,7 @@ import (
 // it to a record is a copy.
 type field struct {
 	name string
-	raw  []byte
+	val  sdk.Value
 }
 
 var fields []field
@@ -23,15 +23,15 @@ func init() {
 	sdk.OnOpen(func(ctx sdk.OpenContext) error {
 		fields = fields[:0]
 		for name := range ctx.Config {
-			raw, _ := ctx.ConfigRaw(name)
-			fields = append(fields, field{name, raw})
+			val, _ := ctx.ConfigValue(name)
+			fields = append(fields, field{name, val})
 		}
 		sort.Slice(fields, func(i, j int) bool { return fields[i].name < fields[j].name })
 		return nil
 	})
 	sdk.Map(func(r sdk.Record) (sdk.Record, error) {
 		for _, f := range fields {
-			r.SetRaw(f.name, f.raw)
+			r.SetValue(f.name, f.val)
 		}
 		return r, nil
 	})

@@ -42,6 +42,14 @@ func (c OpenContext) ConfigRaw(name string) ([]byte, bool) {
 	return raw, ok && err == nil
 }
 
+// ConfigValue returns a top-level config value as a Value (valid for the
+// life of the instance): for setting it on records with Record.SetValue,
+// which, unlike SetRaw, does not check the bytes again on every record.
+func (c OpenContext) ConfigValue(name string) (Value, bool) {
+	raw, ok := c.ConfigRaw(name)
+	return Value{raw}, ok
+}
+
 // ConfigString returns a string config value; numbers and booleans are
 // formatted.
 func (c OpenContext) ConfigString(name, def string) string {

@@ -142,3 +142,31 @@ func TestConfigEncodingRoundTrip(t *testing.T) {
 		t.Fatalf("%v %v", out, err)
 	}
 }
+
+// ConfigValue is ConfigRaw's bytes as a Value: set on records with
+// SetValue it gives what SetRaw gives, and a missing name is no Value.
+func TestConfigValue(t *testing.T) {
+	sdk.Reset()
+	var nested, missing sdk.Value
+	var ok, okMissing bool
+	sdk.OnOpen(func(ctx sdk.OpenContext) error {
+		nested, ok = ctx.ConfigValue("nested")
+		missing, okMissing = ctx.ConfigValue("missing")
+		raw, _ := ctx.ConfigRaw("nested")
+		if string(nested.Raw()) != string(raw) {
+			t.Errorf("ConfigValue % x, ConfigRaw % x", nested.Raw(), raw)
+		}
+		return nil
+	})
+	sdk.Map(func(r sdk.Record) (sdk.Record, error) {
+		return r.SetValue("a", nested).SetRaw("b", nested.Raw()).SetValue("gone", missing), nil
+	})
+	res := sdktest.Run(t, sdktest.Options{Config: map[string]any{"nested": map[string]any{"x": []any{1, "y"}}}},
+		sdktest.JSONLines(`{"id":1,"gone":true}`)...)
+	if !ok || okMissing || missing.Exists() {
+		t.Fatalf("ok %v, missing %v %v", ok, okMissing, missing.Exists())
+	}
+	if got := res.JSON(""); !reflect.DeepEqual(got, []string{`{"id":1,"a":{"x":[1,"y"]},"b":{"x":[1,"y"]}}`}) {
+		t.Fatalf("got %q", got)
+	}
+}

@@ -105,8 +105,10 @@ func flatEnd(b []byte, off int) int {
 		return parsedEnd(b, off)
 	}
 	switch c := b[p]; {
-	case c <= 0x7f || c == 0xc0:
+	case c <= 0x7f || c == 0xc0 || c >= 0xe0: // a fixint or nil time
 		p++
+	case c >= 0xcc && c <= 0xd2 && p+int(valueSize[c]) <= len(b): // a smaller int, any value in range
+		p += int(valueSize[c])
 	case c == 0xd3 && p+9 <= len(b):
 		p += 9
 	case c == 0xcf && p+9 <= len(b) && b[p+1] < 0x80:

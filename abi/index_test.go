@@ -167,6 +167,7 @@ func TestAppendIndexTakesEveryIntTime(t *testing.T) {
 		if !FlatRecord(w.Buf, 0, &f, &fields) || !f.HasTime || f.Time != tm || f.End != len(w.Buf) || f.Fields != 1 {
 			t.Fatalf("time %d (% x): flat %v, %+v", tm, w.Buf, FlatRecord(w.Buf, 0, &f, &fields), f)
 		}
+		endsAgree(t, w.Buf, binary.LittleEndian.AppendUint32(nil, uint32(len(w.Buf))), 1) // flatEnd's fast path
 		idx, err := AppendIndex(nil, w.Buf, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -177,13 +178,23 @@ func TestAppendIndexTakesEveryIntTime(t *testing.T) {
 			t.Fatalf("time %d: index flags %x time %d", tm, flags, got)
 		}
 	}
-	// what is not an int stays out of the flat path; ParseRecord decides it
-	for _, head := range [][]byte{{0x93, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0}, {0x93, 0xa1, 'x'}, {0x93, 0xcc}, {0x93, 0xd2, 0, 0}} {
+	// a time that is not an int, or an int cut short, stays out of the flat
+	// path, and ParseRecord refuses the record too
+	for _, b := range [][]byte{
+		append([]byte{0x93, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0, 0xc0}, value...), // a float
+		append([]byte{0x93, 0xa1, 'x', 0xc0}, value...),                    // a string
+		{0x93, 0xcc}, {0x93, 0xcd, 0x01}, {0x93, 0xce, 0, 0, 1}, {0x93, 0xd0}, {0x93, 0xd1, 0xff}, {0x93, 0xd2, 0, 0, 0},
+	} {
 		var f Flat
 		var fields [15]FlatField
-		b := append(append(append([]byte(nil), head...), 0xc0), value...)
 		if FlatRecord(b, 0, &f, &fields) {
 			t.Errorf("% x: flat, want not", b)
+		}
+		if _, _, err := ParseRecord(b, 0); err == nil {
+			t.Errorf("% x: ParseRecord took it", b)
+		}
+		if err := CheckBatch(b, 1); err == nil {
+			t.Errorf("% x: CheckBatch took it", b)
 		}
 	}
 }

@@ -1,11 +1,15 @@
 package plugin
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
 // The signatures ABI v1 gives every guest export and host import (see the
@@ -35,6 +39,33 @@ var (
 
 // wasiModule is the only import module besides abi.ImportModule.
 const wasiModule = "wasi_snapshot_preview1"
+
+var (
+	wasiOnce sync.Once
+	wasiSigs map[string]funcType
+	wasiErr  error
+)
+
+// wasiSignatures are the host's WASI functions, read once per process from
+// a throw-away interpreter runtime (no plugin is compiled): Load checks a
+// module's WASI imports against them before WASI is instantiated (useWASI),
+// and CheckFile without a Host.
+func wasiSignatures() (map[string]funcType, error) {
+	wasiOnce.Do(func() {
+		ctx := context.Background()
+		rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+		defer rt.Close(ctx)
+		if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+			wasiErr = fmt.Errorf("read the host's WASI signatures: %w", err)
+			return
+		}
+		wasiSigs = map[string]funcType{}
+		for name, def := range rt.Module(wasiModule).ExportedFunctionDefinitions() {
+			wasiSigs[name] = funcType{params: apiTypes(def.ParamTypes()), results: apiTypes(def.ResultTypes())}
+		}
+	})
+	return wasiSigs, wasiErr
+}
 
 // sig builds a signature of i32 parameters and results.
 func sig(params, results int) funcType {

@@ -1,14 +1,9 @@
 package plugin
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"sync"
-
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
 // CheckFile checks the module at path against ABI v1 and cfg's limits
@@ -46,29 +41,4 @@ func CheckFile(path string, cfg Config) (problems []string, err error) {
 		return nil, err
 	}
 	return check(w, cfg.MemoryLimitPages, wasi), nil
-}
-
-var (
-	wasiOnce sync.Once
-	wasiSigs map[string]funcType
-	wasiErr  error
-)
-
-// wasiSignatures are the host's WASI functions, read once from a
-// throw-away runtime (no plugin is compiled).
-func wasiSignatures() (map[string]funcType, error) {
-	wasiOnce.Do(func() {
-		ctx := context.Background()
-		rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
-		defer rt.Close(ctx)
-		if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
-			wasiErr = fmt.Errorf("read the host's WASI signatures: %w", err)
-			return
-		}
-		wasiSigs = map[string]funcType{}
-		for name, def := range rt.Module(wasiModule).ExportedFunctionDefinitions() {
-			wasiSigs[name] = funcType{params: apiTypes(def.ParamTypes()), results: apiTypes(def.ResultTypes())}
-		}
-	})
-	return wasiSigs, wasiErr
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/abi"
-	"github.com/sluicehq/sluice/host/plugin"
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
@@ -52,17 +51,8 @@ func rawGoModule(tb testing.TB) string {
 // native twin emits (and so what every language's double emits, which
 // TestOperatorsMatchGo holds to the Go SDK's).
 func TestRawGoDoubleMatchesItsTwin(t *testing.T) {
-	ctx := context.Background()
-	h, err := plugin.New(ctx, plugin.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close(ctx)
-	m, err := h.LoadFile(ctx, rawGoModule(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	op := m.NewOperator(ctx, "op", nil)
+	m := load(t, newHost(t), rawGoModule(t))
+	op := m.NewOperator(context.Background(), "op", nil)
 	if err := op.Open(&runtime.OpenContext{Parallelism: 1, MaxParallelism: 128}); err != nil {
 		t.Fatal(err)
 	}

@@ -102,6 +102,9 @@ run_tests() {
   "$CC" -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -Wall -Wextra -Werror \
     sdk/c/test/sluice_test.c sdk/c/sluice.c -o .cache/sluice_c_test
   ./.cache/sluice_c_test
+  "$CC" -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -Wall -Wextra -Werror \
+    sdk/c/test/alloc_test.c -o .cache/sluice_alloc_test
+  ./.cache/sluice_alloc_test
   say "test: sdk/rust and the Rust plugins (native)"
   (cd sdk/rust && "$CARGO" test --offline --quiet)
   for toml in plugins/*/rust/Cargo.toml; do

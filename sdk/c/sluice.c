@@ -7,8 +7,36 @@
  */
 #include "sluice.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- malloc (sluice_alloc.h; SLUICE_LIBC_MALLOC keeps wasi-libc's) ------ */
+
+#if defined(__wasm__) && !defined(SLUICE_LIBC_MALLOC)
+extern unsigned char __heap_base;
+#define SL_ALLOC_BASE (&__heap_base)
+#define SL_ALLOC_END() ((uint64_t)__builtin_wasm_memory_size(0) * 65536)
+#define SL_ALLOC_GROW(pages) (__builtin_wasm_memory_grow(0, (pages)) == (size_t)-1 ? -1 : 0)
+#include "sluice_alloc.h"
+/* every symbol of wasi-libc's dlmalloc.o, so that the linker never takes it */
+void *malloc(size_t n) { return sl_alloc(n); }
+void free(void *p) { sl_alloc_free(p); }
+void *calloc(size_t a, size_t b) { return sl_alloc_calloc(a, b); }
+void *realloc(void *p, size_t n) { return sl_alloc_realloc(p, n); }
+void *aligned_alloc(size_t align, size_t n) { return sl_alloc_aligned(align, n); }
+int posix_memalign(void **out, size_t align, size_t n) {
+	if (align < sizeof(void *) || (align & (align - 1))) return EINVAL;
+	void *p = sl_alloc_aligned(align, n);
+	if (!p) return ENOMEM;
+	*out = p;
+	return 0;
+}
+size_t malloc_usable_size(void *p) { return p ? sl_alloc_usable(p) : 0; }
+void *__libc_malloc(size_t n) { return sl_alloc(n); }
+void __libc_free(void *p) { sl_alloc_free(p); }
+void *__libc_calloc(size_t a, size_t b) { return sl_alloc_calloc(a, b); }
+#endif
 
 /* ---- host imports (abi/abi.go) ------------------------------------------ */
 

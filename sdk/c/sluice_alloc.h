@@ -5,8 +5,8 @@
  * Why not wasi-libc's dlmalloc: it is about 11.6 KB of the 25 KB of code of
  * a C filter, and the host validates every byte of code at each plugin
  * start, cache or not (wazero's CompileModule): a C plugin starts about a
- * third faster without it (RATIONALE.md, "Why does the C SDK bring its own
- * malloc?"). A guest allocates little (the SDK's buffers grow by doubling
+ * third faster without it (RATIONALE.md, "Why do the C and Rust SDKs bring
+ * their own malloc?"). A guest allocates little (the SDK's buffers grow by doubling
  * and live as long as the instance), so a small allocator does the job:
  *
  *   - segregated free lists, one per size class; classes are 16, 32, 48, 64

@@ -23,6 +23,8 @@
 //! through [`testing::Harness`].
 
 mod hash;
+#[cfg(any(test, all(target_arch = "wasm32", not(feature = "std-alloc"))))]
+mod heap;
 mod host;
 mod index;
 mod msgpack;

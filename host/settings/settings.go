@@ -68,7 +68,7 @@ func (s Settings) Validate() error {
 		}
 	}
 	check(s.Slots >= 0, "slots", "must not be negative, got %d", s.Slots)
-	check(s.MemoryPages >= 1 && s.MemoryPages <= 65536, "memory-pages", "must be in 1..65536 (64 KiB pages), got %d", s.MemoryPages)
+	check(s.MemoryPages >= 1 && s.MemoryPages <= 65535, "memory-pages", "must be in 1..65535 (64 KiB pages: under 4 GiB), got %d", s.MemoryPages)
 	check(s.CallTimeout > 0, "call-timeout", "must be positive, got %s", s.CallTimeout)
 	check(s.MaxOutputBytes > 0, "max-output-bytes", "must be positive, got %d", s.MaxOutputBytes)
 	check(s.MaxModuleBytes > 0, "max-module-bytes", "must be positive, got %d", s.MaxModuleBytes)

@@ -52,8 +52,16 @@ func TestUnknownKeyAndInvalidValues(t *testing.T) {
 	if _, err := Load(file, nil, nil); err == nil || !strings.Contains(err.Error(), `unknown setting "slotz"`) {
 		t.Fatalf("err = %v, want unknown setting", err)
 	}
+	// the plugin runtime's own bound (plugin.Config.Validate): 65536 pages
+	// would be 4 GiB, one byte past what a 32-bit memory size holds
+	if _, err := Load("", []string{"SLUICE_MEMORY_PAGES=65536"}, nil); err == nil || !strings.Contains(err.Error(), "must be in 1..65535") {
+		t.Fatalf("65536 pages: err = %v", err)
+	}
+	if _, err := Load("", []string{"SLUICE_MEMORY_PAGES=65535"}, nil); err != nil {
+		t.Fatalf("65535 pages: %v", err)
+	}
 	_, err := Load("", []string{"SLUICE_MEMORY_PAGES=0", "SLUICE_QUEUE_CAPACITY=0"}, nil)
-	if err == nil || !strings.Contains(err.Error(), "setting memory-pages: must be in 1..65536") ||
+	if err == nil || !strings.Contains(err.Error(), "setting memory-pages: must be in 1..65535") ||
 		!strings.Contains(err.Error(), "setting queue-capacity: must be at least 1") {
 		t.Fatalf("err = %v, want both fields named", err)
 	}

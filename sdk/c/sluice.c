@@ -19,6 +19,7 @@ extern unsigned char __heap_base;
 #define SL_ALLOC_END() ((uint64_t)__builtin_wasm_memory_size(0) * 65536)
 #define SL_ALLOC_GROW(pages) (__builtin_wasm_memory_grow(0, (pages)) == (size_t)-1 ? -1 : 0)
 #include "sluice_alloc.h"
+__attribute__((constructor)) static void sl_alloc_init(void) { sl_alloc_start(); }
 /* every symbol of wasi-libc's dlmalloc.o, so that the linker never takes it */
 void *malloc(size_t n) { return sl_alloc(n); }
 void free(void *p) { sl_alloc_free(p); }

@@ -14,9 +14,11 @@
  *     block wastes at most a quarter of its size, and a power of two (the
  *     SDK's buffers) fits its class exactly;
  *   - a 16-byte header before every block (16-byte alignment, max_align_t's
- *     on wasm32) holding its class and a tag: freeing a pointer that is not
- *     a live block (twice, or never allocated) traps at once instead of
- *     corrupting the heap, and the host reports the trap;
+ *     on wasm32) holding its class and a tag: freeing a pointer whose 16
+ *     bytes before are not a live block's header (a double free, a pointer
+ *     never allocated) traps instead of corrupting the heap, and the host
+ *     reports the trap (a best guess: a stale pointer to a block allocated
+ *     again, or an interior one after bytes that look like a header, pass);
  *   - new blocks are cut from the top of the heap, which memory.grow
  *     extends; memory is never given back (wasm cannot shrink it), freed
  *     blocks are reused for their class only;
@@ -27,7 +29,8 @@
  * The includer defines SL_ALLOC_BASE (the address where the heap starts),
  * SL_ALLOC_END() (the address where memory ends now, as a uint64_t) and
  * SL_ALLOC_GROW(pages) (memory.grow: 0, or -1 when it cannot). Memory that
- * grew by someone else's memory.grow (a plugin's own sbrk) is left alone.
+ * grew by someone else's memory.grow (a plugin's own sbrk) after
+ * sl_alloc_start is left alone.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -45,7 +48,7 @@ typedef struct {
 	uint32_t pad;
 } sl_alloc_hdr;
 
-static uintptr_t sl_alloc_top;                      /* where the next new block's header goes */
+static uint64_t sl_alloc_top;                       /* where the next new block's header goes (0: not started) */
 static uint64_t sl_alloc_end;                       /* where the memory the allocator may cut from ends */
 static void *sl_alloc_free_list[SL_ALLOC_CLASSES]; /* the next free block of each class */
 
@@ -79,6 +82,13 @@ static sl_alloc_hdr *sl_alloc_hdr_of(void *p) {
 	return h;
 }
 
+/* sl_alloc_start notes where the heap starts and the memory ends; sluice.c
+ * calls it from a constructor (the reactor's _initialize), so memory a
+ * plugin grows itself at any time after is never taken for the heap. */
+static void sl_alloc_start(void) {
+	if (!sl_alloc_top) sl_alloc_top = ((uintptr_t)SL_ALLOC_BASE + 15) & ~(uintptr_t)15, sl_alloc_end = SL_ALLOC_END();
+}
+
 static void *sl_alloc(size_t n) {
 	if (n == 0) n = 1;
 	if (n > SL_ALLOC_MAX) return NULL;
@@ -91,16 +101,16 @@ static void *sl_alloc(size_t n) {
 		h = (sl_alloc_hdr *)p - 1;
 	} else {
 		uint64_t need = sizeof(sl_alloc_hdr) + size;
-		if (!sl_alloc_top) sl_alloc_top = ((uintptr_t)SL_ALLOC_BASE + 15) & ~(uintptr_t)15, sl_alloc_end = SL_ALLOC_END();
+		sl_alloc_start();
 		if (sl_alloc_top + need > sl_alloc_end) {
 			uint64_t now = SL_ALLOC_END();
 			uint64_t start = now == sl_alloc_end ? sl_alloc_top : now; /* memory grown by another (sbrk) is its */
 			uint64_t pages = (start + need - now + 65535) / 65536;
 			if (start + need > UINTPTR_MAX || SL_ALLOC_GROW((size_t)pages) != 0) return NULL;
-			sl_alloc_top = (uintptr_t)start, sl_alloc_end = now + pages * 65536;
+			sl_alloc_top = start, sl_alloc_end = now + pages * 65536;
 		}
-		h = (sl_alloc_hdr *)sl_alloc_top;
-		sl_alloc_top += (uintptr_t)need;
+		h = (sl_alloc_hdr *)(uintptr_t)sl_alloc_top;
+		sl_alloc_top += need; /* 64 bits: at a 4 GiB memory's very end it does not wrap to "not started" */
 		p = h + 1;
 	}
 	*h = (sl_alloc_hdr){.tag = SL_ALLOC_LIVE, .class = c};
@@ -142,10 +152,11 @@ static void *sl_alloc_calloc(size_t a, size_t b) {
 	return p;
 }
 
-/* sl_alloc_aligned is aligned_alloc for any power of two alignment. */
+/* sl_alloc_aligned is aligned_alloc for any power of two alignment (NULL
+ * for 0 or any other). */
 static void *sl_alloc_aligned(size_t align, size_t n) {
+	if (align == 0 || align & (align - 1) || align > SL_ALLOC_MAX || n > SL_ALLOC_MAX - align) return NULL;
 	if (align <= 16) return sl_alloc(n);
-	if (align & (align - 1) || align > SL_ALLOC_MAX || n > SL_ALLOC_MAX - align) return NULL;
 	uint8_t *p = sl_alloc(n + align);
 	if (!p) return NULL;
 	uint8_t *q = (uint8_t *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));

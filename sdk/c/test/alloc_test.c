@@ -90,15 +90,14 @@ static void test_random(void) {
 					CHECK(0, "step %d: block %d byte %zu overwritten", step, i, j);
 					return;
 				}
-			if (rng % 3 == 0 && live[i].align <= 16) {
+			if (rng % 3 == 0) {
 				uint8_t *q = sl_alloc_realloc(live[i].p, n);
 				CHECK(q && ((uintptr_t)q & 15) == 0, "realloc to %zu", n);
 				size_t keep = n < live[i].n ? n : live[i].n;
 				for (size_t j = 0; j < keep; j++) CHECK(q[j] == pattern(live[i].id, j), "realloc lost byte %zu", j);
-				live[i].p = q;
-				for (size_t j = 0; j < n; j++) q[j] = pattern(live[i].id, j);
-				live[i].n = n;
 				CHECK(sl_alloc_usable(q) >= n, "usable %zu < %zu", sl_alloc_usable(q), n);
+				live[i].p = q, live[i].n = sl_alloc_usable(q), live[i].align = 16; /* realloc keeps 16 */
+				for (size_t j = 0; j < live[i].n; j++) q[j] = pattern(live[i].id, j);
 			} else {
 				sl_alloc_free(live[i].p);
 				live[i].p = NULL;
@@ -115,8 +114,10 @@ static void test_random(void) {
 		if (zeroed)
 			for (size_t j = 0; j < n; j++) CHECK(p[j] == 0, "calloc byte %zu not zero", j);
 		CHECK(sl_alloc_usable(p) >= n, "usable %zu < %zu", sl_alloc_usable(p), n);
-		live[i].p = p, live[i].n = n, live[i].align = align, live[i].id = next_id++;
-		for (size_t j = 0; j < n; j++) p[j] = pattern(live[i].id, j);
+		/* the whole usable size is the block's: fill it all, so that a usable
+		 * size reaching into the next block shows as that block's bytes lost */
+		live[i].p = p, live[i].n = sl_alloc_usable(p), live[i].align = align, live[i].id = next_id++;
+		for (size_t j = 0; j < live[i].n; j++) p[j] = pattern(live[i].id, j);
 	}
 	for (int i = 0; i < N; i++) sl_alloc_free(live[i].p);
 }
@@ -134,7 +135,8 @@ static void test_reuse_and_limits(void) {
 	CHECK(sl_alloc_realloc(p, 64) == p, "a realloc within the class moved");
 	CHECK(sl_alloc(SL_ALLOC_MAX + 1) == NULL, "over the largest block");
 	CHECK(sl_alloc_calloc((size_t)1 << 40, (size_t)1 << 40) == NULL, "calloc overflow");
-	CHECK(sl_alloc_aligned(48, 10) == NULL, "alignment not a power of two");
+	CHECK(sl_alloc_aligned(48, 10) == NULL && sl_alloc_aligned(12, 10) == NULL && sl_alloc_aligned(0, 10) == NULL,
+	      "alignment not a power of two");
 
 	/* out of memory: NULL, and realloc leaves the block as it was */
 	size_t saved = arena_limit;
@@ -173,8 +175,20 @@ static void test_bad_free_traps(void) {
 	}
 }
 
+/* memory grown by another between the start (the constructor) and the
+ * first allocation is not the heap's either */
+static void test_growth_before_first_alloc(void) {
+	sl_alloc_start();
+	uint64_t theirs = fake_end();
+	arena_end += 2 * 65536;
+	uint8_t *p = sl_alloc(100000);
+	CHECK((uint64_t)(uintptr_t)p >= theirs + 2 * 65536, "the first block is in memory another grew: %p", (void *)p);
+	sl_alloc_free(p);
+}
+
 int main(void) {
 	arena_limit = ARENA;
+	test_growth_before_first_alloc();
 	test_classes();
 	test_random();
 	test_reuse_and_limits();

@@ -12,7 +12,8 @@
 //! a freed block goes on its class's list, reused for that class only; new
 //! blocks are cut from the top of the heap, starting at `__heap_base`. No
 //! header: `dealloc` is told the layout, hence the class. Memory grown by
-//! someone else is left alone. The feature `std-alloc` keeps dlmalloc.
+//! someone else after the heap's first allocation is left alone. The
+//! feature `std-alloc` keeps dlmalloc.
 
 /// The number of size classes (requests up to 2^30 bytes).
 pub(crate) const CLASSES: usize = 100;
@@ -80,16 +81,19 @@ impl<M: Memory> Heap<M> {
         if bytes > self.end.saturating_sub(self.top) {
             let now = self.mem.end();
             let start = if now == self.end { self.top } else { now }; // memory grown by another is its
-            let need = match start.checked_add(bytes) {
-                Some(e) => e,
+            // checked: usize is 32 bits in wasm, and memory may reach 4 GiB
+            let (pages, end) = match start.checked_add(bytes).and_then(|need| {
+                let pages = (need - now + 65535) / 65536;
+                Some((pages, now.checked_add(pages.checked_mul(65536)?)?))
+            }) {
+                Some(p) => p,
                 None => return core::ptr::null_mut(),
             };
-            let pages = (need - now + 65535) / 65536;
             if !self.mem.grow(pages) {
                 return core::ptr::null_mut();
             }
             self.top = start;
-            self.end = now + pages * 65536;
+            self.end = end;
         }
         let p = self.top;
         self.top += bytes;
@@ -104,16 +108,21 @@ impl<M: Memory> Heap<M> {
         self.free[c] = p as usize;
     }
 
-    /// realloc keeps a block that still fits its class where it is.
+    /// realloc keeps a block whose class stays the same where it is, and
+    /// moves it otherwise, shrinking too: a block kept for a smaller size
+    /// would be freed to the smaller class, and its class would lose it.
     pub(crate) unsafe fn realloc(&mut self, p: *mut u8, size: usize, align: usize, new: usize) -> *mut u8 {
-        if align <= 16 && new <= class(size.max(1)).1 && new > 0 {
+        if align <= 16 && class(new.max(1)).0 == class(size.max(1)).0 {
             return p;
         }
         let q = self.alloc(new, align);
-        if !q.is_null() {
-            core::ptr::copy_nonoverlapping(p, q, size.min(new));
-            self.dealloc(p, size, align);
+        if q.is_null() {
+            // out of memory: a shrink can still keep its block (its class
+            // then loses it, a leak only when memory is exhausted anyway)
+            return if new <= size && align <= 16 { p } else { q };
         }
+        core::ptr::copy_nonoverlapping(p, q, size.min(new));
+        self.dealloc(p, size, align);
         q
     }
 
@@ -148,7 +157,8 @@ mod wasm {
 
     impl Memory for Linear {
         fn end(&self) -> usize {
-            wasm32::memory_size(0) * 65536
+            // 65536 pages (4 GiB) do not fit a 32-bit usize: say the last page is not there
+            wasm32::memory_size(0).saturating_mul(65536).min(usize::MAX - 65535)
         }
         fn grow(&mut self, pages: usize) -> bool {
             wasm32::memory_grow(0, pages) != usize::MAX
@@ -283,6 +293,31 @@ mod tests {
         }
     }
 
+    // grow a buffer by doubling, shrink it, drop it, many times: the heap
+    // must not grow past the first round's memory (every block back on the
+    // list of its own class)
+    #[test]
+    fn grow_shrink_cycles_reuse_memory() {
+        let mut buf = vec![0u8; 64 << 20];
+        let mut h = heap(&mut buf, 1);
+        unsafe {
+            let mut high = 0;
+            for round in 0..50 {
+                let (mut p, mut size) = (h.alloc(256, 1), 256);
+                while size < 1 << 20 {
+                    p = h.realloc(p, size, 1, size * 2);
+                    size *= 2;
+                }
+                p = h.realloc(p, size, 1, 600_000);
+                h.dealloc(p, 600_000, 1);
+                if round == 0 {
+                    high = h.mem.end;
+                }
+                assert_eq!(h.mem.end, high, "round {}: the heap grew", round);
+            }
+        }
+    }
+
     #[test]
     fn reuse_limits_and_foreign_growth() {
         let mut buf = vec![0u8; 4 << 20];
@@ -294,6 +329,11 @@ mod tests {
             h.dealloc(a, 100, 8);
             assert_eq!(h.alloc(112, 16), a, "a freed block is reused for its class");
             assert_eq!(h.realloc(b, 100, 8, 112), b, "a realloc within the class stays");
+            // a shrink to a smaller class moves: the block goes back to its own class
+            let c = h.alloc(1000, 8);
+            let small = h.realloc(c, 1000, 8, 100);
+            assert_ne!(small, c);
+            assert_eq!(h.alloc(1000, 8), c, "the shrunk block's class has it back");
             assert!(h.alloc(MAX + 1, 8).is_null());
             h.mem.limit = h.mem.end; // out of memory: null, and realloc keeps the block
             *b = 7;

@@ -290,7 +290,7 @@ func runPlugin(cmd *cobra.Command, file string, o runOptions) error {
 	}
 	var per []string
 	for i, p := range out.ports {
-		if out.counts[i] > 0 {
+		if i < len(out.counts) && out.counts[i] > 0 { // counts grow with the first record a port emits
 			per = append(per, fmt.Sprintf("%s %d", p, out.counts[i]))
 		}
 	}

@@ -101,6 +101,17 @@ func TestPluginRun(t *testing.T) {
 	}
 }
 
+// TestPluginRunNoOutput: a run whose plugin emits nothing (empty input,
+// or a filter that drops every record) says so instead of crashing.
+func TestPluginRunNoOutput(t *testing.T) {
+	for name, input := range map[string]string{"empty input": "", "all dropped": `{"amount":-5}` + "\n"} {
+		code, out, errs := runPluginCLI(t, input, "plugin", "run", filepath.Join("..", "..", "plugins", "valid", "valid-c.wasm"), "--input", "-")
+		if code != 0 || out != "" || !strings.HasSuffix(errs, "out: none\n") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", name, code, out, errs)
+		}
+	}
+}
+
 func TestPluginRunInputErrors(t *testing.T) {
 	wasm := watFixture(t, "identity")
 	for _, tt := range []struct {
@@ -170,5 +181,52 @@ func TestPluginRunSideOutput(t *testing.T) {
 	code, _, errs = runPluginCLI(t, "", "plugin", "run", goPlugin(t, "country"), "--input", "-")
 	if code != 1 || errs != "error: plugin \"country\" is a partitioner: plugin run runs operators (map, filter, flat-map, process, reduce)\n" {
 		t.Errorf("partitioner: exit %d: %s", code, errs)
+	}
+}
+
+// TestRunChecksPluginUses: a plugin used as another kind than it describes
+// itself, or a side output its plugin does not declare, stops the run
+// before it starts, at the pipeline's file:line:col.
+func TestRunChecksPluginUses(t *testing.T) {
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	dir := t.TempDir()
+	p := filepath.Join(dir, "uses.yaml")
+	local := func(path string) string { // a copy beside the pipeline: plugin paths may not climb out
+		b, err := os.ReadFile(filepath.Join(root, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, filepath.Base(path)), string(b))
+		return filepath.Base(path)
+	}
+	writeFile(t, p, `version: 1
+name: uses
+plugins:
+  enrich: { path: `+local("plugins/enrich/enrich-c.wasm")+` }
+  high-temp: { path: `+local("plugins/high-temp/high-temp.wasm")+` }
+operators:
+  - id: src
+    source: { type: generator, preset: sensors, count: 10 }
+  - id: f
+    filter: enrich
+  - id: hot
+    process: high-temp
+  - id: out
+    sink: { type: discard }
+  - id: nope
+    input: hot.warm
+    sink: { type: discard }
+`)
+	code, out, errs := runPluginCLI(t, "", "run", "--progress", "none", p)
+	for _, want := range []string{
+		p + `:10:5: operator "f" uses plugin "enrich" as a filter, but the plugin is a map (its sluice_describe): write map: enrich`,
+		p + `:16:12: operator "nope" reads side output "warm" of "hot", which its plugin "high-temp" does not declare (its side outputs: alerts)`,
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("missing %q in:\n%s", want, errs)
+		}
+	}
+	if code == 0 || out != "" {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, out, errs)
 	}
 }

@@ -61,5 +61,8 @@ func NewSet(ctx context.Context, h *Host, p *pipeline.Pipeline, g *plan.JobGraph
 			set.Configs[e.From+"->"+e.To] = pl.Config
 		}
 	}
+	if err := CheckUses(ctx, p, set.Modules); err != nil {
+		return nil, err
+	}
 	return set, nil
 }

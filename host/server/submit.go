@@ -130,6 +130,10 @@ func (s *Server) loadPlugins(ctx context.Context, t *tenant, pr *prepared, j *Jo
 			set.Configs[e.From+"->"+e.To] = pl.Config
 		}
 	}
+	if err := plugin.CheckUses(ctx, pr.pipeline, set.Modules); err != nil {
+		_ = h.Close(context.Background())
+		return nil, nil, errorf(Unprocessable, "pipeline", "%v", err)
+	}
 	return set, h, nil
 }
 

@@ -1,0 +1,89 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/pipeline"
+)
+
+// CheckUses holds the pipeline's use of each plugin to what the plugin
+// says of itself (sluice_describe): an operator's kind must be the
+// plugin's (a map plugin behind `filter:` would change records a filter
+// only keeps or drops), and a side output read from a plugin operator must
+// be one the plugin declares (an unknown tag would read nothing, silently).
+// A plugin without sluice_describe (a hand-written module) says nothing,
+// and is taken at the pipeline's word. Each module is described once; the
+// errors name the pipeline's file:line:col.
+func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*Module) error {
+	infos := map[string]*Info{}
+	describe := func(name string) (*Info, error) {
+		if info, ok := infos[name]; ok {
+			return info, nil
+		}
+		m := modules[name]
+		if m == nil {
+			return nil, nil
+		}
+		info, err := m.Inspect(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %q: %w", name, err)
+		}
+		if info.KindFrom != abi.ExportDescribe {
+			infos[name] = nil
+			return nil, nil
+		}
+		infos[name] = &info
+		return &info, nil
+	}
+	at := func(pos pipeline.Pos) string {
+		if pos.Line == 0 {
+			return p.File
+		}
+		return fmt.Sprintf("%s:%d:%d", p.File, pos.Line, pos.Col)
+	}
+	var errs []error
+	byID := map[string]*pipeline.Operator{}
+	for _, op := range p.Operators {
+		byID[op.ID] = op
+	}
+	for _, op := range p.Operators {
+		if op.Plugin != "" {
+			info, err := describe(op.Plugin)
+			if err != nil {
+				return err
+			}
+			if info != nil && string(info.Kind) != string(op.Kind) {
+				pos := op.KeyPos[string(op.Kind)]
+				if pos.Line == 0 {
+					pos = op.Pos
+				}
+				errs = append(errs, fmt.Errorf("%s: operator %q uses plugin %q as a %s, but the plugin is a %s (its sluice_describe): write %s: %s",
+					at(pos), op.ID, op.Plugin, op.Kind, info.Kind, info.Kind, op.Plugin))
+			}
+		}
+		for _, in := range op.Inputs {
+			up := byID[in.Operator]
+			if in.SideOutput == "" || up == nil || up.Plugin == "" {
+				continue
+			}
+			info, err := describe(up.Plugin)
+			if err != nil {
+				return err
+			}
+			if info != nil && !slices.Contains(info.Outputs, in.SideOutput) {
+				declared := "none"
+				if len(info.Outputs) > 0 {
+					declared = strings.Join(info.Outputs, ", ")
+				}
+				errs = append(errs, fmt.Errorf("%s: operator %q reads side output %q of %q, which its plugin %q does not declare (its side outputs: %s)",
+					at(in.Pos), op.ID, in.SideOutput, up.ID, up.Plugin, declared))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -95,7 +95,7 @@ func TestPlanRefused(t *testing.T) {
 	writeFile(t, bad, `version: 1
 name: fwd
 operators:
-  - { id: a, source: { type: elements, values: [1] }, parallelism: 2 }
+  - { id: a, source: { type: generator, preset: sequence, count: 1 }, parallelism: 2 }
   - { id: b, partition: forward, sink: { type: discard } }
 `)
 	code, _, errs = runHost(t, "plan", bad)

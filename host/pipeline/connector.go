@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -72,6 +73,11 @@ func (c *Connector) Bounded() bool {
 	return false
 }
 
+// NonParallel reports whether a source runs as one subtask whatever the
+// job's parallelism, as Flink's non-parallel sources (fromElements): the
+// inline elements and standard input.
+func (c *Connector) NonParallel() bool { return c.Type == "elements" || c.Type == "stdin" }
+
 // connector decodes a source or sink: a mapping with a type and the
 // options of that type.
 func (d *decoder) connector(n *yaml.Node, what string, types map[string][]optionSpec) *Connector {
@@ -129,7 +135,37 @@ func (d *decoder) connector(n *yaml.Node, what string, types map[string][]option
 			d.errorf(n, "%s %s needs %s", what, t, s.name)
 		}
 	}
+	if t == "generator" {
+		preset, _ := c.Options["preset"].(string)
+		for _, p := range ps {
+			if takers, ok := presetOptions[p.Key.Value]; ok && preset != "" && !slices.Contains(takers, preset) {
+				d.errorf(p.Key, "%s generator: %s is an option of the %s preset%s, not of %s (which takes %s)",
+					what, p.Key.Value, strings.Join(takers, " and "), map[bool]string{true: "s"}[len(takers) > 1], preset, presetTakes(preset))
+			}
+		}
+	}
 	return c
+}
+
+// presetTakes lists the options a generator preset takes.
+func presetTakes(preset string) string {
+	takes := []string{"count", "rate", "seed"}
+	for opt, takers := range presetOptions {
+		if slices.Contains(takers, preset) {
+			takes = append(takes, opt)
+		}
+	}
+	slices.Sort(takes[3:])
+	return strings.Join(takes[:len(takes)-1], ", ") + " and " + takes[len(takes)-1]
+}
+
+// presetOptions: the generator options only some presets take (every one
+// takes count, rate and seed).
+var presetOptions = map[string][]string{
+	"accounts": {"transactions"},
+	"devices":  {"sensors"},
+	"hot-key":  {"transactions", "sensors"},
+	"skew":     {"transactions", "sensors"},
 }
 
 func findOption(specs []optionSpec, name string) (optionSpec, bool) {

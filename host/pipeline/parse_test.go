@@ -170,7 +170,7 @@ name: merge
 operators:
   - &base
     id: src
-    source: { type: elements, values: [1] }
+    source: { type: generator, preset: words, count: 1 }
     parallelism: 2
   - <<: *base
     id: copy

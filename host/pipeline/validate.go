@@ -168,6 +168,9 @@ func didYouMean(id string, byID map[string]*Operator) string {
 func (d *decoder) parallelism(p *Pipeline, op *Operator) {
 	_, setP := op.KeyPos["parallelism"]
 	_, setM := op.KeyPos["max-parallelism"]
+	if setP && op.Parallelism > 1 && op.Source != nil && op.Source.NonParallel() {
+		d.errs.errorf(d.file, op.KeyPos["parallelism"], "%s: %s sources run as one subtask (Flink's non-parallel sources): parallelism must be 1, not %d", name(op), op.Source.Type, op.Parallelism)
+	}
 	if !setP && !setM {
 		return // a job-level conflict is reported once, at the job's key
 	}

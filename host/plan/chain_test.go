@@ -18,7 +18,7 @@ var chainCases = []struct {
 		name: "all-conditions-hold",
 		body: `parallelism: 2
 operators:
-  - { id: src, source: { type: elements, values: [1] } }
+  - { id: src, source: { type: generator, preset: sequence, count: 1 } }
   - { id: out, sink: { type: discard } }
 `,
 		edges: map[string]string{"src -> out": ""},
@@ -27,8 +27,8 @@ operators:
 	{
 		name: "1-two-inputs",
 		body: `operators:
-  - { id: a, source: { type: elements, values: [1] } }
-  - { id: b, source: { type: elements, values: [2] } }
+  - { id: a, source: { type: generator, preset: sequence, count: 1 } }
+  - { id: b, source: { type: generator, preset: sequence, count: 2 } }
   - { id: u, input: [a, b], sink: { type: discard } }
 `,
 		edges: map[string]string{"a -> u": "downstream has 2 inputs", "b -> u": "downstream has 2 inputs"},
@@ -37,7 +37,7 @@ operators:
 	{
 		name: "1-union-with-itself",
 		body: `operators:
-  - { id: a, source: { type: elements, values: [1] } }
+  - { id: a, source: { type: generator, preset: sequence, count: 1 } }
   - { id: u, input: [a, a], sink: { type: discard } }
 `,
 		edges: map[string]string{"a -> u": "downstream has 2 inputs"},
@@ -47,7 +47,7 @@ operators:
 		name: "2-chaining-disabled",
 		body: `chaining: false
 operators:
-  - { id: src, source: { type: elements, values: [1] } }
+  - { id: src, source: { type: generator, preset: sequence, count: 1 } }
   - { id: out, sink: { type: discard } }
 `,
 		edges: map[string]string{"src -> out": "chaining disabled for the job"},
@@ -56,7 +56,7 @@ operators:
 	{
 		name: "3-slot-sharing-groups",
 		body: `operators:
-  - { id: src, source: { type: elements, values: [1] } }
+  - { id: src, source: { type: generator, preset: sequence, count: 1 } }
   - { id: out, sink: { type: discard }, slot-sharing-group: sinks }
 `,
 		edges: map[string]string{"src -> out": "slot sharing groups differ (default vs sinks)"},
@@ -65,7 +65,7 @@ operators:
 	{
 		name: "4-upstream-never-chains",
 		body: `operators:
-  - { id: src, source: { type: elements, values: [1] }, chaining: false }
+  - { id: src, source: { type: generator, preset: sequence, count: 1 }, chaining: false }
   - { id: out, sink: { type: discard } }
 `,
 		edges: map[string]string{"src -> out": "operator 'src' has chaining: false"},
@@ -74,7 +74,7 @@ operators:
 	{
 		name: "5-downstream-never-chains",
 		body: `operators:
-  - { id: src, source: { type: elements, values: [1] } }
+  - { id: src, source: { type: generator, preset: sequence, count: 1 } }
   - { id: out, sink: { type: discard }, chaining: false }
 `,
 		edges: map[string]string{"src -> out": "operator 'out' has chaining: false"},
@@ -83,7 +83,7 @@ operators:
 	{
 		name: "5-start-new-chain",
 		body: `operators:
-  - { id: src, source: { type: elements, values: [1] } }
+  - { id: src, source: { type: generator, preset: sequence, count: 1 } }
   - { id: sum, key-by: n, sum: n }
   - { id: out, sink: { type: discard } }
   - { id: other, input: sum, sink: { type: discard }, start-new-chain: true }
@@ -98,7 +98,7 @@ operators:
 	{
 		name: "6-parallelism-differs",
 		body: `operators:
-  - { id: src, source: { type: elements, values: [1] }, parallelism: 2 }
+  - { id: src, source: { type: generator, preset: sequence, count: 1 }, parallelism: 2 }
   - { id: out, sink: { type: discard }, parallelism: 3, partition: rescale }
 `,
 		edges: map[string]string{"src -> out": "parallelism differs (2 vs 3); ship strategy is RESCALE, not FORWARD"},
@@ -108,7 +108,7 @@ operators:
 		name: "7-not-forward",
 		body: `parallelism: 2
 operators:
-  - { id: src, source: { type: elements, values: [1] } }
+  - { id: src, source: { type: generator, preset: sequence, count: 1 } }
   - { id: out, sink: { type: discard }, partition: rebalance }
 `,
 		edges: map[string]string{"src -> out": "ship strategy is REBALANCE, not FORWARD"},
@@ -119,7 +119,7 @@ operators:
 		body: `mode: batch
 parallelism: 2
 operators:
-  - { id: src, source: { type: elements, values: [1] } }
+  - { id: src, source: { type: generator, preset: sequence, count: 1 } }
   - { id: sum, key-by: n, sum: n }
   - { id: out, sink: { type: discard } }
 `,
@@ -135,8 +135,8 @@ operators:
 plugins:
   m: { path: m.wasm }
 operators:
-  - { id: a, source: { type: elements, values: [1] }, chaining: false }
-  - { id: b, source: { type: elements, values: [1] } }
+  - { id: a, source: { type: generator, preset: sequence, count: 1 }, chaining: false }
+  - { id: b, source: { type: generator, preset: sequence, count: 1 } }
   - { id: u, input: [a, b], map: m, start-new-chain: true, parallelism: 2, slot-sharing-group: x, partition: shuffle }
 `,
 		edges: map[string]string{
@@ -152,7 +152,7 @@ operators:
 		body: `plugins:
   p: { path: p.wasm }
 operators:
-  - { id: src, source: { type: elements, values: [1] } }
+  - { id: src, source: { type: generator, preset: sequence, count: 1 } }
   - { id: proc, process: p }
   - { id: main, sink: { type: discard } }
   - { id: late, input: proc.late, sink: { type: discard } }

@@ -10,7 +10,7 @@ import (
 func TestHints(t *testing.T) {
 	const head = `plugins: { f: { path: f.wasm }, m: { path: m.wasm } }
 operators:
-  - { id: src, source: { type: elements, values: [1] }, parallelism: 2 }
+  - { id: src, source: { type: generator, preset: sequence, count: 1 }, parallelism: 2 }
 `
 	for _, tc := range []struct {
 		name, ops string

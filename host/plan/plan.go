@@ -100,6 +100,9 @@ func unboundedWhy(c *pipeline.Connector) string {
 // sharing group. op's inputs are planned already (topological order).
 func (pl *planner) operator(spec *pipeline.Operator) {
 	par := spec.Parallelism
+	if par == 0 && spec.Source != nil && spec.Source.NonParallel() {
+		par = 1 // as Flink's fromElements: a non-parallel source ignores the job's default
+	}
 	if par == 0 {
 		par = pl.p.Parallelism
 	}

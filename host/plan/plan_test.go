@@ -35,7 +35,7 @@ func TestDefaultEdges(t *testing.T) {
 	} {
 		body := fmt.Sprintf(`plugins: { c: { path: c.wasm } }
 operators:
-  - { id: up, source: { type: elements, values: [1] }, parallelism: %d }
+  - { id: up, source: { type: generator, preset: sequence, count: 1 }, parallelism: %d }
   - { id: down, %ssink: { type: discard }, parallelism: %d }
 `, tc.upP, tc.extra, tc.downP)
 		e := edge(t, mustPlan(t, body), "up", "down")
@@ -49,7 +49,7 @@ operators:
 func TestEdgeDetails(t *testing.T) {
 	g := mustPlan(t, `plugins: { ks: { path: ks.wasm }, c: { path: c.wasm }, co: { path: co.wasm }, p: { path: p.wasm } }
 operators:
-  - { id: a, source: { type: elements, values: [1] } }
+  - { id: a, source: { type: generator, preset: sequence, count: 1 } }
   - { id: proc, process: p }
   - { id: k1, input: a, key-by: [x, y], sum: v }
   - { id: k2, input: a, key-by: { plugin: ks }, count: true }
@@ -83,7 +83,7 @@ operators:
 // TestForwardParallelismError: Flink's exact words, at the partition.
 func TestForwardParallelismError(t *testing.T) {
 	got := planErr(t, `operators:
-  - { id: txns, source: { type: elements, values: [1] }, parallelism: 2 }
+  - { id: txns, source: { type: generator, preset: sequence, count: 1 }, parallelism: 2 }
   - { id: out, partition: forward, sink: { type: discard }, parallelism: 3 }
 `, Options{})
 	want := "t.yaml:5:27: Forward partitioning does not allow change of parallelism. Upstream operation: txns parallelism: 2, " +
@@ -98,7 +98,7 @@ func TestForwardParallelismError(t *testing.T) {
 func TestSlots(t *testing.T) {
 	body := `parallelism: 2
 operators:
-  - { id: src, source: { type: elements, values: [1] } }
+  - { id: src, source: { type: generator, preset: sequence, count: 1 } }
   - { id: wide, key-by: n, sum: n, parallelism: 6 }
   - { id: iso, input: src, key-by: n, count: true, slot-sharing-group: iso, parallelism: 3 }
   - { id: inherit, input: iso, sink: { type: discard } }
@@ -147,9 +147,9 @@ operators:
 // TestSlotSharingGroupInheritance: Flink's determineSlotSharingGroup.
 func TestSlotSharingGroupInheritance(t *testing.T) {
 	g := mustPlan(t, `operators:
-  - { id: a, source: { type: elements, values: [1] }, slot-sharing-group: x }
-  - { id: b, source: { type: elements, values: [1] }, slot-sharing-group: y }
-  - { id: c, source: { type: elements, values: [1] }, slot-sharing-group: x }
+  - { id: a, source: { type: generator, preset: sequence, count: 1 }, slot-sharing-group: x }
+  - { id: b, source: { type: generator, preset: sequence, count: 1 }, slot-sharing-group: y }
+  - { id: c, source: { type: generator, preset: sequence, count: 1 }, slot-sharing-group: x }
   - { id: from-a, input: a, sink: { type: discard } }
   - { id: a-and-c, input: [a, c], sink: { type: discard } }
   - { id: a-and-b, input: [a, b], sink: { type: discard } }
@@ -182,7 +182,7 @@ func TestKeyGroupRanges(t *testing.T) {
 		{"", "", 1, 128, "0-127"},
 		{"", "max-parallelism: 5, ", 5, 5, "0-0 1-1 2-2 3-3 4-4"},
 	} {
-		body := fmt.Sprintf("%soperators:\n  - { id: s, source: { type: elements, values: [1] } }\n  - { id: k, key-by: n, sum: n, %sparallelism: %d }\n", tc.job, tc.op, tc.p)
+		body := fmt.Sprintf("%soperators:\n  - { id: s, source: { type: generator, preset: sequence, count: 1 } }\n  - { id: k, key-by: n, sum: n, %sparallelism: %d }\n", tc.job, tc.op, tc.p)
 		k := operator(t, mustPlan(t, body), "k")
 		if k.MaxParallelism != tc.maxP {
 			t.Errorf("%q %q p=%d: max parallelism %d, want %d", tc.job, tc.op, tc.p, k.MaxParallelism, tc.maxP)
@@ -198,7 +198,7 @@ func TestKeyGroupRanges(t *testing.T) {
 			t.Errorf("%q %q p=%d: ranges %v, want %s", tc.job, tc.op, tc.p, got, tc.ranges)
 		}
 	}
-	g := mustPlan(t, "operators:\n  - { id: s, source: { type: elements, values: [1] }, parallelism: 1000 }\n")
+	g := mustPlan(t, "operators:\n  - { id: s, source: { type: generator, preset: sequence, count: 1 }, parallelism: 1000 }\n")
 	if s := operator(t, g, "s"); s.MaxParallelism != 2048 || s.KeyGroups != nil {
 		t.Errorf("unkeyed p=1000: max parallelism %d (want 2048), key groups %v (want none)", s.MaxParallelism, s.KeyGroups)
 	}
@@ -238,7 +238,7 @@ func TestBrokenPipelines(t *testing.T) {
 // TestMode: AUTOMATIC is BATCH when every source is bounded; BATCH with an
 // unbounded source is refused (flink-semantics.md §6).
 func TestMode(t *testing.T) {
-	bounded := "  - { id: a, source: { type: generator, preset: sequence, count: 5 } }\n  - { id: b, source: { type: elements, values: [1] } }\n  - { id: c, source: { type: file, path: in.json } }\n"
+	bounded := "  - { id: a, source: { type: generator, preset: sequence, count: 5 } }\n  - { id: b, source: { type: generator, preset: sequence, count: 1 } }\n  - { id: c, source: { type: file, path: in.json } }\n"
 	unbounded := "  - { id: u, source: { type: generator, preset: sequence } }\n  - { id: v, source: { type: stdin } }\n"
 	for _, tc := range []struct {
 		mode, ops string
@@ -267,7 +267,7 @@ func TestMode(t *testing.T) {
 // TestBlockingEdges: in batch mode every exchange but FORWARD is blocking.
 func TestBlockingEdges(t *testing.T) {
 	body := `operators:
-  - { id: s, source: { type: elements, values: [1] } }
+  - { id: s, source: { type: generator, preset: sequence, count: 1 } }
   - { id: k, key-by: n, sum: n }
   - { id: o, sink: { type: discard } }
 `
@@ -287,9 +287,9 @@ func TestBlockingEdges(t *testing.T) {
 func TestTopologicalOrder(t *testing.T) {
 	g := mustPlan(t, `operators:
   - { id: late, input: b, sink: { type: discard } }
-  - { id: a, source: { type: elements, values: [1] } }
+  - { id: a, source: { type: generator, preset: sequence, count: 1 } }
   - { id: m, input: a, sink: { type: discard } }
-  - { id: b, source: { type: elements, values: [1] } }
+  - { id: b, source: { type: generator, preset: sequence, count: 1 } }
 `)
 	var ids []string
 	for _, op := range g.Operators {
@@ -307,12 +307,35 @@ func TestTopologicalOrder(t *testing.T) {
 
 // TestPlanLeavesPipelineAlone: planning does not change its input.
 func TestPlanLeavesPipelineAlone(t *testing.T) {
-	body := "parallelism: 3\noperators:\n  - { id: s, source: { type: elements, values: [1] } }\n  - { id: k, key-by: n, sum: n, parallelism: 2 }\n"
+	body := "parallelism: 3\noperators:\n  - { id: s, source: { type: generator, preset: sequence, count: 1 } }\n  - { id: k, key-by: n, sum: n, parallelism: 2 }\n"
 	p, fresh := job(t, body), job(t, body)
 	if _, err := Plan(p, Options{Slots: 5}); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(p, fresh) {
 		t.Error("Plan modified the pipeline")
+	}
+}
+
+// TestNonParallelSourcesRunAsOne: as Flink's fromElements, the inline
+// elements and standard input run as one subtask whatever the job's
+// parallelism (an explicit parallelism above 1 is a lint error, see
+// host/pipeline/testdata/bad/nonparallel.yaml); what reads them gets the
+// job's parallelism, through a REBALANCE edge.
+func TestNonParallelSourcesRunAsOne(t *testing.T) {
+	g := mustPlan(t, `parallelism: 4
+operators:
+  - { id: inline, source: { type: elements, values: [1, 2, 3] } }
+  - { id: typed, source: { type: stdin } }
+  - { id: gen, source: { type: generator, preset: sequence, count: 3 } }
+  - { id: out, input: [inline, typed, gen], sink: { type: discard } }
+`)
+	for id, want := range map[string]int{"inline": 1, "typed": 1, "gen": 4, "out": 4} {
+		if p := operator(t, g, id).Parallelism; p != want {
+			t.Errorf("%s: parallelism %d, want %d", id, p, want)
+		}
+	}
+	if e := edge(t, g, "inline", "out"); e.ShipStrategy != Rebalance {
+		t.Errorf("inline -> out: %s, want REBALANCE", e.ShipStrategy)
 	}
 }

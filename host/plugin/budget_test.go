@@ -18,7 +18,7 @@ plugins:
   p: { path: p.wasm }
   ks: { path: ks.wasm }
 operators:
-  - { id: src, source: { type: elements, values: [1] }, parallelism: 4 }
+  - { id: src, source: { type: generator, preset: sequence, count: 1 }, parallelism: 4 }
   - { id: m, map: p, parallelism: 4 }
   - { id: r, reduce: p, key-by: { plugin: ks }, parallelism: 8 }
   - { id: out, sink: { type: discard } }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -31,6 +32,48 @@ func (d *decoder) validate(p *Pipeline) {
 		d.parallelism(p, op)
 	}
 	d.cycles(p, byID)
+	d.filePaths(p)
+}
+
+// filePaths refuses a file sink writing where a file source reads (the
+// sink truncates the file the source is reading: the input is lost) or
+// where another file sink writes (one overwrites the other's records).
+func (d *decoder) filePaths(p *Pipeline) {
+	path := func(c *Connector) string {
+		s, _ := c.Options["path"].(string)
+		if c.Type != "file" || s == "" {
+			return ""
+		}
+		if !filepath.IsAbs(s) {
+			s = filepath.Join(filepath.Dir(p.File), s)
+		}
+		return filepath.Clean(s)
+	}
+	read, written := map[string]*Operator{}, map[string]*Operator{}
+	for _, op := range p.Operators {
+		if op.Source != nil {
+			if s := path(op.Source); s != "" {
+				read[s] = op
+			}
+		}
+	}
+	for _, op := range p.Operators {
+		if op.Sink == nil {
+			continue
+		}
+		s := path(op.Sink)
+		if s == "" {
+			continue
+		}
+		if src := read[s]; src != nil {
+			d.errs.errorf(d.file, op.Sink.Pos, "%s writes %s, which source %q (line %d) reads: the sink would truncate its input", name(op), op.Sink.Options["path"], src.ID, src.Pos.Line)
+		}
+		if first := written[s]; first != nil {
+			d.errs.errorf(d.file, op.Sink.Pos, "%s writes %s, as sink %q (line %d) does: one would overwrite the other", name(op), op.Sink.Options["path"], first.ID, first.Pos.Line)
+			continue
+		}
+		written[s] = op
+	}
 }
 
 func name(op *Operator) string {

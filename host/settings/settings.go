@@ -103,14 +103,28 @@ func read(file string, env []string, flags *pflag.FlagSet) (*viper.Viper, error)
 	v := viper.New()
 	setDefaults(v, Default())
 	setServerDefaults(v, DefaultServer())
+	defaults := viper.New() // what each key's value is when no one sets it
+	setDefaults(defaults, Default())
+	setServerDefaults(defaults, DefaultServer())
 	if file != "" {
 		v.SetConfigFile(file)
 		if err := v.ReadInConfig(); err != nil {
+			var unsupported viper.UnsupportedConfigError
+			if errors.As(err, &unsupported) {
+				return nil, fmt.Errorf("host config %s: cannot tell its format: the name must end in .yaml, .yml, .json or .toml", file)
+			}
 			return nil, fmt.Errorf("host config %s: %w", file, err)
 		}
 		for _, k := range v.AllKeys() {
 			if !isKey(k) && !strings.HasPrefix(k, "tenants.") && k != "tenants" {
 				return nil, fmt.Errorf("host config %s: unknown setting %q (known: %s)", file, k, strings.Join(append(Keys[:len(Keys):len(Keys)], ServerKeys...), ", "))
+			}
+			// a bare number would be read as nanoseconds: a duration needs its unit
+			if _, isDuration := defaults.Get(k).(time.Duration); isDuration {
+				switch n := v.Get(k).(type) {
+				case int, int64, uint64, float64:
+					return nil, fmt.Errorf("host config %s: %s: %v has no unit: write it with one, as %vs or %vms", file, k, n, n, n)
+				}
 			}
 		}
 	}

@@ -66,3 +66,27 @@ func TestUnknownKeyAndInvalidValues(t *testing.T) {
 		t.Fatalf("err = %v, want both fields named", err)
 	}
 }
+
+// TestFileDurationsNeedUnits: a bare number for a duration in the host
+// config file would be nanoseconds (call-timeout: 5 made every call time
+// out); the file must give a unit, as the flag and the variable must.
+// A file whose name says no format is refused in words.
+func TestFileDurationsNeedUnits(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "host.yaml")
+	os.WriteFile(file, []byte("call-timeout: 5\n"), 0o600)
+	if _, err := Load(file, nil, nil); err == nil || !strings.Contains(err.Error(), "call-timeout: 5 has no unit: write it with one, as 5s or 5ms") {
+		t.Fatalf("err = %v", err)
+	}
+	os.WriteFile(file, []byte("call-timeout: 5s\nlinger: 2ms\n"), 0o600)
+	s, err := Load(file, nil, nil)
+	if err != nil || s.CallTimeout != 5*time.Second || s.Linger != 2*time.Millisecond {
+		t.Fatalf("%+v, %v", s, err)
+	}
+	bare := filepath.Join(dir, "hostconfig")
+	os.WriteFile(bare, []byte("slots: 2\n"), 0o600)
+	if _, err := Load(bare, nil, nil); err == nil || !strings.Contains(err.Error(), "cannot tell its format: the name must end in .yaml, .yml, .json or .toml") {
+		t.Fatalf("err = %v", err)
+	}
+}
+

@@ -45,6 +45,11 @@ func (s *fileSource) Open(ctx *runtime.OpenContext) error {
 	if ctx != nil {
 		s.reject = ctx.Reject
 	}
+	// a pipe would block the open until a writer comes (no signal stops
+	// it), and a file source reads its input twice (count, then read)
+	if fi, err := os.Stat(s.path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		return fmt.Errorf("source %q: %s is not a regular file (%s): a file source reads its input twice, to count and split it; read a pipe or a device through a stdin source", s.op, s.path, fileKind(fi.Mode()))
+	}
 	f, err := openFile(s.roots, s.path)
 	if err != nil {
 		if errors.Is(err, roots.ErrOutside) {
@@ -105,6 +110,21 @@ func asWritten(err error, given string) error {
 }
 
 // openFile opens path, through the roots when they are set.
+// fileKind names a file mode that is not a regular file's.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
+}
+
 func openFile(allowed []string, path string) (*os.File, error) {
 	if allowed == nil {
 		return os.Open(path)

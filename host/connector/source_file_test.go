@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -164,6 +165,26 @@ func TestFileSourceMissingFile(t *testing.T) {
 	wantErrContaining(t, err, `option "path" is required`)
 	_, err = (&Builtin{}).Source(sourceSpec("read", "file", map[string]any{"path": "x", "format": "xml"}), 0, 1)
 	wantErrContaining(t, err, `option "format" must be one of json, csv, got "xml"`)
+}
+
+// TestFileSourceRefusesPipes: a named pipe without a writer blocked the
+// open for good (no signal reached it); a file source wants a regular file.
+func TestFileSourceRefusesPipes(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.jsonl"), 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := runSourceErr(t, &Builtin{Root: dir}, sourceSpec("read", "file", map[string]any{"path": "fifo.jsonl"}), 0, 1)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		wantErrContaining(t, err, `source "read": `+filepath.Join(dir, "fifo.jsonl")+` is not a regular file (a named pipe)`, "through a stdin source")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the open of a named pipe blocked")
+	}
 }
 
 func TestStdinSource(t *testing.T) {

@@ -29,6 +29,22 @@ func newPluginCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugin",
 		Short: "Inspect a Wasm plugin or run it over JSON lines",
+		// a parent with no Run prints its help and exits 0 on any word:
+		// an unknown subcommand must fail, as at the top level
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if cmd.SuggestionsMinimumDistance <= 0 {
+				cmd.SuggestionsMinimumDistance = 2
+			}
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return fmt.Errorf("%s (see %s --help)", msg, cmd.CommandPath())
+		},
 	}
 	f := cmd.PersistentFlags()
 	f.Uint32("memory-pages", 0, "memory limit per plugin instance, in 64 KiB pages (default from host settings)")
@@ -319,7 +335,7 @@ func feed(in io.Reader, name string, o runOptions, send func([]byte, int) error)
 			return records, fmt.Errorf("%s:%d: %v", name, lineNo, err)
 		}
 		if abi.TypeOf(v) != abi.TypeMap {
-			return records, fmt.Errorf("%s:%d: a record must be a JSON object, got a %s", name, lineNo, abi.TypeOf(v))
+			return records, fmt.Errorf("%s:%d: a record must be a JSON object, not %s", name, lineNo, jsonKind(abi.TypeOf(v)))
 		}
 		var key []byte
 		if o.key != "" {
@@ -416,3 +432,21 @@ func printGuestOutput(w io.Writer, name string, op *plugin.Operator) {
 		}
 	}
 }
+
+// jsonKind names a JSON value's kind with its article, as a user wrote it.
+func jsonKind(t abi.Type) string {
+	switch t {
+	case abi.TypeArray:
+		return "an array"
+	case abi.TypeStr:
+		return "a string"
+	case abi.TypeNil:
+		return "null"
+	case abi.TypeBool:
+		return "a boolean"
+	case abi.TypeInt, abi.TypeFloat:
+		return "a number"
+	}
+	return "a " + t.String()
+}
+

@@ -120,7 +120,7 @@ func TestPluginRunInputErrors(t *testing.T) {
 		want  string
 	}{
 		{"{\"a\":1}\n{\"a\":\n", nil, "error: standard input:2: json: unexpected end of input at byte 5\n"},
-		{"[1,2]\n", nil, "error: standard input:1: a record must be a JSON object, got a array\n"},
+		{"[1,2]\n", nil, "error: standard input:1: a record must be a JSON object, not an array\n"},
 		{"{\"a\":1}\n", []string{"--key", "id"}, "error: standard input:1: the record has no field \"id\" for --key\n"},
 		{"", []string{"--config", "novalue"}, "error: --config \"novalue\": want key=value\n"},
 	} {
@@ -228,5 +228,29 @@ operators:
 	}
 	if code == 0 || out != "" {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, out, errs)
+	}
+}
+
+// TestPluginUnknownSubcommand: `host plugin <typo>` fails (it printed the
+// help and exited 0), with a suggestion when one is close.
+func TestPluginUnknownSubcommand(t *testing.T) {
+	code, _, errs := runPluginCLI(t, "", "plugin", "inspet", "x.wasm")
+	if code == 0 || !strings.Contains(errs, `unknown command "inspet" for "host plugin"; did you mean inspect?`) {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+	if code, out, _ := runPluginCLI(t, "", "plugin"); code != 0 || !strings.Contains(out, "Usage:") {
+		t.Errorf("host plugin alone: exit %d, %q", code, out)
+	}
+}
+
+
+// TestRunNamesTheMissingPluginsLine: a plugin that cannot be loaded is
+// reported at the line of the pipeline that names it.
+func TestRunNamesTheMissingPluginsLine(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "p.yaml")
+	writeFile(t, p, "version: 1\nname: p\nplugins:\n  v: { path: nope.wasm }\noperators:\n  - { id: s, source: { type: generator, preset: words, count: 1 } }\n  - { id: m, map: v }\n  - { id: o, sink: { type: discard } }\n")
+	code, _, errs := runPluginCLI(t, "", "run", "--progress", "none", p)
+	if code == 0 || !strings.Contains(errs, p+`:4:3: plugin "v": `) || !strings.Contains(errs, "no such file or directory") {
+		t.Errorf("exit %d: %s", code, errs)
 	}
 }

@@ -36,12 +36,16 @@ func NewSet(ctx context.Context, h *Host, p *pipeline.Pipeline, g *plan.JobGraph
 		} else {
 			m, err = h.LoadFile(ctx, path)
 		}
+		at := p.File // where the pipeline names the plugin
+		if pl.Pos.Line > 0 {
+			at = fmt.Sprintf("%s:%d:%d", p.File, pl.Pos.Line, pl.Pos.Col)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("plugin %q: %w", name, err)
+			return nil, fmt.Errorf("%s: plugin %q: %w", at, name, err)
 		}
 		grants, err := ParseGrants(pl.Grants)
 		if err != nil {
-			return nil, fmt.Errorf("plugin %q: %w", name, err)
+			return nil, fmt.Errorf("%s: plugin %q: %w", at, name, err)
 		}
 		m = m.Grant(grants)
 		m.name = name // errors name the plugin as the pipeline does

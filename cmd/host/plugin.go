@@ -449,4 +449,3 @@ func jsonKind(t abi.Type) string {
 	}
 	return "a " + t.String()
 }
-

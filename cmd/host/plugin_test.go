@@ -243,7 +243,6 @@ func TestPluginUnknownSubcommand(t *testing.T) {
 	}
 }
 
-
 // TestRunNamesTheMissingPluginsLine: a plugin that cannot be loaded is
 // reported at the line of the pipeline that names it.
 func TestRunNamesTheMissingPluginsLine(t *testing.T) {

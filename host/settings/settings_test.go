@@ -89,4 +89,3 @@ func TestFileDurationsNeedUnits(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
-

@@ -263,3 +263,28 @@ func TestSnapshotWhileRunning(t *testing.T) {
 		t.Fatalf("%v %+v", err, res)
 	}
 }
+
+// TestTooManyChannelsRefusedUpFront: an all-to-all edge between two wide
+// operators needs upstream × downstream channels, each with its room in
+// the downstream gate (4096 × 4096 took 8.8 GB before anything ran); past
+// maxChannels the job is refused at once, naming the edge.
+func TestTooManyChannelsRefusedUpFront(t *testing.T) {
+	src := `version: 1
+name: wide
+parallelism: 2048
+max-parallelism: 4096
+operators:
+  - { id: src, source: { type: generator, preset: sequence, count: 1 } }
+  - { id: total, key-by: n, sum: n }
+  - { id: out, sink: { type: discard } }
+`
+	_, _, _, err := runYAML(t, src, nil, Options{})
+	if err == nil || !strings.Contains(err.Error(), "the job needs 4194304 channels between its tasks, more than the 1048576 one host runs") ||
+		!strings.Contains(err.Error(), "edge src -> total (HASH) alone needs 2048 × 2048; lower the parallelism") {
+		t.Fatalf("err = %v", err)
+	}
+	// within the bound it runs
+	if _, _, _, err := runYAML(t, strings.Replace(src, "parallelism: 2048", "parallelism: 64", 1), nil, Options{}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -19,6 +19,9 @@ func (e *Execution) build() error {
 	for _, op := range job.Operators {
 		byID[op.ID] = op
 	}
+	if err := checkChannels(job, byID); err != nil {
+		return err
+	}
 	chains := make(map[string][]*chainOp, len(job.Operators))
 	e.subtasks = make([][]*subtask, len(job.Tasks))
 	for ti, t := range job.Tasks {
@@ -84,6 +87,39 @@ func (e *Execution) build() error {
 		}
 	}
 	return nil
+}
+
+// maxChannels bounds the channels between a job's tasks. An all-to-all
+// edge has upstream × downstream channels, and each downstream gate keeps
+// room for every buffer of each of its channels: memory grows with the
+// square of the parallelism (4096 × 4096 took 8.8 GB), so a job past the
+// bound is refused before anything is allocated. 2^20 channels take about
+// 0.6 GB.
+const maxChannels = 1 << 20
+
+// checkChannels refuses a job whose edges need more than maxChannels
+// channels, naming the edge that needs the most.
+func checkChannels(job *plan.JobGraph, byID map[string]*plan.Operator) error {
+	total, worst, worstN := 0, (*plan.Edge)(nil), 0
+	for _, edge := range job.Edges {
+		from, to := byID[edge.From], byID[edge.To]
+		if edge.Chained || from == nil || to == nil {
+			continue
+		}
+		n := from.Parallelism * to.Parallelism
+		if partition.IsPointwise(edge.ShipStrategy) {
+			n = max(from.Parallelism, to.Parallelism)
+		}
+		if total += n; n > worstN {
+			worst, worstN = edge, n
+		}
+	}
+	if total <= maxChannels {
+		return nil
+	}
+	from, to := byID[worst.From], byID[worst.To]
+	return fmt.Errorf("the job needs %d channels between its tasks, more than the %d one host runs (each needs memory, and an all-to-all edge needs upstream × downstream of them): edge %s -> %s (%s) alone needs %d × %d; lower the parallelism of %q or %q",
+		total, maxChannels, worst.From, worst.To, worst.ShipStrategy, from.Parallelism, to.Parallelism, worst.From, worst.To)
 }
 
 // newEdgeOut makes upstream subtask i's output into a non-chained edge:

@@ -137,12 +137,37 @@ func (e *LoadError) Error() string {
 // quoted otherwise, so guest text cannot drive the user's terminal.
 func printable(s string) string {
 	if !utf8.ValidString(s) {
-		return strconv.Quote(s)
+		return quoteCapped(s)
 	}
 	for _, r := range s {
 		if !unicode.IsPrint(r) {
-			return strconv.Quote(s)
+			return quoteCapped(s)
 		}
 	}
 	return s
+}
+
+// maxQuoted bounds a quoted error text: quoting can make each byte four
+// (4 KiB of zeros was 16 KiB of \x00), and a message is read by a person.
+const maxQuoted = 512
+
+// quoteCapped quotes s, keeping at most maxQuoted bytes of the quoted form
+// and saying how many bytes of s it left out.
+func quoteCapped(s string) string {
+	q := strconv.Quote(s)
+	if len(q) <= maxQuoted {
+		return q
+	}
+	b := []byte{'"'}
+	i := 0
+	for i < len(s) {
+		_, w := utf8.DecodeRuneInString(s[i:])
+		piece := strconv.Quote(s[i : i+w]) // a rune, or one bad byte as \xNN
+		if len(b)+len(piece)-1 > maxQuoted {
+			break
+		}
+		b = append(b, piece[1:len(piece)-1]...)
+		i += w
+	}
+	return fmt.Sprintf("%s\"… (%d more bytes)", b, len(s)-i)
 }

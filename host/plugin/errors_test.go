@@ -1,0 +1,35 @@
+package plugin
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestQuotedErrorTextIsCapped: a guest's error text that must be quoted
+// (not printable) stays short: 4 KiB of zero bytes was 16 KiB of \x00.
+// What is kept is a prefix, quoted, with the count of what was left out;
+// printable text and short texts pass as before.
+func TestQuotedErrorTextIsCapped(t *testing.T) {
+	zeros := strings.Repeat("\x00", 4096)
+	got := printable(zeros)
+	if len(got) > maxQuoted+40 || !strings.HasPrefix(got, `"\x00\x00`) || !strings.HasSuffix(got, "… (3969 more bytes)") {
+		t.Errorf("%d bytes: %.60s…%s", len(got), got, got[len(got)-30:])
+	}
+	mixed := strings.Repeat("é\xff", 300) // runes kept whole, bad bytes as \xff
+	got = printable(mixed)
+	head, _, ok := strings.Cut(got, "… (")
+	if !ok || len(got) > maxQuoted+40 {
+		t.Fatalf("%q", got)
+	}
+	u, err := strconv.Unquote(head)
+	if err != nil || !strings.HasPrefix(mixed, u) || len(u) == 0 {
+		t.Errorf("kept %q (%v), not a prefix of the text", head, err)
+	}
+	if got := printable("bad\x01"); got != `"bad\x01"` {
+		t.Errorf("short: %s", got)
+	}
+	if long := strings.Repeat("word ", 800); printable(long) != long {
+		t.Error("printable text must pass unchanged")
+	}
+}

@@ -204,7 +204,7 @@ func parseConfig(entries []string) (map[string]any, error) {
 	for _, e := range entries {
 		k, v, ok := strings.Cut(e, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("--config %q: want key=value", e)
+			return nil, fmt.Errorf("--config %q: want key=value (the operator's config; a host settings file is --host-config FILE)", e)
 		}
 		cfg[k] = configValue(v)
 	}

@@ -122,7 +122,7 @@ func TestPluginRunInputErrors(t *testing.T) {
 		{"{\"a\":1}\n{\"a\":\n", nil, "error: standard input:2: json: unexpected end of input at byte 5\n"},
 		{"[1,2]\n", nil, "error: standard input:1: a record must be a JSON object, not an array\n"},
 		{"{\"a\":1}\n", []string{"--key", "id"}, "error: standard input:1: the record has no field \"id\" for --key\n"},
-		{"", []string{"--config", "novalue"}, "error: --config \"novalue\": want key=value\n"},
+		{"", []string{"--config", "novalue"}, "error: --config \"novalue\": want key=value (the operator's config; a host settings file is --host-config FILE)\n"},
 	} {
 		args := append([]string{"plugin", "run", wasm, "--input", "-"}, tt.args...)
 		code, _, errs := runPluginCLI(t, tt.input, args...)
@@ -250,6 +250,18 @@ func TestRunNamesTheMissingPluginsLine(t *testing.T) {
 	writeFile(t, p, "version: 1\nname: p\nplugins:\n  v: { path: nope.wasm }\noperators:\n  - { id: s, source: { type: generator, preset: words, count: 1 } }\n  - { id: m, map: v }\n  - { id: o, sink: { type: discard } }\n")
 	code, _, errs := runPluginCLI(t, "", "run", "--progress", "none", p)
 	if code == 0 || !strings.Contains(errs, p+`:4:3: plugin "v": `) || !strings.Contains(errs, "no such file or directory") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+// TestPluginRunTakesHostConfig: the plugin commands' --config is the
+// operator's (key=value), so their host settings file is --host-config
+// (it was unreachable: `host --config f.yaml plugin run` was refused).
+func TestPluginRunTakesHostConfig(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "host.yaml")
+	writeFile(t, file, "memory-pages: 1\n")
+	code, _, errs := runPluginCLI(t, "", "--host-config", file, "plugin", "run", filepath.Join("..", "..", "plugins", "valid", "valid-c.wasm"), "--input", "-")
+	if code == 0 || !strings.Contains(errs, "above the host's limit of 1 pages (64 KiB)") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
 }

@@ -61,7 +61,7 @@ func serve(cmd *cobra.Command, logLevel string) error {
 	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
-	file, _ := cmd.Flags().GetString("config")
+	file := settingsFile(cmd)
 	hs, ss, err := settings.LoadServer(file, os.Environ(), cmd.Flags())
 	if err != nil {
 		return err

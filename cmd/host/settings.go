@@ -12,6 +12,15 @@ import (
 // SLUICE_* environment variables, then the command's own flags named like
 // a setting (--slots, --memory-pages, ...), which win.
 func hostSettings(cmd *cobra.Command) (settings.Settings, error) {
-	file, _ := cmd.Flags().GetString("config")
-	return settings.Load(file, os.Environ(), cmd.Flags())
+	return settings.Load(settingsFile(cmd), os.Environ(), cmd.Flags())
+}
+
+// settingsFile is the host settings file: --host-config, else --config
+// (where --config is a file, not the plugin commands' key=value).
+func settingsFile(cmd *cobra.Command) string {
+	file, _ := cmd.Flags().GetString("host-config")
+	if file == "" {
+		file, _ = cmd.Flags().GetString("config")
+	}
+	return file
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unicode/utf16"
 )
@@ -59,8 +60,9 @@ func TestKeyHashRefusesNilAndMaps(t *testing.T) {
 	if _, err := KeyHash(nil); !errors.Is(err, ErrNilKey) {
 		t.Fatalf("empty key: %v, want ErrNilKey", err)
 	}
-	if _, err := KeyHash(AppendMapHeader(nil, 0)); !errors.Is(err, ErrType) {
-		t.Fatalf("map key: %v, want ErrType", err)
+	if _, err := KeyHash(AppendMapHeader(nil, 0)); !errors.Is(err, ErrType) ||
+		!strings.Contains(err.Error(), "a key must be a string, a number, a boolean or an array of them, not a map") {
+		t.Fatalf("map key: %v, want ErrType saying what a key may be", err)
 	}
 }
 

@@ -67,7 +67,7 @@ func serve(cmd *cobra.Command, logLevel string) error {
 		return err
 	}
 	if len(ss.Tenants) == 0 {
-		return errors.New("no tenants: list them in the host config (tenants: or tenants-file:); see configs/host.yaml")
+		return errors.New("no tenants: list them in the host config (tenants: or tenants-file:); see configs/serve/host.yaml")
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 	srv, err := server.New(server.Config{Host: hs, Server: ss, Logger: log})

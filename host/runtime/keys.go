@@ -67,6 +67,8 @@ func (k *keyReader) next(value []byte) ([]byte, error) {
 func (k *keyReader) field(v []byte, name string) ([]byte, error) {
 	raw, ok, err := abi.MapField(v, name)
 	switch {
+	case err != nil && len(v) > 0 && abi.TypeOf(v) != abi.TypeMap:
+		return nil, fmt.Errorf("no key field %q: the record is a %s, not a map", name, abi.TypeOf(v))
 	case err != nil:
 		return nil, fmt.Errorf("reading key field %q: %w", name, err)
 	case !ok:

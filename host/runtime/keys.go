@@ -136,4 +136,3 @@ func kindOf(t abi.Type) string {
 	}
 	return "a msgpack " + t.String()
 }
-

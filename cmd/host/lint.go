@@ -110,6 +110,11 @@ func lintPluginFiles(file string, p *pipeline.Pipeline, hs settings.Settings) er
 // ${VAR} from the environment, plugin paths confined to the pipeline's
 // folder and roots (the working directory when roots is empty).
 func readPipeline(file string, roots []string) (*pipeline.Pipeline, error) {
+	for _, r := range roots {
+		if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("--plugin-root %s: not a folder", r)
+		}
+	}
 	opts := pipeline.ParseOptions{Lookup: os.LookupEnv, PluginRoots: roots}
 	if len(roots) == 0 {
 		if wd, err := os.Getwd(); err == nil {

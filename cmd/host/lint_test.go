@@ -88,3 +88,13 @@ func TestLintPluginRoots(t *testing.T) {
 }
 
 func mkdir(path string) error { return os.MkdirAll(path, 0o755) }
+
+// TestPluginRootMustBeAFolder: a --plugin-root that does not exist was
+// taken silently.
+func TestPluginRootMustBeAFolder(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope")
+	code, out, errs := runPluginCLI(t, "", "lint", "--plugin-root", missing, filepath.Join("..", "..", "configs", "quickstart.yaml"))
+	if code == 0 || !strings.Contains(out+errs, "--plugin-root "+missing+": not a folder") {
+		t.Errorf("exit %d: %s%s", code, out, errs)
+	}
+}

@@ -89,7 +89,7 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 		ctx = context.Background()
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	plugins, closePlugins, err := loadPlugins(ctx, file, p, g, hs, roots)
+	plugins, closePlugins, err := loadPlugins(ctx, log, file, p, g, hs, roots)
 	if err != nil {
 		fmt.Fprintln(stderr, "error:", err)
 		return exitCode(1)
@@ -144,7 +144,7 @@ func printProblems(w io.Writer, file string, err error) {
 // pipeline file, opened through os.Root of the pipeline's folder and the
 // plugin roots) into a plugin.Set, after checking the job's plugin memory
 // against its budget; nil when the pipeline has none.
-func loadPlugins(ctx context.Context, file string, p *pipeline.Pipeline, g *plan.JobGraph, hs settings.Settings, roots []string) (runtime.Plugins, func(), error) {
+func loadPlugins(ctx context.Context, log *slog.Logger, file string, p *pipeline.Pipeline, g *plan.JobGraph, hs settings.Settings, roots []string) (runtime.Plugins, func(), error) {
 	if len(p.Plugins) == 0 {
 		return nil, func() {}, nil
 	}
@@ -163,7 +163,9 @@ func loadPlugins(ctx context.Context, file string, p *pipeline.Pipeline, g *plan
 	cfg.FuelRate = hs.FuelRate
 	if cfg.CacheDir != "" {
 		if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
-			cfg.CacheDir = "" // no cache: compile in memory
+			// an unusable cache costs compile time, not correctness
+			log.Warn("compiling plugins without a cache", "cache-dir", cfg.CacheDir, "err", err)
+			cfg.CacheDir = ""
 		}
 	}
 	h, err := plugin.New(ctx, cfg)

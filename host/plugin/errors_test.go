@@ -1,9 +1,12 @@
 package plugin
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/host/runtime"
 )
 
 // TestQuotedErrorTextIsCapped: a guest's error text that must be quoted
@@ -31,5 +34,21 @@ func TestQuotedErrorTextIsCapped(t *testing.T) {
 	}
 	if long := strings.Repeat("word ", 800); printable(long) != long {
 		t.Error("printable text must pass unchanged")
+	}
+}
+
+// TestStartFunctionTrapInOneLine: a start function that traps fails the
+// open in one line naming the start function (wazero names "an export"
+// of the function and appends a wasm stack trace).
+func TestStartFunctionTrapInOneLine(t *testing.T) {
+	m := load(t, newHost(t, nil), "starttrap")
+	op := m.NewOperator(context.Background(), "op1", nil)
+	err := op.Open(&runtime.OpenContext{Operator: "op1", Parallelism: 1, MaxParallelism: 128})
+	if err == nil {
+		t.Fatal("the open succeeded")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, `plugin "starttrap" (operator op1, subtask 1/1): instantiate: the module's start function failed: unreachable`) {
+		t.Errorf("%q", msg)
 	}
 }

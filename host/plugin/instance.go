@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"sync/atomic"
 
@@ -128,7 +129,7 @@ func (m *Module) instantiate(ctx context.Context, who target, e env) (*instance,
 	mod, err := h.rt.InstantiateModule(ctx, m.compiled, mc)
 	if err != nil {
 		in.close()
-		return nil, in.fail("", fmt.Errorf("instantiate: %w", err))
+		return nil, in.fail("", fmt.Errorf("instantiate: %w", startError(err)))
 	}
 	h.live.Add(1)
 	in.mod, in.mem = mod, mod.Memory()
@@ -339,3 +340,31 @@ func (in *instance) close() {
 		in.m.host.live.Add(-1)
 	}
 }
+
+// startFunction matches wazero's name of a failed start function:
+// `start function[3] export["f"] failed: ` (the export it names is any
+// export of that function index, which misleads).
+var startFunction = regexp.MustCompile(`^start function\[\d+\](?: export\["[^"]*"\])? failed: `)
+
+// startError words an instantiation error for a person: one line (no wasm
+// stack trace), and a failed start function named as such.
+func startError(err error) error {
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	if m := startFunction.FindString(msg); m != "" {
+		// no index: metering adds an import, which shifts every function's
+		msg = "the module's start function failed: " + strings.TrimPrefix(msg[len(m):], "wasm error: ")
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &worded{msg: msg, err: err}
+}
+
+// worded is err with a clearer text; errors.Is and As still see err.
+type worded struct {
+	msg string
+	err error
+}
+
+func (w *worded) Error() string { return w.msg }
+func (w *worded) Unwrap() error { return w.err }

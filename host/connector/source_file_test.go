@@ -73,6 +73,23 @@ func TestFileSourceLongLine(t *testing.T) {
 	}
 }
 
+// TestFileSourceOverlongLineIsABadRecord: a line over the 16 MiB limit
+// fails the job under fail, at its line, and under skip is skipped like
+// any bad record: the lines after it are read (the job used to fail).
+func TestFileSourceOverlongLineIsABadRecord(t *testing.T) {
+	dir := t.TempDir()
+	huge := `{"s":"` + strings.Repeat("x", maxLine+10) + `"}`
+	writeFile(t, dir, "in.jsonl", `{"a":1}`+"\n"+huge+"\n"+`{"b":2}`+"\n")
+	_, err := runSourceErr(t, &Builtin{Root: dir}, sourceSpec("read", "file", map[string]any{"path": "in.jsonl"}), 0, 1)
+	wantErrContaining(t, err, "in.jsonl:2", "line longer than 16 MiB")
+	spec := sourceSpec("read", "file", map[string]any{"path": "in.jsonl"})
+	spec.OnError = "skip"
+	c, _ := runSource(t, &Builtin{Root: dir}, spec, 0, 1)
+	if len(c.records) != 2 || c.records[0].json != `{"a":1}` || c.records[1].json != `{"b":2}` {
+		t.Fatalf("skip: %d records", len(c.records))
+	}
+}
+
 func TestFileSourceMalformedJSON(t *testing.T) {
 	dir := t.TempDir()
 	path := writeFile(t, dir, "in.jsonl", "{\"a\":1}\n\n{\"a\":2}\n{\"a\": oops}\n{\"a\":4}\n")

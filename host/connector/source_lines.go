@@ -118,6 +118,7 @@ func (l *lineReader) runJSON(ctx context.Context, r io.Reader, out runtime.Colle
 	br := bufio.NewReaderSize(r, 64<<10)
 	var long []byte // a line longer than br's buffer
 	index := 0
+lines:
 	for line := 1; ; line++ {
 		b, err := br.ReadSlice('\n')
 		for errors.Is(err, bufio.ErrBufferFull) {
@@ -127,8 +128,24 @@ func (l *lineReader) runJSON(ctx context.Context, r io.Reader, out runtime.Colle
 				long = append(long, b...)
 			}
 			if len(long) > maxLine {
-				return &RecordError{Operator: l.op, Subtask: l.subtask, Input: l.input, Line: line,
-					Err: fmt.Errorf("line longer than %d MiB", maxLine>>20)}
+				// a bad record like any other: the rest of the line is read
+				// and dropped, so that skip and dead-letter go on after it
+				for errors.Is(err, bufio.ErrBufferFull) {
+					_, err = br.ReadSlice('\n')
+				}
+				if err != nil && err != io.EOF {
+					return fmt.Errorf("source %q: reading %s: %w", l.op, l.input, err)
+				}
+				if index%l.parallelism == l.subtask {
+					if v := l.bad(line, long[:1024], fmt.Errorf("line longer than %d MiB (its first KiB is kept)", maxLine>>20)); v != nil {
+						return v
+					}
+				}
+				index, long = index+1, nil
+				if err == io.EOF {
+					return nil
+				}
+				continue lines
 			}
 			b = long
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -358,6 +359,9 @@ func feed(in io.Reader, name string, o runOptions, send func([]byte, int) error)
 		}
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return records, fmt.Errorf("%s:%d: line longer than 16 MiB", name, lineNo+1)
+		}
 		return records, fmt.Errorf("%s:%d: %v", name, lineNo+1, err)
 	}
 	if w.Count > 0 {

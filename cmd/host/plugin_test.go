@@ -216,11 +216,16 @@ operators:
   - id: nope
     input: hot.warm
     sink: { type: discard }
+  - id: keyed
+    input: src
+    key-by: { plugin: enrich }
+    sink: { type: discard }
 `)
 	code, out, errs := runPluginCLI(t, "", "run", "--progress", "none", p)
 	for _, want := range []string{
 		p + `:10:5: operator "f" uses plugin "enrich" as a filter, but the plugin is a map (its sluice_describe): write map: enrich`,
 		p + `:16:12: operator "nope" reads side output "warm" of "hot", which its plugin "high-temp" does not declare (its side outputs: alerts)`,
+		p + `:20:13: the key-by of operator "keyed" uses plugin "enrich", which is a map, not a key-selector`,
 	} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("missing %q in:\n%s", want, errs)

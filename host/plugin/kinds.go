@@ -14,8 +14,10 @@ import (
 // CheckUses holds the pipeline's use of each plugin to what the plugin
 // says of itself (sluice_describe): an operator's kind must be the
 // plugin's (a map plugin behind `filter:` would change records a filter
-// only keeps or drops), and a side output read from a plugin operator must
-// be one the plugin declares (an unknown tag would read nothing, silently).
+// only keeps or drops), a key-by or custom partition plugin must be a key
+// selector or a partitioner, and a side output read from a plugin operator
+// must be one the plugin declares (an unknown tag would read nothing,
+// silently).
 // A plugin without sluice_describe (a hand-written module) says nothing,
 // and is taken at the pipeline's word. Each module is described once; the
 // errors name the pipeline's file:line:col.
@@ -66,6 +68,22 @@ func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*Mo
 					at(pos), op.ID, op.Plugin, op.Kind, info.Kind, info.Kind, op.Plugin))
 			}
 		}
+		var edges []edgeUse
+		if op.KeyBy != nil && op.KeyBy.Plugin != "" {
+			edges = append(edges, edgeUse{op.KeyBy.Plugin, abi.KindKeySelector, "key-by", op.KeyBy.Pos})
+		}
+		if op.Partition != nil && op.Partition.Plugin != "" {
+			edges = append(edges, edgeUse{op.Partition.Plugin, abi.KindPartitioner, "custom partition", op.Partition.Pos})
+		}
+		for _, e := range edges {
+			info, err := describe(e.plugin)
+			if err != nil {
+				return err
+			}
+			if info != nil && info.Kind != e.want {
+				errs = append(errs, fmt.Errorf("%s: the %s of operator %q uses plugin %q, which is a %s, not a %s", at(e.pos), e.what, op.ID, e.plugin, info.Kind, e.want))
+			}
+		}
 		for _, in := range op.Inputs {
 			up := byID[in.Operator]
 			if in.SideOutput == "" || up == nil || up.Plugin == "" {
@@ -86,4 +104,13 @@ func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*Mo
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// edgeUse is a plugin an operator's input edge runs: a key selector or a
+// custom partitioner.
+type edgeUse struct {
+	plugin string
+	want   abi.Kind
+	what   string
+	pos    pipeline.Pos
 }

@@ -169,6 +169,11 @@ func TestFileSourceCSVErrors(t *testing.T) {
 	if c, _ = runSource(t, &Builtin{Root: dir}, spec, 0, 1); strings.Join(c.jsons(), " ") != `{"a":1,"b":2} {"a":4,"b":5}` {
 		t.Errorf("skip: %v", c.jsons())
 	}
+	// an unclosed quote is the fault of the line that opens it, found
+	// where the input ends
+	writeFile(t, dir, "open.csv", "a,b\n1,2\n\"3,4\n5,6\n")
+	_, err = runSourceErr(t, &Builtin{Root: dir}, sourceSpec("read", "file", map[string]any{"path": "open.csv", "format": "csv"}), 0, 1)
+	wantErrContaining(t, err, "open.csv:3:", "a quoted field that opens on this line is still open at line 4")
 	writeFile(t, dir, "dup.csv", "a,a\n1,2\n")
 	_, err = runSourceErr(t, &Builtin{Root: dir}, sourceSpec("read", "file", map[string]any{"path": "dup.csv", "format": "csv"}), 0, 1)
 	wantErrContaining(t, err, "dup.csv:1:", `column "a" appears twice`)

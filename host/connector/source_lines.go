@@ -221,7 +221,8 @@ func (l *lineReader) runCSV(ctx context.Context, r io.Reader, out runtime.Collec
 			continue // another subtask's record, and its problem
 		}
 		if err != nil {
-			if v := l.bad(pe.Line, nil, pe.Err); v != nil {
+			line, cause := csvProblem(pe)
+			if v := l.bad(line, nil, cause); v != nil {
 				return v
 			}
 			continue
@@ -241,9 +242,20 @@ func (l *lineReader) runCSV(ctx context.Context, r io.Reader, out runtime.Collec
 func (l *lineReader) csvError(err error, line int) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
-		line, err = pe.Line, pe.Err
+		line, err = csvProblem(pe)
 	}
 	return &RecordError{Operator: l.op, Subtask: l.subtask, Input: l.input, Line: line, Err: err}
+}
+
+// csvProblem is where a CSV parse error is and what it is: a quoted field
+// left open is found only where the input ends (or a later quote), but it
+// is the line that opened it that is wrong, and every line up to the
+// other is inside the field.
+func csvProblem(pe *csv.ParseError) (int, error) {
+	if errors.Is(pe.Err, csv.ErrQuote) && pe.StartLine > 0 && pe.StartLine < pe.Line {
+		return pe.StartLine, fmt.Errorf("a quoted field that opens on this line is still open at line %d (the lines between are in it): %w", pe.Line, pe.Err)
+	}
+	return pe.Line, pe.Err
 }
 
 // appendCSVValue appends a CSV field: an int when it is a decimal

@@ -95,17 +95,17 @@ func setServerDefaults(v *viper.Viper, s Server) {
 // tenants: inline in the file, or from tenants-file. Every problem is
 // reported, naming the field.
 func LoadServer(file string, env []string, flags *pflag.FlagSet) (Settings, Server, error) {
-	v, err := read(file, env, flags)
+	v, from, err := read(file, env, flags)
 	if err != nil {
 		return Default(), DefaultServer(), err
 	}
-	s, err := unmarshal(v)
+	s, err := unmarshal(v, from)
 	if err != nil {
 		return s, DefaultServer(), err
 	}
 	srv := DefaultServer()
 	if err := v.Unmarshal(&srv); err != nil {
-		return s, srv, fmt.Errorf("server settings: %w", err)
+		return s, srv, decodeError("server settings", err, from)
 	}
 	where := "host settings"
 	if file != "" {

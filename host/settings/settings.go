@@ -89,17 +89,22 @@ var Keys = []string{"slots", "memory-pages", "call-timeout", "max-output-bytes",
 // os.Environ()), then every flag in flags whose name is a key and that the
 // user set. Unknown keys in the file are errors.
 func Load(file string, env []string, flags *pflag.FlagSet) (Settings, error) {
-	v, err := read(file, env, flags)
+	v, from, err := read(file, env, flags)
 	if err != nil {
 		return Default(), err
 	}
-	return unmarshal(v)
+	return unmarshal(v, from)
 }
+
+// origins says where each key that was set came from: the host config
+// file, a SLUICE_* variable or a flag, for messages.
+type origins map[string]string
 
 // read layers the defaults, the host config file, SLUICE_* environment
 // variables and the flags that were set into one viper. Keys of the file
 // must be host settings (Keys), server settings (ServerKeys) or tenants.
-func read(file string, env []string, flags *pflag.FlagSet) (*viper.Viper, error) {
+func read(file string, env []string, flags *pflag.FlagSet) (*viper.Viper, origins, error) {
+	from := origins{}
 	v := viper.New()
 	setDefaults(v, Default())
 	setServerDefaults(v, DefaultServer())
@@ -111,19 +116,20 @@ func read(file string, env []string, flags *pflag.FlagSet) (*viper.Viper, error)
 		if err := v.ReadInConfig(); err != nil {
 			var unsupported viper.UnsupportedConfigError
 			if errors.As(err, &unsupported) {
-				return nil, fmt.Errorf("host config %s: cannot tell its format: the name must end in .yaml, .yml, .json or .toml", file)
+				return nil, nil, fmt.Errorf("host config %s: cannot tell its format: the name must end in .yaml, .yml, .json or .toml", file)
 			}
-			return nil, fmt.Errorf("host config %s: %w", file, err)
+			return nil, nil, fmt.Errorf("host config %s: %w", file, err)
 		}
 		for _, k := range v.AllKeys() {
+			from[k] = "host config " + file
 			if !isKey(k) && !strings.HasPrefix(k, "tenants.") && k != "tenants" {
-				return nil, fmt.Errorf("host config %s: unknown setting %q (known: %s)", file, k, strings.Join(append(Keys[:len(Keys):len(Keys)], ServerKeys...), ", "))
+				return nil, nil, fmt.Errorf("host config %s: unknown setting %q (known: %s)", file, k, strings.Join(append(Keys[:len(Keys):len(Keys)], ServerKeys...), ", "))
 			}
 			// a bare number would be read as nanoseconds: a duration needs its unit
 			if _, isDuration := defaults.Get(k).(time.Duration); isDuration {
 				switch n := v.Get(k).(type) {
 				case int, int64, uint64, float64:
-					return nil, fmt.Errorf("host config %s: %s: %v has no unit: write it with one, as %vs or %vms", file, k, n, n, n)
+					return nil, nil, fmt.Errorf("host config %s: %s: %v has no unit: write it with one, as %vs or %vms", file, k, n, n, n)
 				}
 			}
 		}
@@ -138,23 +144,46 @@ func read(file string, env []string, flags *pflag.FlagSet) (*viper.Viper, error)
 			continue // not a setting (e.g. SLUICE_TOKEN read elsewhere)
 		}
 		v.Set(key, val)
+		from[key] = name
 	}
 	if flags != nil {
 		flags.Visit(func(f *pflag.Flag) {
 			if isKey(f.Name) {
 				v.Set(f.Name, f.Value.String())
+				from[f.Name] = "--" + f.Name
 			}
 		})
 	}
-	return v, nil
+	return v, from, nil
 }
 
-func unmarshal(v *viper.Viper) (Settings, error) {
+func unmarshal(v *viper.Viper, from origins) (Settings, error) {
 	s := Default()
 	if err := v.Unmarshal(&s); err != nil {
-		return Default(), fmt.Errorf("host settings: %w", err)
+		return Default(), decodeError("host settings", err, from)
 	}
 	return s, s.Validate()
+}
+
+// decodeError words mapstructure's "decoding failed due to the following
+// error(s): 'key' cannot parse value as 'uint32': ..." as one line per
+// setting, each naming where its value came from.
+func decodeError(what string, err error, from origins) error {
+	var lines []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		key, rest, ok := strings.Cut(strings.TrimPrefix(l, "'"), "' ")
+		if !ok || !strings.HasPrefix(l, "'") {
+			continue
+		}
+		if o := from[key]; o != "" {
+			key += " (from " + o + ")"
+		}
+		lines = append(lines, "setting "+key+": "+rest)
+	}
+	if len(lines) == 0 {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: %s", what, strings.Join(lines, "; "))
 }
 
 // isKey reports whether key names a host or server setting.

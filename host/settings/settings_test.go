@@ -89,3 +89,17 @@ func TestFileDurationsNeedUnits(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestDecodeErrorsNameTheSource: a value that does not decode is named
+// with the setting and where it came from, in one line (mapstructure says
+// "decoding failed due to the following error(s):" over several).
+func TestDecodeErrorsNameTheSource(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "host.yaml")
+	os.WriteFile(file, []byte("batch-size: lots\n"), 0o600)
+	_, err := Load(file, []string{"SLUICE_MEMORY_PAGES=many"}, nil)
+	if err == nil || strings.Contains(err.Error(), "\n") ||
+		!strings.Contains(err.Error(), "setting memory-pages (from SLUICE_MEMORY_PAGES): cannot parse value as 'uint32'") ||
+		!strings.Contains(err.Error(), "setting batch-size (from host config "+file+"): cannot parse value as 'int'") {
+		t.Fatalf("err = %v", err)
+	}
+}

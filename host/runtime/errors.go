@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // OpError is the failure of one operator subtask. Run returns the first
@@ -15,7 +16,13 @@ type OpError struct {
 }
 
 func (e *OpError) Error() string {
-	return fmt.Sprintf("operator %q (subtask %d/%d): %v", e.Operator, e.Subtask+1, e.Parallelism, e.Err)
+	inner := e.Err.Error()
+	// a plugin's error names the operator and subtask already (plugin "p"
+	// (operator op, subtask 2/4) export ...): once is enough
+	if strings.Contains(inner, fmt.Sprintf("(operator %s, subtask %d/%d)", e.Operator, e.Subtask+1, e.Parallelism)) {
+		return inner
+	}
+	return fmt.Sprintf("operator %q (subtask %d/%d): %s", e.Operator, e.Subtask+1, e.Parallelism, inner)
 }
 
 func (e *OpError) Unwrap() error { return e.Err }

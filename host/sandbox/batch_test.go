@@ -99,7 +99,10 @@ operators:
   - { id: out, sink: { type: print } }
 `, runtime.Options{}, nil)
 			failed(t, h, j)
-			wantWords(t, j.err, `operator "m" (subtask 1/1)`, `plugin "life" (operator m, subtask 1/1) `+tt.want)
+			wantWords(t, j.err, `plugin "life" (operator m, subtask 1/1) `+tt.want)
+			if strings.Count(j.err.Error(), "subtask 1/1") != 1 {
+				t.Errorf("the operator and subtask named more than once: %s", j.err)
+			}
 		})
 	}
 	healthy(t, h)

@@ -17,7 +17,7 @@ func TestSandbox01_InfiniteLoop(t *testing.T) {
 	t.Run("process", func(t *testing.T) {
 		j := runYAML(t, h, t.TempDir(), poisonJob(`[{n: 1}, {n: 2, c: spin}, {n: 3}]`, "fail"), runtime.Options{}, nil)
 		failed(t, h, j)
-		wantWords(t, j.err, `operator "m" (subtask 1/1)`, `plugin "poison" (operator m, subtask 1/1) export sluice_process`, "deadline")
+		wantWords(t, j.err, `plugin "poison" (operator m, subtask 1/1) export sluice_process`, "deadline")
 		if j.out != "" {
 			t.Errorf("the failed batch printed %q", j.out)
 		}

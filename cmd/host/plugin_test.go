@@ -220,6 +220,13 @@ operators:
     input: src
     key-by: { plugin: enrich }
     sink: { type: discard }
+  - id: hot2
+    input: src
+    process: high-temp
+    on-error: dead-letter
+  - id: dead
+    input: hot2.dead-letter
+    sink: { type: discard }
 `)
 	code, out, errs := runPluginCLI(t, "", "run", "--progress", "none", p)
 	for _, want := range []string{
@@ -233,6 +240,9 @@ operators:
 	}
 	if code == 0 || out != "" {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, out, errs)
+	}
+	if strings.Contains(errs, "dead-letter") { // the host's side output of an on-error: dead-letter operator
+		t.Errorf("a dead-letter output was refused:\n%s", errs)
 	}
 }
 

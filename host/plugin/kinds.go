@@ -89,6 +89,9 @@ func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*Mo
 			if in.SideOutput == "" || up == nil || up.Plugin == "" {
 				continue
 			}
+			if in.SideOutput == pipeline.DeadLetter && up.OnError == pipeline.DeadLetter {
+				continue // the host's own side output, not the plugin's
+			}
 			info, err := describe(up.Plugin)
 			if err != nil {
 				return err

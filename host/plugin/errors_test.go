@@ -52,3 +52,20 @@ func TestStartFunctionTrapInOneLine(t *testing.T) {
 		t.Errorf("%q", msg)
 	}
 }
+
+// TestTrapKeepsTheGuestsErrorText: an SDK's panic or abort handler sends
+// its text through the error import, then traps; the trap's error carries
+// the text (it was dropped: "wasm trap: unreachable" and nothing else).
+func TestTrapKeepsTheGuestsErrorText(t *testing.T) {
+	op := open(t, load(t, newHost(t, nil), "poison"), runtime.OpenContext{})
+	b, n := poisonBatch("", "oops")
+	err := op.Process(0, b, n, &sink{})
+	if err == nil || !strings.Contains(err.Error(), "export sluice_process: wasm trap: unreachable; the guest's error before it: bad record") {
+		t.Fatalf("err = %v", err)
+	}
+	b, n = poisonBatch("trap") // a trap with no text says no more than before
+	if err := op.Process(0, b, n, &sink{}); err == nil || strings.Contains(err.Error(), "the guest's error") {
+		t.Fatalf("err = %v", err)
+	}
+}
+

@@ -166,7 +166,14 @@ func (in *instance) invoke(e int, mode outMode) (abi.Status, error) {
 		return 0, in.poison(name, cause)
 	}
 	if err != nil {
-		return 0, in.poison(name, in.callFailure(in.base, err))
+		cause := in.callFailure(in.base, err)
+		if len(in.c.errText) > 0 && errors.Is(cause, ErrTrap) {
+			// the SDKs' panic and abort handlers send their text, then trap
+			cause = fmt.Errorf("%w; the guest's error before it: %s", cause, printable(string(in.c.errText)))
+		}
+		pe := in.poison(name, cause)
+		pe.Text = string(in.c.errText)
+		return 0, pe
 	}
 	if in.c.violation != nil {
 		return 0, in.poison(name, in.c.violation)

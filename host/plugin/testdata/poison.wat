@@ -5,6 +5,7 @@
 ;;   trap  unreachable                 spin  loop forever
 ;;   grow  grow memory until refused, then trap
 ;;   fail  error text "bad record" and status -3 (user error)
+;;   oops  error text "bad record", then unreachable (as an SDK's panic)
 ;;   deep  recurse without end         exit  proc_exit(3)
 ;;   oobe  emit(0, 0xfffffff0, 0x20, 1): ptr+len wraps around 32 bits
 ;;   logs  write 2000 lines to stderr, emit nothing
@@ -107,7 +108,8 @@
                         (i32.eq (local.get $w) (i32.const 0x6e757274)))          ;; trun
                 (i32.or (i32.or (i32.eq (local.get $w) (i32.const 0x65707974))   ;; type
                                 (i32.eq (local.get $w) (i32.const 0x32333268)))  ;; h232
-                        (i32.eq (local.get $w) (i32.const 0x7473656e))))         ;; nest
+                        (i32.or (i32.eq (local.get $w) (i32.const 0x7473656e))   ;; nest
+                                (i32.eq (local.get $w) (i32.const 0x73706f6f)))))  ;; oops
       (then (return (local.get $w))))
     (i32.const 0))
 
@@ -142,6 +144,8 @@
       (then (loop $grow (br_if $grow (i32.ge_s (memory.grow (i32.const 1)) (i32.const 0)))) unreachable))
     (if (i32.eq (local.get $w) (i32.const 0x6c696166))
       (then (call $error (i32.const 32) (i32.const 10)) (return (i32.const -3))))
+    (if (i32.eq (local.get $w) (i32.const 0x73706f6f))
+      (then (call $error (i32.const 32) (i32.const 10)) unreachable))
     (if (i32.eq (local.get $w) (i32.const 0x70656564)) (then (return (call $recurse (i32.const 0)))))
     (if (i32.eq (local.get $w) (i32.const 0x74697865)) (then (call $proc_exit (i32.const 3)) (return (i32.const 0))))
     (if (i32.eq (local.get $w) (i32.const 0x65626f6f))

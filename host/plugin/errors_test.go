@@ -68,4 +68,3 @@ func TestTrapKeepsTheGuestsErrorText(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
-

@@ -37,10 +37,14 @@ type Job struct {
 	plugins   map[string]string // pipeline name -> digest
 	need      usage
 	exec      *runtime.Execution
-	host      *plugin.Host // nil when the job has no plugin
-	meter     *meter
-	out       *tail
-	done      chan struct{} // closed once ended, host closed and quota released
+	// stop cancels the job's context, which bounds its plugin calls: a
+	// cancel interrupts a call in progress instead of waiting out its
+	// call-timeout (the calls ran under the server's context)
+	stop  context.CancelFunc
+	host  *plugin.Host // nil when the job has no plugin
+	meter *meter
+	out   *tail
+	done  chan struct{} // closed once ended, host closed and quota released
 
 	mu         sync.Mutex
 	state      string
@@ -114,6 +118,9 @@ func (j *Job) cancel(why string) {
 	}
 	j.mu.Unlock()
 	j.exec.Cancel()
+	if j.stop != nil {
+		j.stop()
+	}
 }
 
 // finish records how the job ended.
@@ -224,6 +231,9 @@ func (s *Server) watch(j *Job) {
 		case <-j.exec.Done():
 			res, err := j.exec.Wait()
 			j.finish(res, err)
+			if j.stop != nil {
+				j.stop()
+			}
 			if cerr := j.closeHost(); cerr != nil {
 				s.log.Warn("closing a job's plugin host", "job", j.ID, "error", cerr)
 			}

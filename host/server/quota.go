@@ -32,8 +32,10 @@ func (s *Server) admitLocked(t *tenant, u usage) error {
 	if s.closing {
 		return errorf(Unavailable, "server", "the server is shutting down: it accepts no new job")
 	}
-	if len(t.running)+1 > q.RunningJobs {
-		return errorf(QuotaExceeded, "quota running-jobs", "tenant %s: %d jobs running, quota %d: wait for one to end or cancel one", name, len(t.running), q.RunningJobs)
+	// counted at admission, not once started: submits compiling their
+	// plugins side by side would all pass a count of the running ones
+	if t.jobs+1 > q.RunningJobs {
+		return errorf(QuotaExceeded, "quota running-jobs", "tenant %s: %d jobs running or starting, quota %d: wait for one to end or cancel one", name, t.jobs, q.RunningJobs)
 	}
 	if t.slots+u.slots > q.Slots {
 		return errorf(QuotaExceeded, "quota slots", "tenant %s: job needs %d slots, quota %d (running: %d)", name, u.slots, q.Slots, t.slots)
@@ -45,6 +47,7 @@ func (s *Server) admitLocked(t *tenant, u usage) error {
 	if host := s.cfg.Host.Slots; host > 0 && s.slotsUsed+u.slots > host {
 		return errorf(QuotaExceeded, "host slots", "host: job needs %d slots, %d of %d free: try again when other jobs end", u.slots, host-s.slotsUsed, host)
 	}
+	t.jobs++
 	t.slots += u.slots
 	t.pages += u.pages
 	s.slotsUsed += u.slots
@@ -53,6 +56,7 @@ func (s *Server) admitLocked(t *tenant, u usage) error {
 
 // unreserveLocked gives back what admitLocked reserved.
 func (s *Server) unreserveLocked(t *tenant, u usage) {
+	t.jobs--
 	t.slots -= u.slots
 	t.pages -= u.pages
 	s.slotsUsed -= u.slots
@@ -122,7 +126,7 @@ func (s *Server) usageLocked(t *tenant) Usage {
 	q := t.cfg
 	u := Usage{Tenant: q.Name, Slots: t.slots, SlotsQuota: q.Slots, MemoryPages: t.pages, MemoryPagesQuota: q.MemoryPages,
 		InstancePages: q.InstancePages, CallTimeoutMs: q.CallTimeout.Milliseconds(),
-		RunningJobs: len(t.running), RunningJobsQuota: q.RunningJobs, Plugins: len(t.plugins), PluginsQuota: q.Plugins,
+		RunningJobs: t.jobs, RunningJobsQuota: q.RunningJobs, Plugins: len(t.plugins), PluginsQuota: q.Plugins,
 		PluginBytesQuota: q.PluginBytes, JobsSubmitted: t.submitted.Load(), JobsFinished: t.finished.Load(),
 		JobsFailed: t.failed.Load(), JobsCanceled: t.canceled.Load(), Refused: t.refused.Load(),
 		RateLimited: t.rateLimited.Load(), RateLimit: s.cfg.Server.RateLimit}

@@ -65,6 +65,7 @@ type tenant struct {
 	byName  map[string]string        // name -> digest
 	running map[string]*Job
 	ended   []*Job // oldest first, at most Server.JobHistory
+	jobs    int    // admitted and not ended: running, or starting (compiling plugins)
 	slots   int
 	pages   int64
 

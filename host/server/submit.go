@@ -54,6 +54,8 @@ func (s *Server) start(ctx context.Context, t *tenant, pr *prepared, u usage) (*
 		graph: pr.graph, planJSON: writePlan(pr.graph), plugins: map[string]string{}, need: u,
 		out: newTail(s.cfg.Server.OutputRecords, s.cfg.Server.OutputBytes), done: make(chan struct{}), state: Running}
 	j.meter = &meter{onError: j.addException}
+	jctx, stop := context.WithCancel(s.ctx)
+	j.stop = stop
 	deps := runtime.Deps{
 		Connectors: newConnectors(j.out),
 		Logger:     s.log.With("job", j.ID, "tenant", j.Tenant),
@@ -61,8 +63,9 @@ func (s *Server) start(ctx context.Context, t *tenant, pr *prepared, u usage) (*
 			Linger: s.cfg.Host.Linger, QueueCapacity: s.cfg.Host.QueueCapacity},
 	}
 	if len(pr.plugins) > 0 {
-		set, h, err := s.loadPlugins(ctx, t, pr, j)
+		set, h, err := s.loadPlugins(ctx, jctx, t, pr, j)
 		if err != nil {
+			stop()
 			return nil, err
 		}
 		j.host = h
@@ -74,14 +77,16 @@ func (s *Server) start(ctx context.Context, t *tenant, pr *prepared, u usage) (*
 	if s.closing {
 		s.mu.Unlock()
 		j.closeHost()
+		stop()
 		return nil, errorf(Unavailable, "server", "the server is shutting down: it accepts no new job")
 	}
 	s.wg.Add(1)
 	s.mu.Unlock()
-	exec, err := runtime.Start(s.ctx, pr.graph, deps)
+	exec, err := runtime.Start(jctx, pr.graph, deps)
 	if err != nil {
 		s.wg.Done()
 		j.closeHost()
+		stop()
 		// a batch job with an unbounded source, a source or sink refusing
 		// its options: the pipeline's doing
 		return nil, errorf(Invalid, "job "+pr.graph.Name, "cannot start: %v", err)
@@ -97,12 +102,12 @@ func (s *Server) start(ctx context.Context, t *tenant, pr *prepared, u usage) (*
 
 // loadPlugins compiles the job's plugins on a new host with the tenant's
 // limits; the host is the job's and closes when it ends.
-func (s *Server) loadPlugins(ctx context.Context, t *tenant, pr *prepared, j *Job) (*plugin.Set, *plugin.Host, error) {
+func (s *Server) loadPlugins(ctx, jctx context.Context, t *tenant, pr *prepared, j *Job) (*plugin.Set, *plugin.Host, error) {
 	h, err := s.newPluginHost(ctx, t)
 	if err != nil {
 		return nil, nil, errorf(Internal, "plugin host", "%v", err)
 	}
-	set := &plugin.Set{Context: s.ctx, Modules: map[string]*plugin.Module{}, Configs: map[string]map[string]any{}, Parallelism: map[string]int{}}
+	set := &plugin.Set{Context: jctx, Modules: map[string]*plugin.Module{}, Configs: map[string]map[string]any{}, Parallelism: map[string]int{}}
 	names := make([]string, 0, len(pr.plugins))
 	for n := range pr.plugins {
 		names = append(names, n)

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,5 +90,66 @@ operators:
 	a.ok(tokenA, "GET", "/v1/whoami", nil, 200, &usage)
 	if u := usage.Usage[0]; u.JobsFailed != 1 || u.JobsFinished != 1 || u.Slots != 0 || u.MemoryPages != 0 {
 		t.Errorf("usage after the jobs: %+v", u)
+	}
+}
+
+// TestCancelInterruptsAPluginCall: a cancel stops a plugin call in
+// progress: the calls run under the job's context (they ran under the
+// server's, and a cancel waited out each call's call-timeout, here 10
+// minutes).
+func TestCancelInterruptsAPluginCall(t *testing.T) {
+	hs, ss := testSettings(t)
+	for i := range ss.Tenants {
+		ss.Tenants[i].CallTimeout = 10 * time.Minute
+	}
+	a := startAPI(t, hs, ss, nil)
+	a.ok(tokenA, "POST", "/v1/plugins?name=poison", poisonWasm(t), http.StatusCreated, nil)
+	j := a.submit(tokenA, `version: 1
+name: spinning
+plugins:
+  poison: { path: poison }
+operators:
+  - id: src
+    source: { type: elements, values: [{n: 1}, {cmd: spin}] }
+  - id: p
+    map: poison
+  - id: out
+    sink: { type: collect }
+`)
+	time.Sleep(200 * time.Millisecond) // let the call start spinning
+	a.ok(tokenA, "POST", "/v1/jobs/"+j.ID+"/cancel", nil, 200, nil)
+	if end := a.wait(j.ID); end.State != server.Canceled {
+		t.Fatalf("state %s, error %q", end.State, end.Error)
+	}
+}
+
+// TestRunningJobsQuotaHoldsUnderParallelSubmits: jobs count against the
+// running-jobs quota from admission, so submits compiling their plugins at
+// the same time cannot all pass (8 parallel submits against a quota of 2
+// all started).
+func TestRunningJobsQuotaHoldsUnderParallelSubmits(t *testing.T) {
+	hs, ss := testSettings(t)
+	a := startAPI(t, hs, ss, nil)
+	a.ok(tokenA, "POST", "/v1/plugins?name=v", validWasm(t), http.StatusCreated, nil)
+	var wg sync.WaitGroup
+	codes := make([]int, 8)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = a.do(tokenA, "POST", "/v1/jobs", []byte(liveJob("v", 1))).code
+		}()
+	}
+	wg.Wait()
+	created := 0
+	for _, c := range codes {
+		if c == http.StatusCreated {
+			created++
+		} else if c != http.StatusForbidden {
+			t.Errorf("a submit answered %d", c)
+		}
+	}
+	if created != 2 {
+		t.Errorf("%d jobs started against a running-jobs quota of 2 (answers %v)", created, codes)
 	}
 }

@@ -143,7 +143,7 @@ func TestQuotaRefusals(t *testing.T) {
 	// running jobs
 	a.submit(tokenA, plainJob(1))
 	refused(tokenA, "POST", "/v1/jobs", []byte(plainJob(1)),
-		"tenant a: 2 jobs running, quota 2: wait for one to end or cancel one")
+		"tenant a: 2 jobs running or starting, quota 2: wait for one to end or cancel one")
 	// the quota comes back when a job ends
 	a.ok(tokenA, "POST", "/v1/jobs/"+first.ID+"/cancel", nil, 200, nil)
 	a.wait(first.ID)

@@ -40,6 +40,7 @@ func (s *Server) prepare(t *tenant, src []byte) (*prepared, error) {
 	}
 	restoreCollect(p, collects)
 	errs = append(errs, policy(p)...)
+	errs = append(errs, size(p)...)
 	plugins := s.resolvePlugins(t, p, &errs)
 	if len(errs) > 0 {
 		return nil, lintError(errs)
@@ -49,6 +50,48 @@ func (s *Server) prepare(t *tenant, src []byte) (*prepared, error) {
 		return nil, lintError(problemsOf(err))
 	}
 	return &prepared{pipeline: p, graph: g, plugins: plugins, collects: len(collects)}, nil
+}
+
+// maxOperators and maxSubtasks bound what a submitted pipeline may ask to
+// plan: the plan holds every operator's key-group ranges per subtask, so a
+// file of thousands of operators at parallelism 32768 cost 11 GB to plan,
+// before the slots quota could refuse it. A job that could run on any
+// host is far below both; one within them but over the quota gets the
+// quota's answer.
+const (
+	maxOperators = 1000
+	maxSubtasks  = 1 << 20
+)
+
+// size refuses, before planning, a pipeline too large to plan.
+func size(p *pipeline.Pipeline) pipeline.Errors {
+	if len(p.Operators) > maxOperators {
+		return pipeline.Errors{&pipeline.Error{File: PipelineFile, Pos: p.KeyPos["operators"], Msg: fmt.Sprintf(
+			"%d operators: this server plans at most %d", len(p.Operators), maxOperators)}}
+	}
+	total, widest := 0, (*pipeline.Operator)(nil)
+	widestPar := 0
+	for _, op := range p.Operators {
+		par := op.Parallelism
+		if par == 0 {
+			par = p.Parallelism
+			if op.Source != nil && op.Source.NonParallel() {
+				par = 1
+			}
+		}
+		if total += par; par > widestPar {
+			widest, widestPar = op, par
+		}
+	}
+	if total <= maxSubtasks {
+		return nil
+	}
+	pos := widest.KeyPos["parallelism"]
+	if pos.Line == 0 {
+		pos = p.KeyPos["parallelism"]
+	}
+	return pipeline.Errors{&pipeline.Error{File: PipelineFile, Pos: pos, Msg: fmt.Sprintf(
+		"%d subtasks (operator %s alone has %d): this server plans at most %d; lower the parallelism", total, widest.ID, widestPar, maxSubtasks)}}
 }
 
 // policy refuses the connectors tenants may not use.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -68,4 +69,30 @@ func mustPlan(t *testing.T, s *Server, id string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestTooLargeToPlanRefusedBeforePlanning: a pipeline asking for more
+// subtasks or operators than the server plans is refused at its
+// parallelism line before the planner allocates (14,000 operators at
+// parallelism 32768 took 11 GB to plan before the slots quota refused it).
+func TestTooLargeToPlanRefusedBeforePlanning(t *testing.T) {
+	s := newTestServer(t, testConfig(t))
+	var b strings.Builder
+	b.WriteString("version: 1\nname: wide\nparallelism: 32768\nmax-parallelism: 32768\noperators:\n  - { id: src, source: { type: generator, preset: sequence, count: 1 } }\n")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "  - { id: m%d, key-by: n, sum: n }\n", i)
+	}
+	b.WriteString("  - { id: out, sink: { type: discard } }\n")
+	_, err := s.Submit(t.Context(), tenantA, []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "3:1: 1376256 subtasks (operator src alone has 32768): this server plans at most 1048576; lower the parallelism") {
+		t.Fatalf("err = %v", err)
+	}
+	b.Reset()
+	b.WriteString("version: 1\nname: many\noperators:\n  - { id: src, source: { type: generator, preset: sequence, count: 1 } }\n")
+	for i := 0; i < maxOperators; i++ {
+		fmt.Fprintf(&b, "  - { id: m%d, key-by: n, sum: n }\n", i)
+	}
+	if _, err := s.Submit(t.Context(), tenantA, []byte(b.String())); err == nil || !strings.Contains(err.Error(), "1001 operators: this server plans at most 1000") {
+		t.Fatalf("err = %v", err)
+	}
 }

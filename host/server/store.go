@@ -160,19 +160,17 @@ func countLocked(t *tenant, name string) error {
 }
 
 // reuseLocked handles bytes already stored: under the same name nothing
-// changes; under another name, the plugin is renamed.
+// changes; under another name it is a Conflict (renaming them silently
+// broke every pipeline naming the old name).
 func (s *Server) reuseLocked(t *tenant, name, digest string) (PluginInfo, bool, error) {
 	sp, ok := t.plugins[digest]
 	if !ok {
 		return PluginInfo{}, false, nil
 	}
 	if sp.name != name {
-		if other, ok := t.byName[name]; ok && other != digest {
-			delete(t.plugins, other)
-		}
-		delete(t.byName, sp.name)
-		sp.name = name
-		t.byName[name] = digest
+		return PluginInfo{}, false, errorf(Conflict, "plugin "+name,
+			"these bytes are stored already as %q (%s): pipelines name them by that name or by the digest; delete %q first to store them under another name",
+			sp.name, digest, sp.name)
 	}
 	return sp.view(t.cfg.Name), true, nil
 }

@@ -269,3 +269,22 @@ func TestPluginUploadRefusedByTheABIChecks(t *testing.T) {
 		t.Errorf("upload as the admin: %d, want 403", r.code)
 	}
 }
+
+// TestSameBytesUnderAnotherNameIsAConflict: uploading stored bytes under a
+// second name is refused with the name they have (it renamed them, and
+// every pipeline naming the first name broke); under the same name it is
+// a no-op.
+func TestSameBytesUnderAnotherNameIsAConflict(t *testing.T) {
+	hs, ss := testSettings(t)
+	a := startAPI(t, hs, ss, nil)
+	bin := validWasm(t)
+	a.ok(tokenA, "POST", "/v1/plugins?name=first", bin, http.StatusCreated, nil)
+	r := a.do(tokenA, "POST", "/v1/plugins?name=second", bin)
+	if r.code != http.StatusConflict || !strings.Contains(r.errorJSON(t).Error, `these bytes are stored already as "first"`) {
+		t.Fatalf("%d: %s", r.code, r)
+	}
+	a.ok(tokenA, "POST", "/v1/plugins?name=first", bin, http.StatusOK, nil)
+	j := a.submit(tokenA, liveJob("first", 1)) // the first name still resolves
+	a.ok(tokenA, "POST", "/v1/jobs/"+j.ID+"/cancel", nil, 200, nil)
+	a.wait(j.ID)
+}

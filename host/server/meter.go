@@ -122,6 +122,23 @@ func (m *meter) observe(st *callStats, call int, start time.Time, err error, ins
 	}
 }
 
+// rejected records one record a plugin failed on that the on-error took
+// (skipped or dead-lettered).
+func (m *meter) rejected(st *callStats, f *runtime.RecordFailure) {
+	if f.Err == nil {
+		return
+	}
+	k := kindOf(f.Err)
+	st.errors[k].Add(1)
+	if f.Restart {
+		st.restarts.Add(1)
+	}
+	if m.onError != nil {
+		m.onError(Exception{Time: time.Now(), Operator: st.operator, Subtask: st.subtask, Plugin: st.plugin,
+			Kind: ErrorKinds[k], Message: f.Err.Error()})
+	}
+}
+
 // meteredPlugins wraps the runtime.Plugins of a job so that every call
 // into a plugin is counted, timed and its errors recorded.
 type meteredPlugins struct {
@@ -162,6 +179,19 @@ type meteredOperator struct {
 }
 
 func (o *meteredOperator) Open(oc *runtime.OpenContext) error {
+	if reject := oc.Reject; reject != nil {
+		// under skip and dead-letter the plugin's failures end in Reject,
+		// not in a failed call: count and list them too
+		wrapped := *oc
+		wrapped.Reject = func(f *runtime.RecordFailure) error {
+			err := reject(f)
+			if err == nil { // a fail comes back as the call's error, counted there
+				o.m.rejected(o.st, f)
+			}
+			return err
+		}
+		oc = &wrapped
+	}
 	start := time.Now()
 	err := o.op.Open(oc)
 	o.m.observe(o.st, callOpen, start, err, o.op)

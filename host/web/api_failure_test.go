@@ -153,3 +153,45 @@ func TestRunningJobsQuotaHoldsUnderParallelSubmits(t *testing.T) {
 		t.Errorf("%d jobs started against a running-jobs quota of 2 (answers %v)", created, codes)
 	}
 }
+
+// TestSkippedRecordsAreCountedAndListed: under on-error: skip the records
+// a plugin failed on are in the job's exceptions and its plugin error
+// counts (they were invisible: exceptions [], errors {}).
+func TestSkippedRecordsAreCountedAndListed(t *testing.T) {
+	hs, ss := testSettings(t)
+	a := startAPI(t, hs, ss, nil)
+	a.ok(tokenA, "POST", "/v1/plugins?name=poison", poisonWasm(t), http.StatusCreated, nil)
+	j := a.submit(tokenA, `version: 1
+name: skipping
+plugins:
+  poison: { path: poison }
+operators:
+  - id: src
+    source: { type: elements, values: [{n: 1}, {cmd: trap}, {n: 3}, {cmd: fail}, {n: 5}] }
+  - id: p
+    map: poison
+    on-error: skip
+  - id: out
+    sink: { type: collect }
+`)
+	if end := a.wait(j.ID); end.State != server.Finished {
+		t.Fatalf("state %s, error %q", end.State, end.Error)
+	}
+	var exc server.Exceptions
+	a.ok(tokenA, "GET", "/v1/jobs/"+j.ID+"/exceptions", nil, 200, &exc)
+	kinds := []string{}
+	for _, e := range exc.Exceptions {
+		if e.Root || e.Operator != "p" {
+			t.Errorf("exception %+v", e)
+		}
+		kinds = append(kinds, e.Kind)
+	}
+	if strings.Join(kinds, ",") != "trap,status" {
+		t.Errorf("exception kinds %v, want trap,status", kinds)
+	}
+	var m server.JobMetrics
+	a.ok(tokenA, "GET", "/v1/jobs/"+j.ID+"/metrics", nil, 200, &m)
+	if len(m.Plugins) != 1 || m.Plugins[0].Errors["trap"] != 1 || m.Plugins[0].Errors["status"] != 1 || m.Plugins[0].Restarts != 1 {
+		t.Errorf("plugin metrics: %+v", m.Plugins)
+	}
+}

@@ -148,6 +148,9 @@ func check(w *wasmBinary, memoryLimitPages uint32, wasi map[string]funcType) []s
 			}
 		case strings.HasPrefix(im.module, "sluice_v"):
 			add("imports %s: built for ABI v%s, but this host provides module %s (ABI v%d)", full, strings.TrimPrefix(im.module, "sluice_v"), abi.ImportModule, abi.Version)
+		case im.module == "env" && im.name == "abort":
+			// AssemblyScript's default abort handler
+			add("imports env.abort, which this host does not provide: an AssemblyScript plugin is built with --use abort=<sdk>/assembly/abort/sluiceAbort (sdk/assemblyscript/README.md)")
 		default:
 			add("imports %s, which this host does not provide (plugins may import only from %s and %s)", full, abi.ImportModule, wasiModule)
 		}

@@ -32,7 +32,7 @@ func TestLoadRefusesBadModules(t *testing.T) {
 			"export sluice_process has signature (i32, i32) -> i32; ABI v1 requires (i32, i32, i32, i32) -> i32",
 		}},
 		{"unknown_import", []string{
-			"imports env.abort, which this host does not provide (plugins may import only from sluice_v1 and wasi_snapshot_preview1)",
+			"imports env.abort, which this host does not provide: an AssemblyScript plugin is built with --use abort=<sdk>/assembly/abort/sluiceAbort (sdk/assemblyscript/README.md)",
 			"imports sluice_v1.sleep, which ABI v1 does not define",
 			"imports sluice_v1.emit as (i32) -> i32; ABI v1 defines it as (i32, i32, i32, i32) -> i32",
 			"imports wasi_snapshot_preview1.sock_listen, which the host's WASI does not provide",

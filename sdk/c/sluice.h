@@ -98,7 +98,11 @@ typedef struct {
 	sl_value value;   /* the record, by convention a map str -> any */
 } sl_record;
 
-/* Field lookup on the record's value map. */
+/* Field lookup on the record's value map. The typed ones are strict: they
+ * return false when the field is missing or of another msgpack type (a
+ * float for sl_field_int); sl_int and sl_float over sl_field's value are
+ * the lenient getters of the other SDKs (a float truncates, a missing field
+ * is 0). */
 bool sl_field(const sl_record *r, const char *name, sl_value *out);
 bool sl_field_int(const sl_record *r, const char *name, int64_t *out);
 bool sl_field_float(const sl_record *r, const char *name, double *out);

@@ -9,7 +9,7 @@
 //   function valid(r: Record): i32 { return r.int("amount") > 0 ? 1 : 0; }
 //   filter("valid", valid);
 //
-// Build: asc op.ts --runtime stub -O3 --use abort=<sdk>/assembly/runtime/sluiceAbort
+// Build: asc op.ts --runtime stub -O3 --use abort=<sdk>/assembly/abort/sluiceAbort
 // With --runtime stub memory is never freed: the SDK's views and buffers
 // are reused, keep `new`, string concatenation and asString() out of
 // per-record code.

@@ -45,7 +45,12 @@ func (s *Server) admitLocked(t *tenant, u usage) error {
 			name, u.pages, u.instances, q.InstancePages, q.MemoryPages, t.pages)
 	}
 	if host := s.cfg.Host.Slots; host > 0 && s.slotsUsed+u.slots > host {
-		return errorf(QuotaExceeded, "host slots", "host: job needs %d slots, %d of %d free: try again when other jobs end", u.slots, host-s.slotsUsed, host)
+		// not the tenant's quota but the host's room, which other tenants'
+		// jobs take: a 503 to retry, and no numbers about their jobs
+		if u.slots > host {
+			return errorf(QuotaExceeded, "host slots", "host: the job needs %d slots, more than the host has (%d)", u.slots, host)
+		}
+		return errorf(Unavailable, "host slots", "host: no room for a job of %d slots now: try again when running jobs end", u.slots)
 	}
 	t.jobs++
 	t.slots += u.slots

@@ -168,3 +168,39 @@ func TestRateLimit(t *testing.T) {
 		t.Errorf("rate_limited = %d, want 2", who.Usage[0].RateLimited)
 	}
 }
+
+// TestRequestMistakes: a route asked with the wrong method is a 405 that
+// says which (it was a 404), an empty bearer token is "authentication
+// required", a negative n is refused, and a job the host has no room for
+// now is a 503 to retry that tells nothing of the other tenants' jobs.
+func TestRequestMistakes(t *testing.T) {
+	hs, ss := testSettings(t)
+	hs.Slots = 2
+	a := startAPI(t, hs, ss, nil)
+	r := a.do(tokenA, "GET", "/v1/jobs/x/cancel", nil)
+	if r.code != http.StatusMethodNotAllowed || r.header.Get("Allow") != "POST" || r.errorJSON(t).Error != "use POST" {
+		t.Errorf("GET cancel: %d %q %s", r.code, r.header.Get("Allow"), r)
+	}
+	if r := a.do(tokenA, "DELETE", "/v1/jobs", nil); r.code != http.StatusMethodNotAllowed || r.header.Get("Allow") != "GET, POST" {
+		t.Errorf("DELETE jobs: %d %q", r.code, r.header.Get("Allow"))
+	}
+	req, _ := http.NewRequest("GET", a.http.URL+"/v1/whoami", nil)
+	req.Header.Set("Authorization", "Bearer ")
+	resp, err := a.http.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `realm="sluice"`) || strings.Contains(resp.Header.Get("WWW-Authenticate"), "invalid_token") {
+		t.Errorf("empty token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	j := a.submit(tokenA, plainJob(2))
+	if r := a.do(tokenA, "GET", "/v1/jobs/"+j.ID+"/output?n=-5", nil); r.code != http.StatusBadRequest {
+		t.Errorf("n=-5: %d %s", r.code, r)
+	}
+	r = a.do(tokenB, "POST", "/v1/jobs", []byte(plainJob(1)))
+	if r.code != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" ||
+		r.errorJSON(t).Error != "host: no room for a job of 1 slots now: try again when running jobs end" {
+		t.Errorf("no room: %d %q %s", r.code, r.header.Get("Retry-After"), r)
+	}
+}

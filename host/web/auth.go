@@ -27,7 +27,7 @@ func (h *Handler) authenticated(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		auth := r.Header.Get("Authorization")
 		scheme, token, _ := strings.Cut(auth, " ")
-		if auth == "" || !strings.EqualFold(scheme, "Bearer") {
+		if auth == "" || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
 			writeError(w, http.StatusUnauthorized, "Authorization header", "authentication required: send Authorization: Bearer <token>")
 			return

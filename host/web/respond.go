@@ -51,6 +51,9 @@ func writeServerError(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusInternalServerError, r.Method+" "+r.URL.Path, "%v", err)
 		return
 	}
+	if e.Code == server.Unavailable {
+		w.Header().Set("Retry-After", "5") // the host's room comes back as jobs end
+	}
 	writeJSON(w, statusOf[e.Code], errorBody{Error: e.Msg, Where: e.Where, Problems: e.Problems, Reasons: e.Reasons})
 }
 
@@ -61,8 +64,8 @@ func intParam(r *http.Request, name string, def int) (int, error) {
 		return def, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, errors.New("query parameter " + name + " must be an integer, got " + strconv.Quote(v))
+	if err != nil || n < 0 {
+		return 0, errors.New("query parameter " + name + " must be an integer, 0 or more, got " + strconv.Quote(v))
 	}
 	return n, nil
 }

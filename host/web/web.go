@@ -27,6 +27,7 @@ package web
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -83,8 +84,29 @@ func (h *Handler) routes() {
 	api("GET /v1/jobs/{id}/output", h.jobOutput)
 	api("POST /v1/jobs/{id}/cancel", h.cancelJob)
 	api("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		// this catch-all matches every method, so the mux's own 405 never
+		// comes: a path that exists for other methods says which
+		if allowed := h.allowed(r); len(allowed) > 0 {
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+			writeError(w, http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path, "use %s", strings.Join(allowed, " or "))
+			return
+		}
 		writeError(w, http.StatusNotFound, r.Method+" "+r.URL.Path, "no such endpoint")
 	})
+}
+
+// allowed lists the methods r's path has a route for, besides the
+// catch-all.
+func (h *Handler) allowed(r *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := h.mux.Handler(probe); pattern != "" && pattern != "/v1/" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // ServeHTTP serves r and counts it by route pattern (a bounded label).

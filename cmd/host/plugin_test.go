@@ -280,3 +280,14 @@ func TestPluginRunTakesHostConfig(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errs)
 	}
 }
+
+// TestRunTakesThePluginLimitFlags: host run takes --memory-pages,
+// --call-timeout and --cache-dir as the plugin commands do (they were
+// unknown flags there).
+func TestRunTakesThePluginLimitFlags(t *testing.T) {
+	code, _, errs := runPluginCLI(t, "", "run", "--progress", "none", "--memory-pages", "1", "--call-timeout", "1s",
+		"--plugin-root", filepath.Join("..", ".."), filepath.Join("..", "..", "configs", "quickstart.yaml"))
+	if code == 0 || !strings.Contains(errs, "above the host's limit of 1 pages (64 KiB)") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}

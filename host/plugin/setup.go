@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
@@ -41,6 +42,9 @@ func NewSet(ctx context.Context, h *Host, p *pipeline.Pipeline, g *plan.JobGraph
 			at = fmt.Sprintf("%s:%d:%d", p.File, pl.Pos.Line, pl.Pos.Col)
 		}
 		if err != nil {
+			if strings.HasPrefix(err.Error(), fmt.Sprintf("plugin %q ", name)) {
+				return nil, fmt.Errorf("%s: %w", at, err) // it names the plugin already
+			}
 			return nil, fmt.Errorf("%s: plugin %q: %w", at, name, err)
 		}
 		grants, err := ParseGrants(pl.Grants)

@@ -59,13 +59,13 @@ func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*Mo
 			if err != nil {
 				return err
 			}
-			if info != nil && string(info.Kind) != string(op.Kind) {
+			if info != nil && !serves(info.Kind, op.Kind) {
 				pos := op.KeyPos[string(op.Kind)]
 				if pos.Line == 0 {
 					pos = op.Pos
 				}
-				errs = append(errs, fmt.Errorf("%s: operator %q uses plugin %q as a %s, but the plugin is a %s (its sluice_describe): write %s: %s",
-					at(pos), op.ID, op.Plugin, op.Kind, info.Kind, info.Kind, op.Plugin))
+				errs = append(errs, fmt.Errorf("%s: operator %q uses plugin %q as a %s, but the plugin is a %s (its sluice_describe): %s",
+					at(pos), op.ID, op.Plugin, op.Kind, info.Kind, useAs(info.Kind, op.Plugin)))
 			}
 		}
 		var edges []edgeUse
@@ -116,4 +116,27 @@ type edgeUse struct {
 	want   abi.Kind
 	what   string
 	pos    pipeline.Pos
+}
+
+// serves reports whether a plugin of kind k may run an operator of kind
+// op: its own kind, and for a process plugin (the general kind: any number
+// of records to any output, from either input) also flat-map and the two
+// connected kinds (the C, Rust and AssemblyScript SDKs describe a
+// two-input plugin as a process taking port 1).
+func serves(k abi.Kind, op pipeline.Kind) bool {
+	if string(k) == string(op) {
+		return true
+	}
+	return k == abi.KindProcess && (op == pipeline.KindFlatMap || op == pipeline.KindCoMap || op == pipeline.KindCoProcess)
+}
+
+// useAs says how the pipeline can use a plugin of kind k.
+func useAs(k abi.Kind, name string) string {
+	switch k {
+	case abi.KindPartitioner:
+		return fmt.Sprintf("a partitioner goes on an input: partition: { custom: %s, key: FIELD }", name)
+	case abi.KindKeySelector:
+		return fmt.Sprintf("a key selector goes on an input: key-by: { plugin: %s }", name)
+	}
+	return fmt.Sprintf("write %s: %s", k, name)
 }

@@ -73,6 +73,20 @@ func (c *Connector) Bounded() bool {
 	return false
 }
 
+// ParallelismOf is op's parallelism as the planner gives it: its own, else
+// 1 for a non-parallel source, else the job's (at least 1).
+func (p *Pipeline) ParallelismOf(op *Operator) int {
+	switch {
+	case op.Parallelism > 0:
+		return op.Parallelism
+	case op.Source != nil && op.Source.NonParallel():
+		return 1
+	case p.Parallelism > 0:
+		return p.Parallelism
+	}
+	return 1
+}
+
 // NonParallel reports whether a source runs as one subtask whatever the
 // job's parallelism, as Flink's non-parallel sources (fromElements): the
 // inline elements and standard input.

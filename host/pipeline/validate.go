@@ -217,10 +217,7 @@ func (d *decoder) parallelism(p *Pipeline, op *Operator) {
 	if !setP && !setM {
 		return // a job-level conflict is reported once, at the job's key
 	}
-	par, maxP := op.Parallelism, op.MaxParallelism
-	if par == 0 {
-		par = p.Parallelism
-	}
+	par, maxP := p.ParallelismOf(op), op.MaxParallelism
 	if maxP == 0 {
 		maxP = p.MaxParallelism
 	}

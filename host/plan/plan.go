@@ -99,16 +99,7 @@ func unboundedWhy(c *pipeline.Connector) string {
 // operator plans one operator's parallelism, max parallelism and slot
 // sharing group. op's inputs are planned already (topological order).
 func (pl *planner) operator(spec *pipeline.Operator) {
-	par := spec.Parallelism
-	if par == 0 && spec.Source != nil && spec.Source.NonParallel() {
-		par = 1 // as Flink's fromElements: a non-parallel source ignores the job's default
-	}
-	if par == 0 {
-		par = pl.p.Parallelism
-	}
-	if par == 0 {
-		par = 1
-	}
+	par := pl.p.ParallelismOf(spec) // a non-parallel source ignores the job's default, as Flink's fromElements
 	// Flink: the operator's setMaxParallelism, else the job's
 	// (ExecutionConfig), else the default computed from the parallelism.
 	maxP := spec.MaxParallelism

@@ -72,13 +72,7 @@ func size(p *pipeline.Pipeline) pipeline.Errors {
 	total, widest := 0, (*pipeline.Operator)(nil)
 	widestPar := 0
 	for _, op := range p.Operators {
-		par := op.Parallelism
-		if par == 0 {
-			par = p.Parallelism
-			if op.Source != nil && op.Source.NonParallel() {
-				par = 1
-			}
-		}
+		par := p.ParallelismOf(op)
 		if total += par; par > widestPar {
 			widest, widestPar = op, par
 		}

@@ -47,7 +47,7 @@ func (s *fileSource) Open(ctx *runtime.OpenContext) error {
 	}
 	// a pipe would block the open until a writer comes (no signal stops
 	// it), and a file source reads its input twice (count, then read)
-	if fi, err := os.Stat(s.path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+	if fi, err := statFile(s.roots, s.path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
 		return fmt.Errorf("source %q: %s is not a regular file (%s): a file source reads its input twice, to count and split it; read a pipe or a device through a stdin source", s.op, s.path, fileKind(fi.Mode()))
 	}
 	f, err := openFile(s.roots, s.path)
@@ -109,7 +109,26 @@ func asWritten(err error, given string) error {
 	return err
 }
 
-// openFile opens path, through the roots when they are set.
+// statFile is os.Stat of path, through an os.Root of the root holding it
+// when there are roots: a path outside them, or escaping them by a
+// symbolic link, says nothing about what it names (openFile then refuses
+// it as outside).
+func statFile(allowed []string, path string) (os.FileInfo, error) {
+	if allowed == nil {
+		return os.Stat(path)
+	}
+	root, rel, err := roots.Resolve(allowed, path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Stat(rel)
+}
+
 // fileKind names a file mode that is not a regular file's.
 func fileKind(m os.FileMode) string {
 	switch {
@@ -122,9 +141,10 @@ func fileKind(m os.FileMode) string {
 	case m&os.ModeDevice != 0:
 		return "a device"
 	}
-	return "not a regular file"
+	return "of another kind"
 }
 
+// openFile opens path for reading, through the roots when there are any.
 func openFile(allowed []string, path string) (*os.File, error) {
 	if allowed == nil {
 		return os.Open(path)

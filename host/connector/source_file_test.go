@@ -255,3 +255,14 @@ func TestStdinSourceCancel(t *testing.T) {
 }
 
 var _ runtime.Source = (*fileSource)(nil)
+
+// TestFileSourceOutsideTheRootsSaysNothingOfWhatItIs: a device outside the
+// data roots is refused as outside, not described (the kind check ran
+// before the confinement check and told "a character device").
+func TestFileSourceOutsideTheRootsSaysNothingOfWhatItIs(t *testing.T) {
+	dir := t.TempDir()
+	_, err := runSourceErr(t, &Builtin{Root: dir, Roots: []string{dir}}, sourceSpec("read", "file", map[string]any{"path": "/dev/zero"}), 0, 1)
+	if err == nil || strings.Contains(err.Error(), "device") || !strings.Contains(err.Error(), "outside the allowed root") {
+		t.Fatalf("err = %v", err)
+	}
+}

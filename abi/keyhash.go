@@ -86,7 +86,7 @@ func KeyHash(key []byte) (int32, error) {
 		}
 		return h, nil
 	}
-	return 0, &DecodeError{Err: ErrType, Detail: "a key must be a string, a number, a boolean or an array of them, not a " + TypeOf(key).String()}
+	return 0, &DecodeError{Err: ErrType, Detail: "a key must be a string, a number, a boolean or an array of them, not " + TypeOf(key).Phrase()}
 }
 
 // StringHash is Java's String.hashCode over the UTF-16 code units of the

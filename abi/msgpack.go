@@ -31,6 +31,14 @@ var typeNames = [...]string{"invalid", "nil", "bool", "int", "float", "str", "bi
 
 func (t Type) String() string { return typeNames[t] }
 
+var typePhrases = [...]string{"invalid msgpack", "null", "a boolean", "a number", "a number", "a string",
+	"binary data", "an array", "a map", "an extension value"}
+
+// Phrase names the type for a person, in JSON's terms and with its
+// article: "a string", "an array", "null", ... (messages about a user's
+// records: "the record is an array, not a map").
+func (t Type) Phrase() string { return typePhrases[t] }
+
 // TypeOf returns the type of the value starting at b[0].
 func TypeOf(b []byte) Type {
 	if len(b) == 0 {

@@ -336,7 +336,7 @@ func feed(in io.Reader, name string, o runOptions, send func([]byte, int) error)
 			return records, fmt.Errorf("%s:%d: %v", name, lineNo, err)
 		}
 		if abi.TypeOf(v) != abi.TypeMap {
-			return records, fmt.Errorf("%s:%d: a record must be a JSON object, not %s", name, lineNo, jsonKind(abi.TypeOf(v)))
+			return records, fmt.Errorf("%s:%d: a record must be a JSON object, not %s", name, lineNo, abi.TypeOf(v).Phrase())
 		}
 		var key []byte
 		if o.key != "" {
@@ -435,21 +435,4 @@ func printGuestOutput(w io.Writer, name string, op *plugin.Operator) {
 			}
 		}
 	}
-}
-
-// jsonKind names a JSON value's kind with its article, as a user wrote it.
-func jsonKind(t abi.Type) string {
-	switch t {
-	case abi.TypeArray:
-		return "an array"
-	case abi.TypeStr:
-		return "a string"
-	case abi.TypeNil:
-		return "null"
-	case abi.TypeBool:
-		return "a boolean"
-	case abi.TypeInt, abi.TypeFloat:
-		return "a number"
-	}
-	return "a " + t.String()
 }

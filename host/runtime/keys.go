@@ -68,7 +68,7 @@ func (k *keyReader) field(v []byte, name string) ([]byte, error) {
 	raw, ok, err := abi.MapField(v, name)
 	switch {
 	case err != nil && len(v) > 0 && abi.TypeOf(v) != abi.TypeMap:
-		return nil, fmt.Errorf("no key field %q: the record is %s, not a map", name, kindOf(abi.TypeOf(v)))
+		return nil, fmt.Errorf("no key field %q: the record is %s, not a map", name, abi.TypeOf(v).Phrase())
 	case err != nil:
 		return nil, fmt.Errorf("reading key field %q: %w", name, err)
 	case !ok:
@@ -116,23 +116,4 @@ func hashable(key []byte) bool {
 		return key[0] != 0xcf
 	}
 	return false
-}
-
-// kindOf names a msgpack type as a user wrote the value (in JSON terms).
-func kindOf(t abi.Type) string {
-	switch t {
-	case abi.TypeArray:
-		return "an array"
-	case abi.TypeStr:
-		return "a string"
-	case abi.TypeInt, abi.TypeFloat:
-		return "a number"
-	case abi.TypeBool:
-		return "a boolean"
-	case abi.TypeNil:
-		return "null"
-	case abi.TypeMap:
-		return "a map"
-	}
-	return "a msgpack " + t.String()
 }

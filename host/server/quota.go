@@ -1,6 +1,10 @@
 package server
 
-import "github.com/sluicehq/sluice/host/plan"
+import (
+	"fmt"
+
+	"github.com/sluicehq/sluice/host/plan"
+)
 
 // need is what a planned job takes from its tenant's quotas: its slots,
 // and for memory one instance per subtask of every plugin operator and
@@ -50,7 +54,7 @@ func (s *Server) admitLocked(t *tenant, u usage) error {
 		if u.slots > host {
 			return errorf(QuotaExceeded, "host slots", "host: the job needs %d slots, more than the host has (%d)", u.slots, host)
 		}
-		return errorf(Unavailable, "host slots", "host: no room for a job of %d slots now: try again when running jobs end", u.slots)
+		return errorf(Unavailable, "host slots", "host: no room for a job of %s now: try again when running jobs end", plural(u.slots, "slot"))
 	}
 	t.jobs++
 	t.slots += u.slots
@@ -139,4 +143,12 @@ func (s *Server) usageLocked(t *tenant) Usage {
 		u.PluginBytes += int64(len(sp.bin))
 	}
 	return u
+}
+
+// plural is "1 slot", "2 slots".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -200,7 +200,7 @@ func TestRequestMistakes(t *testing.T) {
 	}
 	r = a.do(tokenB, "POST", "/v1/jobs", []byte(plainJob(1)))
 	if r.code != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" ||
-		r.errorJSON(t).Error != "host: no room for a job of 1 slots now: try again when running jobs end" {
+		r.errorJSON(t).Error != "host: no room for a job of 1 slot now: try again when running jobs end" {
 		t.Errorf("no room: %d %q %s", r.code, r.header.Get("Retry-After"), r)
 	}
 }

@@ -51,7 +51,7 @@ func writeServerError(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusInternalServerError, r.Method+" "+r.URL.Path, "%v", err)
 		return
 	}
-	if e.Code == server.Unavailable {
+	if e.Code == server.Unavailable && e.Where == "host slots" {
 		w.Header().Set("Retry-After", "5") // the host's room comes back as jobs end
 	}
 	writeJSON(w, statusOf[e.Code], errorBody{Error: e.Msg, Where: e.Where, Problems: e.Problems, Reasons: e.Reasons})

@@ -121,7 +121,9 @@ func read(file string, env []string, flags *pflag.FlagSet) (*viper.Viper, origin
 			return nil, nil, fmt.Errorf("host config %s: %w", file, err)
 		}
 		for _, k := range v.AllKeys() {
-			from[k] = "host config " + file
+			if v.InConfig(k) {
+				from[k] = "host config " + file
+			}
 			if !isKey(k) && !strings.HasPrefix(k, "tenants.") && k != "tenants" {
 				return nil, nil, fmt.Errorf("host config %s: unknown setting %q (known: %s)", file, k, strings.Join(append(Keys[:len(Keys):len(Keys)], ServerKeys...), ", "))
 			}

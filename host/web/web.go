@@ -6,9 +6,11 @@
 // Routes (errors are {"error", "where"} JSON, plus "problems" [{line, col,
 // message}] for a pipeline and "reasons" for a refused plugin):
 //
-//	POST   /v1/plugins?name=N      upload a module (body: the .wasm); 201, 200 if stored already, 422 if refused
+//	POST   /v1/plugins?name=N      upload a module (body: the .wasm); 201, 200 if stored already under N,
+//	                               409 if stored under another name, 422 if refused
 //	GET    /v1/plugins             list; GET|DELETE /v1/plugins/{name or sha256:hex}
-//	POST   /v1/jobs                submit (body: pipeline YAML); 201, 400 lint, 403 quota, 503 shutting down
+//	POST   /v1/jobs                submit (body: pipeline YAML); 201, 400 lint, 403 quota, 422 a plugin used
+//	                               as another kind, 503 no host room now (Retry-After) or shutting down
 //	GET    /v1/jobs                list; GET /v1/jobs/{id} status
 //	GET    /v1/jobs/{id}/plan      the plan (host plan --format json)
 //	GET    /v1/jobs/{id}/metrics   tasks, operators, subtasks, hot keys, plugin calls
@@ -17,6 +19,9 @@
 //	POST   /v1/jobs/{id}/cancel
 //	GET    /v1/whoami, /v1/tenants (admin): quotas and usage
 //	GET    /healthz, /readyz, /metrics (admin), /ui/ (dashboard)
+//
+// A known path asked with another method is a 405 with Allow; an unknown
+// one a 404.
 //
 // Every /v1 request and /metrics need "Authorization: Bearer <token>";
 // /metrics needs the admin's. /healthz, /readyz and the dashboard's static

@@ -109,24 +109,12 @@ func asWritten(err error, given string) error {
 	return err
 }
 
-// statFile is os.Stat of path, through an os.Root of the root holding it
-// when there are roots: a path outside them, or escaping them by a
-// symbolic link, says nothing about what it names (openFile then refuses
-// it as outside).
+// statFile is os.Stat of path, through the roots when there are any.
 func statFile(allowed []string, path string) (os.FileInfo, error) {
 	if allowed == nil {
 		return os.Stat(path)
 	}
-	root, rel, err := roots.Resolve(allowed, path)
-	if err != nil {
-		return nil, err
-	}
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return r.Stat(rel)
+	return roots.Stat(allowed, path)
 }
 
 // fileKind names a file mode that is not a regular file's.

@@ -61,40 +61,46 @@ func Resolve(roots []string, path string) (root, rel string, err error) {
 	return "", "", &Error{Path: path, Full: full, Roots: abs}
 }
 
-// Open opens path for reading through an os.Root of the root holding it.
-func Open(roots []string, path string) (*os.File, error) {
+// within runs f on path relative to an os.Root of the root holding it;
+// f's error is turned into an escape when os.Root refused the path.
+func within[T any](roots []string, path string, f func(r *os.Root, rel string) (T, error)) (T, error) {
+	var zero T
 	root, rel, err := Resolve(roots, path)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	r, err := os.OpenRoot(root)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer r.Close()
-	f, err := r.Open(rel)
-	return f, escaped(path, root, err)
+	v, err := f(r, rel)
+	return v, escaped(path, root, err)
+}
+
+// Open opens path for reading through an os.Root of the root holding it.
+func Open(roots []string, path string) (*os.File, error) {
+	return within(roots, path, func(r *os.Root, rel string) (*os.File, error) { return r.Open(rel) })
+}
+
+// Stat describes path through an os.Root of the root holding it: a path
+// outside the roots, or leading out by a symbolic link, is refused before
+// anything about what it names is told.
+func Stat(roots []string, path string) (os.FileInfo, error) {
+	return within(roots, path, func(r *os.Root, rel string) (os.FileInfo, error) { return r.Stat(rel) })
 }
 
 // Create creates or truncates path for writing, making its parent
 // folders, through an os.Root of the root holding it.
 func Create(roots []string, path string) (*os.File, error) {
-	root, rel, err := Resolve(roots, path)
-	if err != nil {
-		return nil, err
-	}
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	if dir := filepath.Dir(rel); dir != "." {
-		if err := r.MkdirAll(dir, 0o755); err != nil {
-			return nil, escaped(path, root, err)
+	return within(roots, path, func(r *os.Root, rel string) (*os.File, error) {
+		if dir := filepath.Dir(rel); dir != "." {
+			if err := r.MkdirAll(dir, 0o755); err != nil {
+				return nil, err
+			}
 		}
-	}
-	f, err := r.Create(rel)
-	return f, escaped(path, root, err)
+		return r.Create(rel)
+	})
 }
 
 // escaped turns os.Root's refusal of a path that leads out of its root

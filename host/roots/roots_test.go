@@ -56,4 +56,14 @@ func TestOpenAndCreateStayInside(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+	// Stat tells what a path names only inside the roots
+	if fi, err := Stat([]string{root}, filepath.Join(root, "a", "b", "out")); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("stat inside: %v %v", fi, err)
+	}
+	if _, err := Stat([]string{root}, filepath.Join(root, "link")); !errors.Is(err, ErrOutside) {
+		t.Errorf("stat through a symbolic link out: %v", err)
+	}
+	if _, err := Stat([]string{root}, filepath.Join(base, "secret")); !errors.Is(err, ErrOutside) {
+		t.Errorf("stat outside: %v", err)
+	}
 }

@@ -48,9 +48,7 @@ func newPluginCmd() *cobra.Command {
 		},
 	}
 	f := cmd.PersistentFlags()
-	f.Uint32("memory-pages", 0, "memory limit per plugin instance, in 64 KiB pages (default from host settings)")
-	f.Duration("call-timeout", 0, "deadline of each call into the plugin (default from host settings)")
-	f.String("cache-dir", "", "compiled-plugin cache folder (default from host settings)")
+	addPluginLimitFlags(f)
 	cmd.AddCommand(newPluginInspectCmd(), newPluginRunCmd())
 	for _, c := range pluginCommands {
 		cmd.AddCommand(c())

@@ -58,10 +58,7 @@ lines; none prints no progress.`,
 	cmd.Flags().Duration("linger", 0, "longest a partly filled batch waits before it is sent (default 5ms)")
 	cmd.Flags().Int("slots", 0, "task slots this host offers (0: unlimited); the job is refused if it needs more")
 	cmd.Flags().Int64("fuel-rate", 0, "fuel units per second the job's plugins may spend, over all instances (0: no cap)")
-	// the plugin limits the plugin commands take too
-	cmd.Flags().Uint32("memory-pages", 0, "memory limit per plugin instance, in 64 KiB pages (default from host settings)")
-	cmd.Flags().Duration("call-timeout", 0, "deadline of each call into a plugin (default from host settings)")
-	cmd.Flags().String("cache-dir", "", "compiled-plugin cache folder (default from host settings)")
+	addPluginLimitFlags(cmd.Flags())
 	addPluginRootFlag(cmd, &roots)
 	return cmd
 }

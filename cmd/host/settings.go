@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/host/settings"
 )
@@ -23,4 +24,12 @@ func settingsFile(cmd *cobra.Command) string {
 		file, _ = cmd.Flags().GetString("config")
 	}
 	return file
+}
+
+// addPluginLimitFlags adds the plugin limits a command takes as flags
+// named like their settings (hostSettings reads them).
+func addPluginLimitFlags(f *pflag.FlagSet) {
+	f.Uint32("memory-pages", 0, "memory limit per plugin instance, in 64 KiB pages (default from host settings)")
+	f.Duration("call-timeout", 0, "deadline of each call into a plugin (default from host settings)")
+	f.String("cache-dir", "", "compiled-plugin cache folder (default from host settings)")
 }

@@ -110,10 +110,16 @@ func (m *meter) observe(st *callStats, call int, start time.Time, err error, ins
 	if err == nil {
 		return
 	}
+	var pe *plugin.PluginError
+	m.failed(st, err, errors.As(err, &pe) && pe.Poisoned)
+}
+
+// failed counts one plugin failure by kind (and a restart when it cost
+// the instance) and reports it as an exception.
+func (m *meter) failed(st *callStats, err error, restart bool) {
 	k := kindOf(err)
 	st.errors[k].Add(1)
-	var pe *plugin.PluginError
-	if errors.As(err, &pe) && pe.Poisoned {
+	if restart {
 		st.restarts.Add(1)
 	}
 	if m.onError != nil {
@@ -125,17 +131,8 @@ func (m *meter) observe(st *callStats, call int, start time.Time, err error, ins
 // rejected records one record a plugin failed on that the on-error took
 // (skipped or dead-lettered).
 func (m *meter) rejected(st *callStats, f *runtime.RecordFailure) {
-	if f.Err == nil {
-		return
-	}
-	k := kindOf(f.Err)
-	st.errors[k].Add(1)
-	if f.Restart {
-		st.restarts.Add(1)
-	}
-	if m.onError != nil {
-		m.onError(Exception{Time: time.Now(), Operator: st.operator, Subtask: st.subtask, Plugin: st.plugin,
-			Kind: ErrorKinds[k], Message: f.Err.Error()})
+	if f.Err != nil {
+		m.failed(st, f.Err, f.Restart)
 	}
 }
 

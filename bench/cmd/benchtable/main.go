@@ -1,7 +1,7 @@
 // Command benchtable is sluice's performance harness, run by `make bench`:
-// it runs the benchmark sets below once each (go test -bench, -count=1),
-// parses their output, pairs every sluice figure with the baseline doing
-// the same work measured in the same run (native Go on the same msgpack
+// it runs the benchmark sets below (go test -bench, -count=3: each figure
+// is the median of three runs), parses their output, pairs every sluice
+// figure with the baseline doing the same work measured in the same run (native Go on the same msgpack
 // bytes or on structs, Benthos for the side-by-side), prints the table of
 // ratios (markdown) to stdout and writes docs/benchmarks.md with the
 // table, the machine, how to reproduce, the goals of
@@ -12,7 +12,8 @@
 // side-by-side is bench/benthos, a module of its own that it runs with
 // `go test` inside that folder, so Benthos never enters sluice's go.mod.
 //
-//	go run ./bench/cmd/benchtable            # everything, ~6 minutes on 2 cores
+//	go run ./bench/cmd/benchtable            # everything, ~15 minutes on 2 cores
+//	go run ./bench/cmd/benchtable -count 1   # one run of each benchmark (~6 minutes)
 //	go run ./bench/cmd/benchtable -quick     # short benchtimes: a smoke test
 //	go run ./bench/cmd/benchtable -keep DIR  # keep raw outputs and profiles
 //	go run ./bench/cmd/benchtable -from DIR  # re-render from a kept DIR
@@ -76,14 +77,19 @@ func main() {
 	quick := flag.Bool("quick", false, "short benchtimes: a smoke test of the harness, figures are not meaningful")
 	only := flag.String("only", "", "run only the sets whose name matches this regexp (the others are n/a)")
 	goBin := flag.String("go", "go", "the go command")
+	count := flag.Int("count", 3, "runs of each benchmark (go test -count); a figure is the median of its runs")
 	flag.Parse()
-	if err := run(*out, *keep, *from, *only, *goBin, *quick); err != nil {
+	if *count < 1 {
+		fmt.Fprintln(os.Stderr, "benchtable: -count must be at least 1")
+		os.Exit(2)
+	}
+	if err := run(*out, *keep, *from, *only, *goBin, *quick, *count); err != nil {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out, keep, from, only, goBin string, quick bool) error {
+func run(out, keep, from, only, goBin string, quick bool, count int) error {
 	root, err := repoRoot()
 	if err != nil {
 		return err
@@ -105,7 +111,7 @@ func run(out, keep, from, only, goBin string, quick bool) error {
 				return err
 			}
 		}
-		if err := measure(root, dir, goBin, quick, filter); err != nil {
+		if err := measure(root, dir, goBin, quick, count, filter); err != nil {
 			return err
 		}
 	}
@@ -152,7 +158,7 @@ func repoRoot() (string, error) {
 // measure runs every set and the profiles, writing into dir: NAME.txt
 // (go test output), NAME.cmd (the command), cpu-V.out and pprof-V.txt,
 // and machine.txt.
-func measure(root, dir, goBin string, quick bool, only *regexp.Regexp) error {
+func measure(root, dir, goBin string, quick bool, count int, only *regexp.Regexp) error {
 	start := time.Now()
 	m := machineInfo(goBin, root)
 	var cmds []string
@@ -164,7 +170,7 @@ func measure(root, dir, goBin string, quick bool, only *regexp.Regexp) error {
 		if quick {
 			bt = s.Quick
 		}
-		args := []string{"test", "-run", "^$", "-bench", s.Bench, "-benchtime", bt, "-count=1", "-benchmem", "-timeout", "15m", s.Pkg}
+		args := []string{"test", "-run", "^$", "-bench", s.Bench, "-benchtime", bt, fmt.Sprintf("-count=%d", count), "-benchmem", "-timeout", "45m", s.Pkg}
 		cmdText := shellJoin(s.Dir, goBin, args)
 		cmds = append(cmds, cmdText)
 		if s.Optional {
@@ -232,6 +238,7 @@ func measure(root, dir, goBin string, quick bool, only *regexp.Regexp) error {
 	m.Elapsed = time.Since(start).Round(time.Second).String()
 	m.Commands = cmds
 	m.Quick = quick
+	m.Count = count
 	return m.save(filepath.Join(dir, "machine.txt"))
 }
 
@@ -294,6 +301,7 @@ type Machine struct {
 	Wazero, Benthos              string
 	Elapsed                      string
 	Quick                        bool
+	Count                        int // runs of each benchmark (the profiles run once)
 	Commands                     []string
 }
 
@@ -362,6 +370,7 @@ func (m *Machine) save(path string) error {
 	kv("benthos", m.Benthos)
 	kv("elapsed", m.Elapsed)
 	kv("quick", fmt.Sprint(m.Quick))
+	kv("count", fmt.Sprint(m.Count))
 	for _, c := range m.Commands {
 		kv("cmd", c)
 	}
@@ -373,7 +382,7 @@ func loadMachine(path string) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Machine{}
+	m := &Machine{Count: 1} // kept before -count existed: one run
 	for _, l := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(l, "\t")
 		if !ok {
@@ -402,6 +411,8 @@ func loadMachine(path string) (*Machine, error) {
 			m.Elapsed = v
 		case "quick":
 			m.Quick = v == "true"
+		case "count":
+			fmt.Sscan(v, &m.Count)
 		case "cmd":
 			m.Commands = append(m.Commands, v)
 		}

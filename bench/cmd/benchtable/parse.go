@@ -5,16 +5,18 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 )
 
 // Result is one benchmark's line of `go test -bench` output.
 type Result struct {
-	Pkg     string             // package path relative to the module root, e.g. "host/runtime"
-	Name    string             // e.g. "BenchmarkEdge/fused", without the -GOMAXPROCS suffix
-	N       int64              // iterations
-	Metrics map[string]float64 // unit -> value: "ns/op", "B/op", "allocs/op", "MB/s", custom units
+	Pkg     string               // package path relative to the module root, e.g. "host/runtime"
+	Name    string               // e.g. "BenchmarkEdge/fused", without the -GOMAXPROCS suffix
+	N       int64                // iterations of the last run
+	Metrics map[string]float64   // unit -> the median over Runs: "ns/op", "B/op", "allocs/op", "MB/s", custom units
+	Runs    []map[string]float64 // each run's figures, in the order they were printed (go test -count=N)
 }
 
 // Key is how rows refer to a result: "pkg.BenchmarkName/sub".
@@ -147,8 +149,13 @@ func Parse(r io.Reader, modulePrefix string, rs *Results) error {
 		if !ok {
 			continue
 		}
+		res.Runs = []map[string]float64{res.Metrics}
 		if old := rs.ByKey[res.Key()]; old != nil {
-			*old = *res // a rerun replaces the figure, keeps the order
+			// another run of the same benchmark (-count=N): a sample more,
+			// the figure is the median; the order stays the first run's
+			old.N = res.N
+			old.Runs = append(old.Runs, res.Metrics)
+			old.Metrics = medians(old.Runs)
 			continue
 		}
 		rs.ByKey[res.Key()] = res
@@ -158,4 +165,26 @@ func Parse(r io.Reader, modulePrefix string, rs *Results) error {
 		return fmt.Errorf("reading benchmark output: %w", err)
 	}
 	return nil
+}
+
+// medians is, for every unit, the median of its values over runs (the
+// mean of the middle two for an even number); a unit some runs lack is
+// the median of those that have it.
+func medians(runs []map[string]float64) map[string]float64 {
+	vals := map[string][]float64{}
+	for _, r := range runs {
+		for u, v := range r {
+			vals[u] = append(vals[u], v)
+		}
+	}
+	m := make(map[string]float64, len(vals))
+	for u, v := range vals {
+		sort.Float64s(v)
+		if n := len(v); n%2 == 1 {
+			m[u] = v[n/2]
+		} else {
+			m[u] = (v[n/2-1] + v[n/2]) / 2
+		}
+	}
+	return m
 }

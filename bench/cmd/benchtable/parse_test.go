@@ -244,3 +244,38 @@ func TestDocument(t *testing.T) {
 		}
 	}
 }
+
+// With -count=N a benchmark prints N lines: its figure is the median of
+// each unit (the mean of the middle two for an even N), its place in the
+// order the first line's.
+func TestParseMedianOfRuns(t *testing.T) {
+	out := `pkg: github.com/sluicehq/sluice/abi
+BenchmarkCodec-2   	 100	 50000 ns/op	 48.0 ns/record	 0 allocs/op
+BenchmarkCodecNativeStructs-2   	 100	 11000 ns/op	 11.0 ns/record
+BenchmarkCodec-2   	 100	 40000 ns/op	 39.0 ns/record	 0 allocs/op
+BenchmarkCodec-2   	 120	 90000 ns/op	 88.0 ns/record	 0 allocs/op
+BenchmarkCodecNativeStructs-2   	 100	 13000 ns/op	 13.0 ns/record
+`
+	rs := newResults()
+	if err := Parse(strings.NewReader(out), "github.com/sluicehq/sluice/", rs); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		key, unit string
+		want      float64
+	}{
+		{"abi.BenchmarkCodec", "ns/record", 48},
+		{"abi.BenchmarkCodec", "ns/op", 50000},
+		{"abi.BenchmarkCodecNativeStructs", "ns/record", 12},
+	} {
+		if got, ok := rs.Get(c.key, c.unit); !ok || got != c.want {
+			t.Errorf("%s %s = %v, %v; want %v", c.key, c.unit, got, ok, c.want)
+		}
+	}
+	if r := rs.ByKey["abi.BenchmarkCodec"]; len(r.Runs) != 3 || r.N != 120 {
+		t.Errorf("runs: %+v", r)
+	}
+	if len(rs.Order) != 2 || rs.Order[0].Name != "BenchmarkCodec" {
+		t.Errorf("order: %v", rs.Order)
+	}
+}

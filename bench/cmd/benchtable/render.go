@@ -106,11 +106,18 @@ func (rep *Report) Document() string {
 
 	p("## How to reproduce\n\n")
 	p("```sh\nmake bench        # builds bin/host and every plugin (Go, C, Rust, AssemblyScript, WAT), runs the sets, writes this file\n")
-	p("go run ./bench/cmd/benchtable -quick          # smoke test of the harness (~1.5 min, meaningless figures)\n")
+	p("go run ./bench/cmd/benchtable -quick -count 1 # smoke test of the harness (~1.5 min, meaningless figures)\n")
+	p("go run ./bench/cmd/benchtable -count 5       # the median of five runs of each benchmark (default three)\n")
 	p("go run ./bench/cmd/benchtable -keep /tmp/b    # keep raw outputs and CPU profiles in /tmp/b\n")
 	p("go run ./bench/cmd/benchtable -from /tmp/b    # re-render this file from them without running anything\n")
 	p("go run ./bench/cmd/benchtable -only 'runtime|benthos'  # some sets only (the others show n/a)\n```\n\n")
-	p("The driver runs each set once (`-count=1`), one package at a time, in this order:\n\n```sh\n")
+	if m.Count > 1 {
+		p("The driver runs each set with `-count=%d`, one package at a time, in the order below; every figure is the\n", m.Count)
+		p("median of its %d runs (sluice and baseline alike), so one slow moment of a shared machine does not decide a\n", m.Count)
+		p("verdict. The profiles run once.\n\n```sh\n")
+	} else {
+		p("The driver runs each set once (`-count=1`), one package at a time, in this order:\n\n```sh\n")
+	}
 	for _, c := range m.Commands {
 		p("%s\n", c)
 	}

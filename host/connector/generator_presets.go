@@ -1,7 +1,10 @@
 package connector
 
 import (
+	"encoding/binary"
+	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/sluicehq/sluice/abi"
 )
@@ -144,6 +147,9 @@ func newIDTable(prefix string, n uint64, minWidth int) idTable {
 			t.flat = appendID(t.flat, prefix, i, t.width)
 		}
 		t.stride = len(t.flat) / int(n)
+		// 16 bytes past the last id, so that a fixed 16-byte copy of any
+		// id stays inside (transactions.appendRecord)
+		t.flat = append(t.flat, make([]byte, 16)...)
 	}
 	return t
 }
@@ -161,42 +167,56 @@ func (t *idTable) append(b []byte, i uint64) []byte {
 // to them, carrying, instead of converting every number (a third of the
 // transactions preset's time). Any other n is converted afresh.
 type idCounter struct {
-	last   uint64
-	ok     bool
-	digits [20]byte // last in decimal, right-aligned, '0'-filled on the left
+	last uint64
+	ok   bool
+	nd   int // decimal digits of last
+	// last in decimal, right-aligned to idEnd, '0'-filled on the left;
+	// the 16 bytes after idEnd let a fixed 16-byte copy read any tail
+	digits [idEnd + 16]byte
 }
+
+// idEnd is where the digits of an idCounter end (uint64 has at most 20).
+const idEnd = 20
 
 // maxIDStep is the largest step added digit by digit.
 const maxIDStep = 1 << 16
 
-func (c *idCounter) append(b []byte, prefix string, n uint64, width int) []byte {
+// advance makes n the counter's number.
+func (c *idCounter) advance(n uint64) {
 	if !c.ok || n <= c.last || n-c.last > maxIDStep {
 		c.set(n)
-	} else {
-		carry := n - c.last
-		for i := len(c.digits) - 1; carry > 0; i-- {
-			v := uint64(c.digits[i]-'0') + carry
-			c.digits[i], carry = byte('0'+v%10), v/10
-		}
-		c.last = n
+		return
 	}
-	l := max(width, digits(n))
-	if len(prefix)+l > 31 || l > len(c.digits) {
+	carry := n - c.last
+	i := idEnd - 1
+	for ; carry > 0; i-- {
+		v := uint64(c.digits[i]-'0') + carry
+		c.digits[i], carry = byte('0'+v%10), v/10
+	}
+	// the last digit written (i+1) is not 0: it took no carry out
+	c.nd = max(c.nd, idEnd-1-i)
+	c.last = n
+}
+
+func (c *idCounter) append(b []byte, prefix string, n uint64, width int) []byte {
+	c.advance(n)
+	l := max(width, c.nd)
+	if len(prefix)+l > 31 {
 		return appendID(b, prefix, n, width)
 	}
 	b = append(b, byte(0xa0+len(prefix)+l)) // fixstr
 	b = append(b, prefix...)
-	return append(b, c.digits[len(c.digits)-l:]...)
+	return append(b, c.digits[idEnd-l:idEnd]...)
 }
 
 func (c *idCounter) set(n uint64) {
-	for i := range c.digits {
+	for i := range c.digits[:idEnd] {
 		c.digits[i] = '0'
 	}
-	for i, v := len(c.digits)-1, n; v > 0; i, v = i-1, v/10 {
+	for i, v := idEnd-1, n; v > 0; i, v = i-1, v/10 {
 		c.digits[i] = byte('0' + v%10)
 	}
-	c.last, c.ok = n, true
+	c.last, c.ok, c.nd = n, true, digits(n)
 }
 
 func encodeStrs(ss ...string) [][]byte {
@@ -221,6 +241,21 @@ var (
 
 	currencies = encodeStrs("EUR", "USD", "GBP")
 	countries  = encodeStrs("NL", "DE", "US", "FR", "GB", "ES", "IT", "BE")
+
+	// the same as arrays, for transactions.appendRecord's fixed-size copies
+	arrTxnID      = [6]byte(keyTxnID)
+	arrAccountID  = [10]byte(keyAccountID)
+	arrAmount     = [7]byte(keyAmount)
+	arrCurrency   = [9]byte(keyCurrency)
+	arrCountry    = [8]byte(keyCountry)
+	arrTS         = [3]byte(keyTS)
+	arrCurrencies = [3][4]byte{[4]byte(currencies[0]), [4]byte(currencies[1]), [4]byte(currencies[2])}
+	arrCountries  = func() (a [8][4]byte) {
+		for i, c := range countries {
+			copy(a[i][:], c) // 3 bytes, the 4th written over by what follows
+		}
+		return a
+	}()
 )
 
 // transactions: {txnId: "t000000042", accountId: "acct-0042", amount:
@@ -232,14 +267,101 @@ type transactions struct {
 	ids      idTable
 	hot      hotKey
 	txnIDs   idCounter
+	fast     bool // appendRecord may write in place (ids in a table of at most 16 bytes each, a short hot key)
 }
 
 func newTransactions(seed int64, accounts int64, hot hotKey) *transactions {
-	return &transactions{seed: seedFor(seed, presetTransactions), accounts: uint64(accounts),
+	t := &transactions{seed: seedFor(seed, presetTransactions), accounts: uint64(accounts),
 		ids: newIDTable("acct-", uint64(accounts), 4), hot: hot}
+	t.fast = t.ids.flat != nil && t.ids.stride <= 16 && len(hot.key) <= maxHotFast
+	return t
 }
 
+// txnRoom is what transactions.appendRecord writes into at most: the
+// fixed parts (73 bytes), the digits of a txn id (up to 15), an account id
+// (up to maxHotFast) and an amount (up to 3). Its fixed 16-byte copies may
+// run past the end of a part; what follows writes over those bytes, and
+// the last part is exact.
+const (
+	maxHotFast = 32
+	txnRoom    = 73 + 15 + maxHotFast + 3
+)
+
+// appendRecord is appendRecordSlow's record written in place: one check
+// of the room, then stores of fixed size (the generator is a share of a
+// whole pipeline's CPU, and each small append was a call to memmove).
+// Records it cannot write (an event time below 2^32, a txn id of more
+// than 15 digits) go to appendRecordSlow; TestTransactionsFastPath holds
+// the two byte-identical.
 func (t *transactions) appendRecord(b []byte, n uint64) []byte {
+	ts := tsEpoch + int64(n)
+	c := &t.txnIDs
+	c.advance(n)
+	l := max(9, c.nd)
+	if !t.fast || ts <= math.MaxUint32 || l > 15 {
+		return t.appendRecordSlow(b, n)
+	}
+	if cap(b)-len(b) < txnRoom {
+		b = slices.Grow(b, txnRoom)
+	}
+	o := len(b)
+	p := b[o : o+txnRoom]
+	d := newDraws(t.seed, n)
+	// [ts, nil, {txnId: "t" + l digits, ...
+	p[0], p[1] = 0x93, 0xcf
+	binary.BigEndian.PutUint64(p[2:10], uint64(ts))
+	p[10], p[11] = 0xc0, 0x86
+	*(*[6]byte)(p[12:]) = arrTxnID
+	p[18], p[19] = byte(0xa0+1+l), 't'
+	*(*[16]byte)(p[20:]) = *(*[16]byte)(c.digits[idEnd-l:])
+	i := 20 + l
+	// accountId
+	*(*[10]byte)(p[i:]) = arrAccountID
+	i += 10
+	if t.hot.hot(d.draw(0)) {
+		i += copy(p[i:], t.hot.key)
+	} else {
+		s := int(below(d.draw(1), t.accounts)) * t.ids.stride
+		*(*[16]byte)(p[i:]) = *(*[16]byte)(t.ids.flat[s:])
+		i += t.ids.stride
+	}
+	// amount, as abi.AppendInt writes one in [-10000, 10000]
+	*(*[7]byte)(p[i:]) = arrAmount
+	i += 7
+	switch a := int64(below(d.draw(2), 20001)) - 10000; {
+	case a >= -32 && a <= 0x7f:
+		p[i] = byte(int8(a))
+		i++
+	case a > 0 && a <= math.MaxUint8:
+		p[i], p[i+1] = 0xcc, byte(a)
+		i += 2
+	case a > 0:
+		p[i], p[i+1], p[i+2] = 0xcd, byte(a>>8), byte(a)
+		i += 3
+	case a >= math.MinInt8:
+		p[i], p[i+1] = 0xd0, byte(int8(a))
+		i += 2
+	default:
+		p[i], p[i+1], p[i+2] = 0xd1, byte(uint16(int16(a))>>8), byte(int16(a))
+		i += 3
+	}
+	// currency, country, ts
+	r := d.draw(3)
+	*(*[9]byte)(p[i:]) = arrCurrency
+	*(*[4]byte)(p[i+9:]) = arrCurrencies[below(r, 3)]
+	i += 13
+	*(*[8]byte)(p[i:]) = arrCountry
+	*(*[4]byte)(p[i+8:]) = arrCountries[r&7]
+	i += 11
+	*(*[3]byte)(p[i:]) = arrTS
+	p[i+3] = 0xcf
+	binary.BigEndian.PutUint64(p[i+4:i+12], uint64(ts))
+	return b[:o+i+12]
+}
+
+// appendRecordSlow is the transactions record made of appends, for any
+// options and any n.
+func (t *transactions) appendRecordSlow(b []byte, n uint64) []byte {
 	d := newDraws(t.seed, n)
 	ts := tsEpoch + int64(n)
 	b = abi.AppendInt(abi.AppendArrayHeader(b, 3), ts)

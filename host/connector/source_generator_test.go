@@ -410,3 +410,64 @@ func TestIDCounterMatchesAppendID(t *testing.T) {
 		t.Fatalf("long prefix: % x, appendID: % x", got, want)
 	}
 }
+
+// The transactions preset's in-place writer gives appendRecordSlow's
+// bytes for every record: across account-table sizes, hot keys short and
+// long, skews, steps of a subtask's sequence, and numbers where the txn id
+// gains a digit (1e9) or leaves the fast path (16 digits), and at the ends
+// of the amount's encodings.
+func TestTransactionsFastPath(t *testing.T) {
+	type run struct {
+		accounts    int64
+		hot         string
+		skew        float64
+		start, step uint64
+	}
+	var runs []run
+	for _, acc := range []int64{1, 7, 1000, 10_000, 1 << 16, 70_000} {
+		for _, h := range []struct {
+			key  string
+			skew float64
+		}{{"acct-corp", 0}, {"acct-corp", 0.5}, {"k", 1}, {strings.Repeat("h", 29), 0.3}, {strings.Repeat("h", 31), 0.3}, {strings.Repeat("h", 40), 0.3}} {
+			for _, st := range [][2]uint64{{0, 1}, {3, 4}, {999_999_990, 3}, {999_999_999_999_990, 1}, {9_999_999_999_999_990, 7}, {1 << 40, 1 << 17}} {
+				runs = append(runs, run{acc, h.key, h.skew, st[0], st[1]})
+			}
+		}
+	}
+	fastSeen := 0
+	for _, r := range runs {
+		hk := newHotKey(r.hot, r.skew)
+		fast, slow := newTransactions(42, r.accounts, hk), newTransactions(42, r.accounts, hk)
+		var fb, sb []byte
+		for k, n := 0, r.start; k < 300; k, n = k+1, n+r.step {
+			fb, sb = fast.appendRecord(fb[:0], n), slow.appendRecordSlow(sb[:0], n)
+			if string(fb) != string(sb) {
+				t.Fatalf("accounts %d hot %q skew %v record %d:\nfast %x\nslow %x", r.accounts, r.hot, r.skew, n, fb, sb)
+			}
+			if fast.fast && n < 1e15 {
+				fastSeen++
+			}
+		}
+	}
+	if fastSeen == 0 {
+		t.Fatal("no record took the fast path")
+	}
+	// the amount's encodings: every value in [-10000, 10000] as AppendInt writes it
+	tx := newTransactions(0, 1000, newHotKey("acct-corp", 0))
+	seen := map[int64]bool{}
+	var b []byte
+	for n := uint64(0); len(seen) < 20001 && n < 5_000_000; n++ {
+		b = tx.appendRecord(b[:0], n)
+		if a := int64(below(newDraws(tx.seed, n).draw(2), 20001)) - 10000; !seen[a] {
+			seen[a] = true
+			if got := tx.appendRecordSlow(nil, n); string(got) != string(b) {
+				t.Fatalf("record %d (amount %d): fast %x, slow %x", n, a, b, got)
+			}
+		}
+	}
+	for _, a := range []int64{-10000, -129, -128, -33, -32, -1, 0, 127, 128, 255, 256, 10000} {
+		if !seen[a] {
+			t.Errorf("amount %d never drawn in 5M records", a)
+		}
+	}
+}

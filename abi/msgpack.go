@@ -373,7 +373,9 @@ func MapField(m []byte, name string) (raw []byte, ok bool, err error) {
 		if vEnd > len(m) {
 			return mapField(m, name)
 		}
-		if eqName(m[off+1:kEnd], name) {
+		// the length first, here: eqName is a call, and most keys a
+		// lookup passes differ in length from the one it looks for
+		if kEnd-off-1 == len(name) && eqName(m[off+1:kEnd], name) {
 			return m[kEnd:vEnd], true, nil
 		}
 		off = vEnd

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"errors"
 	"net/http"
 
 	"github.com/sluicehq/sluice/host/server"
@@ -78,6 +80,13 @@ func (h *Handler) submitJob(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := h.srv.Submit(r.Context(), principal(r), src)
 	if err != nil {
+		var e *server.Error
+		if errors.As(err, &e) && e.Code == server.Invalid && !bytes.ContainsAny(src, "\r\n") && len(e.Problems) > 0 {
+			// curl -d (--data) drops a file's line breaks; --data-binary keeps them
+			hint := *e
+			hint.Msg += " (the body has no line breaks: curl -d drops them, send the file with curl --data-binary @FILE)"
+			err = &hint
+		}
 		writeServerError(w, r, err)
 		return
 	}

@@ -1,6 +1,9 @@
 package web
 
 import (
+	"bytes"
+	"io"
+	"mime/multipart"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -203,4 +206,41 @@ func TestRequestMistakes(t *testing.T) {
 		r.errorJSON(t).Error != "host: no room for a job of 1 slot now: try again when running jobs end" {
 		t.Errorf("no room: %d %q %s", r.code, r.header.Get("Retry-After"), r)
 	}
+}
+
+// A form upload (curl -F) is refused with what to send instead, for a job
+// and a plugin; a pipeline whose line breaks were dropped (curl -d) is
+// refused with a hint saying so; the same pipeline sent whole runs.
+func TestBodyShapesOfCurlMistakes(t *testing.T) {
+	hs, ss := testSettings(t)
+	a := startAPI(t, hs, ss, nil)
+	job := "version: 1\nname: shapes\noperators:\n  - { id: s, source: { type: generator, preset: words, count: 3 } }\n  - { id: o, sink: { type: collect } }\n"
+	for _, path := range []string{"/v1/jobs", "/v1/plugins?name=p"} {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		fw, _ := mw.CreateFormFile("file", "job.yaml")
+		fw.Write([]byte(job))
+		mw.Close()
+		req, _ := http.NewRequest("POST", a.http.URL+path, &body)
+		req.Header.Set("Authorization", "Bearer "+tokenA)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		res, err := a.http.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		r := reply{res.StatusCode, b, res.Header}
+		if r.code != http.StatusUnsupportedMediaType {
+			t.Fatalf("POST %s as a form: %d, want 415: %s", path, r.code, r)
+		}
+		mustContain(t, "form refusal", r.errorJSON(t).Error, "multipart/form-data form (curl -F)", "curl --data-binary @FILE")
+	}
+	flat := strings.ReplaceAll(job, "\n", "")
+	r := a.do(tokenA, "POST", "/v1/jobs", []byte(flat))
+	if r.code != http.StatusBadRequest && r.code != http.StatusUnprocessableEntity {
+		t.Fatalf("pipeline without line breaks: %d: %s", r.code, r)
+	}
+	mustContain(t, "flattened pipeline", r.errorJSON(t).Error, "no line breaks", "curl -d drops them", "--data-binary")
+	a.ok(tokenA, "POST", "/v1/jobs", []byte(job), http.StatusCreated, nil)
 }

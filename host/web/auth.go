@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -64,6 +65,14 @@ func adminOnly(next http.Handler) http.Handler {
 // refused (413) before it is read when its length is declared, and as soon
 // as the limit is passed otherwise.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
+	// A form (curl -F) wraps the file in boundaries and part headers: read
+	// as YAML or wasm they gave a riddle ("mapping values are not allowed",
+	// "starts with --------"). Say what to send instead.
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err == nil && strings.HasPrefix(mt, "multipart/") {
+		writeError(w, http.StatusUnsupportedMediaType, "request body",
+			"the body is a %s form (curl -F); send the file itself as the body: curl --data-binary @FILE", mt)
+		return nil, false
+	}
 	if r.ContentLength > limit {
 		writeError(w, http.StatusRequestEntityTooLarge, "request body",
 			"the body is %d bytes, the limit is %d (server setting max-request-bytes)", r.ContentLength, limit)

@@ -21,7 +21,8 @@
 //	GET    /healthz, /readyz, /metrics (admin), /ui/ (dashboard)
 //
 // A known path asked with another method is a 405 with Allow; an unknown
-// one a 404.
+// one a 404. A body is the file itself: a larger one than max-request-bytes
+// is a 413, a multipart form (curl -F) a 415.
 //
 // Every /v1 request and /metrics need "Authorization: Bearer <token>";
 // /metrics needs the admin's. /healthz, /readyz and the dashboard's static

@@ -23,10 +23,13 @@ const (
 	// Returns a pointer to at least size writable bytes in guest memory, or 0
 	// when the guest cannot allocate them. The host writes the next call's
 	// input there. The region stays reserved for the host until the next
-	// call to buffer: the guest never writes to it, and the host may write
-	// the input of later calls there without calling buffer again as long as
-	// it fits in size bytes (it calls buffer only to get a larger region).
-	// Required.
+	// call to buffer: the guest keeps none of its own data there, and the
+	// host may write the input of later calls there without calling buffer
+	// again as long as it fits in size bytes (it calls buffer only to get a
+	// larger region). During a call the guest may change that call's input
+	// bytes in place (the Go SDK sets a field to a value of the same size
+	// so): the host writes every call's input afresh and never reads the
+	// region back. Required.
 	ExportBuffer = "sluice_buffer"
 
 	// ExportOpen: open(ptr i32, len i32, subtask i32, parallelism i32,

@@ -32,7 +32,10 @@
 // as r.Int("amount") scan them in place, and setters such as
 // r.SetInt("amount", 2*a) record an edit that is applied when the record
 // is written to the output buffer (fields keep their order, new ones go
-// last). Neither reflects nor allocates in steady state. A Record is valid
+// last); a number or bool set over a value of the same encoded size is
+// written in place, which an operator cannot tell from an edit (a Value
+// read with Get before keeps the old value). Neither reflects nor
+// allocates in steady state. A Record is valid
 // only during the call it was given to; Clone keeps one longer. Package
 // structs decodes a record into a Go struct, slower, for convenience.
 //

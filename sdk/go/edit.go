@@ -10,22 +10,37 @@ import "github.com/sluicehq/sluice/abi"
 // SetInt sets an integer field.
 func (r Record) SetInt(name string, v int64) Record {
 	w := r.mut()
-	off := len(w.vals)
 	if -32 <= v && v <= 0x7f {
-		w.vals = append(w.vals, byte(v)) // a fixint without a call to abi
-	} else {
-		w.vals = abi.AppendInt(w.vals, v)
+		// a fixint without a call to abi; over a 1-byte value in place
+		// (view.writable), the commonest edit of a map
+		if w.writable() {
+			if vs, ve := w.lookup(name); vs >= 0 && ve == vs+1 {
+				w.value[vs] = byte(v)
+				return r
+			}
+		}
+		w.vals = append(w.vals, byte(v))
+		w.set(name, len(w.vals)-1)
+		return r
 	}
-	w.set(name, off)
+	var b [9]byte
+	if enc := abi.AppendInt(b[:0], v); !w.overwrite(name, enc) {
+		off := len(w.vals)
+		w.vals = append(w.vals, enc...)
+		w.set(name, off)
+	}
 	return r
 }
 
 // SetFloat sets a float field (encoded as float64).
 func (r Record) SetFloat(name string, v float64) Record {
 	w := r.mut()
-	off := len(w.vals)
-	w.vals = abi.AppendFloat(w.vals, v)
-	w.set(name, off)
+	var b [9]byte
+	if enc := abi.AppendFloat(b[:0], v); !w.overwrite(name, enc) {
+		off := len(w.vals)
+		w.vals = append(w.vals, enc...)
+		w.set(name, off)
+	}
 	return r
 }
 
@@ -50,9 +65,12 @@ func (r Record) SetStrBytes(name string, v []byte) Record {
 // SetBool sets a boolean field.
 func (r Record) SetBool(name string, v bool) Record {
 	w := r.mut()
-	off := len(w.vals)
-	w.vals = abi.AppendBool(w.vals, v)
-	w.set(name, off)
+	var b [1]byte
+	if enc := abi.AppendBool(b[:0], v); !w.overwrite(name, enc) {
+		off := len(w.vals)
+		w.vals = append(w.vals, enc...)
+		w.set(name, off)
+	}
 	return r
 }
 

@@ -16,8 +16,19 @@ import "unsafe"
 type Record struct{ v *view }
 
 // Get returns the current value of a top-level field (Exists is false when
-// there is none).
+// there is none). The Value keeps the field's value as it is now: a setter
+// called later on the record does not change it.
 func (r Record) Get(name string) Value {
+	if r.v == nil {
+		return Value{}
+	}
+	r.v.shared = true // a view of the record's bytes: setters no longer write over them
+	return Value{r.v.field(name)}
+}
+
+// get is Get for the getters that return a copy or a scalar (no view of
+// the record's bytes leaves the SDK).
+func (r Record) get(name string) Value {
 	if r.v == nil {
 		return Value{}
 	}
@@ -25,7 +36,7 @@ func (r Record) Get(name string) Value {
 }
 
 // Has reports whether the record has the field.
-func (r Record) Has(name string) bool { return r.Get(name).Exists() }
+func (r Record) Has(name string) bool { return r.get(name).Exists() }
 
 // Int returns an integer field (a float field truncated).
 func (r Record) Int(name string) int64 { return r.v.int(name) }
@@ -80,17 +91,17 @@ func (v *view) int(name string) int64 {
 }
 
 // Float returns a float field (an integer field converted).
-func (r Record) Float(name string) float64 { return r.Get(name).Float() }
+func (r Record) Float(name string) float64 { return r.get(name).Float() }
 
 // Str returns a copy of a string field; it allocates (see StrBytes).
-func (r Record) Str(name string) string { return r.Get(name).Str() }
+func (r Record) Str(name string) string { return r.get(name).Str() }
 
 // StrBytes returns a string field's bytes without copying; do not modify
 // or keep them.
 func (r Record) StrBytes(name string) []byte { return r.Get(name).StrBytes() }
 
 // Bool returns a boolean field.
-func (r Record) Bool(name string) bool { return r.Get(name).Bool() }
+func (r Record) Bool(name string) bool { return r.get(name).Bool() }
 
 // Key returns the record's key (nil raw bytes when unkeyed).
 func (r Record) Key() Key {

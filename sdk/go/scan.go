@@ -33,7 +33,7 @@ func (v *view) split(b []byte, off int) (int, error) {
 		v.key = b[r.Key:r.Value:r.Value]
 	}
 	v.time, v.hasTime, v.head = r.Time, r.HasTime, nil
-	v.indexed, v.fields, v.dirty = true, v.own[:r.Fields], false
+	v.indexed, v.fields, v.dirty, v.shared = true, v.own[:r.Fields], false, false
 	v.edits, v.vals = v.edits[:0], v.vals[:0]
 	return r.End, nil
 }
@@ -147,7 +147,7 @@ func readIndex(index []byte, count int32) ([]indexRecord, []abi.FlatField, error
 func (v *view) fromIndex(b []byte, r *indexRecord, fields []abi.FlatField) int {
 	v.raw, v.value = b[r.start:r.end:r.end], b[r.val:r.end:r.end]
 	v.head = r // the key and the time stay in the entry: keyRaw, timeOf
-	v.indexed, v.dirty = r.flags&abi.IndexFields != 0, false
+	v.indexed, v.dirty, v.shared = r.flags&abi.IndexFields != 0, false, false
 	if v.indexed {
 		v.fields = fields[r.first : r.first+r.flags>>abi.IndexCountShift]
 	}

@@ -20,8 +20,11 @@ type view struct {
 	// timeOf; a setter of either copies them first (ownHead).
 	head  *indexRecord
 	dirty bool // time or key changed: raw no longer describes the record
-	edits []edit
-	vals  []byte // encoded values of the edits
+	// shared: Get handed out a view of value's bytes, so a setter may no
+	// longer write over them (see writable)
+	shared bool
+	edits  []edit
+	vals   []byte // encoded values of the edits
 	// fields says where the fields of value are when indexed is true:
 	// filled by split for a flat value (in own), or the host's batch index
 	// (abi.ExportProcessIndexed) for any map with string keys.
@@ -41,7 +44,7 @@ type edit struct {
 
 func (v *view) reset() {
 	v.raw, v.value, v.key, v.indexed, v.head = nil, nil, nil, false, nil
-	v.time, v.hasTime, v.dirty = 0, false, false
+	v.time, v.hasTime, v.dirty, v.shared = 0, false, false, false
 	v.edits, v.vals = v.edits[:0], v.vals[:0]
 }
 
@@ -79,6 +82,34 @@ func (v *view) ownHead() {
 		v.time, v.hasTime = v.timeOf()
 		v.head = nil
 	}
+}
+
+// writable reports whether a setter may write a value of the same size
+// over a field's in place, instead of recording an edit: the view is an
+// input record with its fields found (its bytes are the SDK's input
+// buffer, which the host writes afresh for every call and never reads
+// back), nothing is edited yet, no Value of its bytes was handed out (one
+// would see the change, where an edit leaves it as it was), and its value
+// is a fixmap (an edit writes a map16 or map32 header in its smallest
+// form, as every SDK does). Written in place, the record stays unedited:
+// emitting it is one copy, where an edit is spliced in at emit (~300 ns a
+// record in a Go wasm guest).
+func (v *view) writable() bool {
+	return v.indexed && v.raw != nil && len(v.edits) == 0 && !v.shared && len(v.value) > 0 && v.value[0]&0xf0 == 0x80
+}
+
+// overwrite writes enc over the value of field name when the view is
+// writable and that value has enc's size, and reports whether it did.
+func (v *view) overwrite(name string, enc []byte) bool {
+	if !v.writable() {
+		return false
+	}
+	vs, ve := v.lookup(name)
+	if vs < 0 || ve-vs != len(enc) {
+		return false
+	}
+	copy(v.value[vs:ve], enc)
+	return true
 }
 
 // edited reports whether the view must be re-encoded to be written.

@@ -837,6 +837,14 @@ static bool edit_fast(sl_edit *e, const sl_record *r, sl_buf *b) {
 			/* the first field of that name (the general path edits only
 			 * that one too) */
 			const uint8_t *val = key + 1 + op->name_len, *next = v + g_fx.off[i + 1];
+			if ((uint32_t)(next - val) == op->val_len) {
+				/* a value of the same size: the record in one copy, the
+				 * value written over its own in the output */
+				uint32_t at = b->len;
+				put_raw(b, r->raw.p, r->raw.n);
+				if (b->len == at + r->raw.n) memcpy(b->p + at + (uint32_t)(val - r->raw.p), e->vals.p + op->val_off, op->val_len);
+				return true;
+			}
 			put_raw(b, r->raw.p, (uint32_t)(val - r->raw.p));
 			put_raw(b, e->vals.p + op->val_off, op->val_len);
 			put_raw(b, next, (uint32_t)(end - next));

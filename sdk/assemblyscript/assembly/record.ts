@@ -219,9 +219,7 @@ export class Edit {
         const kn = <i32>(load<u8>(k) & 0x1f);
         if (!bytesEqual(k + 1, kn, name, nameLen)) continue;
         const at = k + 1 + <usize>kn, end = v + <usize>load<u32>(fxOff + (<usize>(i + 1) << 2));
-        dst.putRaw(r.raw.ptr, <i32>(at - r.raw.ptr));
-        dst.putRaw(val, valLen);
-        dst.putRaw(end, <i32>(e - end));
+        spliceAt(dst, r, at, end, val, valLen);
         return true;
       }
       p = e; // not there: appended below
@@ -233,9 +231,7 @@ export class Edit {
       const end = skipFast(at, e, 1);
       if (end == 0) return false;
       if (bytesEqual(p + 1, kn, name, nameLen)) { // the first of that name, as the general path
-        dst.putRaw(r.raw.ptr, <i32>(at - r.raw.ptr));
-        dst.putRaw(val, valLen);
-        dst.putRaw(end, <i32>(e - end));
+        spliceAt(dst, r, at, end, val, valLen);
         return true;
       }
       p = end;
@@ -324,4 +320,22 @@ export class Edit {
 function strBody(k: Value): i32 {
   const p = k.strPtr;
   return p == 0 ? -1 : <i32>(p - k.ptr);
+}
+
+/** Appends r's envelope with the value bytes [at, end) replaced by
+ * val[0, valLen). A value of the same size is written over its own after
+ * one copy of the whole record: each copy is a memory.copy, which the host
+ * runs as a call out of the guest. */
+// @ts-ignore: decorator
+@inline function spliceAt(dst: Buf, r: Record, at: usize, end: usize, val: usize, valLen: i32): void {
+  const raw = r.raw.ptr, rawEnd = raw + <usize>r.raw.len;
+  if (<i32>(end - at) == valLen) {
+    const start = dst.len;
+    dst.putRaw(raw, r.raw.len);
+    memory.copy(dst.ptr + <usize>start + (at - raw), val, <usize>valLen);
+    return;
+  }
+  dst.putRaw(raw, <i32>(at - raw));
+  dst.putRaw(val, valLen);
+  dst.putRaw(end, <i32>(rawEnd - end));
 }

@@ -245,9 +245,7 @@ impl Edit {
         let (raw, v) = (r.raw, r.value.raw());
         match find(v, name) {
             Some(Found::At(at, end)) => {
-                dst.extend_from_slice(&raw[..head + at]);
-                dst.extend_from_slice(val);
-                dst.extend_from_slice(&raw[head + end..]);
+                splice_at(dst, raw, head + at, head + end, val);
                 return true;
             }
             Some(Found::Missing(n)) if n < 15 => {
@@ -278,9 +276,7 @@ impl Edit {
             };
             if v.get(off + 1..at).map_or(false, |k| same_bytes(k, name)) {
                 // the first field of that name, as the general path
-                dst.extend_from_slice(&raw[..head + at]);
-                dst.extend_from_slice(val);
-                dst.extend_from_slice(&raw[head + end..]);
+                splice_at(dst, raw, head + at, head + end, val);
                 return true;
             }
             off = end;
@@ -488,4 +484,20 @@ mod tests {
         let (r2, end) = parse_record(&out, 0).unwrap();
         assert_eq!((end, r2.int("new"), r2.int("f14")), (out.len(), 1, 14));
     }
+}
+
+/// Appends `raw` with `raw[at..end]` replaced by `val`. A value of the same
+/// size is written over its own after one copy of the whole record: each
+/// copy is a `memory.copy` that the host runs as a call out of the guest.
+#[inline]
+fn splice_at(dst: &mut Vec<u8>, raw: &[u8], at: usize, end: usize, val: &[u8]) {
+    if end - at == val.len() {
+        let start = dst.len();
+        dst.extend_from_slice(raw);
+        dst[start + at..start + end].copy_from_slice(val);
+        return;
+    }
+    dst.extend_from_slice(&raw[..at]);
+    dst.extend_from_slice(val);
+    dst.extend_from_slice(&raw[end..]);
 }

@@ -4,6 +4,7 @@ package sdk_test
 
 import (
 	"bytes"
+	"strconv"
 	"testing"
 
 	"github.com/sluicehq/sluice/abi"
@@ -171,5 +172,39 @@ func TestInPlaceSettersLeaveTheCallersBatch(t *testing.T) {
 	}
 	if !bytes.Equal(batch, before) || h.records != 32 {
 		t.Fatalf("the caller's batch changed (%d records out)", h.records)
+	}
+}
+
+// A filter copies neighbouring kept records as one run: whatever the
+// pattern of kept, dropped and edited records (an edited one is emitted on
+// its own, between runs), the output is the kept records in input order.
+func TestFilterRunsKeepOrder(t *testing.T) {
+	var in, want []string
+	for i := 0; i < 40; i++ {
+		rec := `{"i":` + strconv.Itoa(i) + `,"s":"x"}`
+		in = append(in, rec)
+		switch {
+		case i%7 == 3 || i%5 == 1: // dropped
+		case i%6 == 0: // edited: a string of another size
+			want = append(want, `{"i":`+strconv.Itoa(i)+`,"s":"edited"}`)
+		default:
+			want = append(want, rec)
+		}
+	}
+	sdk.Reset()
+	sdk.Filter(func(r sdk.Record) (bool, error) {
+		i := r.Int("i")
+		if i%6 == 0 {
+			r.SetStr("s", "edited")
+		}
+		return !(i%7 == 3 || i%5 == 1), nil
+	})
+	recs := make([]sdktest.Record, len(in))
+	for i, s := range in {
+		recs[i] = sdktest.JSON(s)
+	}
+	for _, batch := range []int{1, 3, 40} {
+		res := sdktest.Run(t, sdktest.Options{BatchSize: batch}, recs...)
+		wantJSON(t, res, "", want...)
 	}
 }

@@ -116,17 +116,29 @@ func eachIndexed[C Emitter | Context](e *engine, fn func(Record, C) error, batch
 	return nil
 }
 
+// filterIndexed keeps neighbouring kept records as one run of the batch,
+// copied to the output with one append when the run ends (e.emit's path,
+// inlined): an append costs 25-40 ns in a Go wasm guest, and half the
+// records of a typical filter have a kept neighbour.
 func (e *engine) filterIndexed(fn func(Record) (bool, error), batch []byte, recs []indexRecord, fields []abi.FlatField) error {
 	v, o := &e.in, &e.outs[0]
+	start, end := 0, 0 // kept records not copied yet: batch[start:end]
 	for i := range recs {
-		v.fromIndex(batch, &recs[i], fields)
+		r := &recs[i]
+		v.fromIndex(batch, r, fields)
 		e.idx = i
 		keep, err := fn(Record{v})
 		if err == nil && keep {
 			if !v.edited() {
-				o.w.Buf = append(o.w.Buf, v.raw...) // e.emit's path, inlined
+				if int(r.start) != end {
+					o.w.Buf = append(o.w.Buf, batch[start:end]...)
+					start = int(r.start)
+				}
+				end = int(r.end)
 				o.w.Count++
 			} else {
+				o.w.Buf = append(o.w.Buf, batch[start:end]...)
+				start, end = 0, 0
 				e.emit(0, Record{v})
 			}
 		}
@@ -136,6 +148,7 @@ func (e *engine) filterIndexed(fn func(Record) (bool, error), batch []byte, recs
 			}
 		}
 	}
+	o.w.Buf = append(o.w.Buf, batch[start:end]...)
 	return nil
 }
 

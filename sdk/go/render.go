@@ -159,9 +159,11 @@ func appendSplice(out *[]byte, v *view, head int) bool {
 	if m[0]&0x0f == 15 {
 		return false
 	}
-	dst = append(dst, v.raw[:head]...)
-	dst = append(dst, m[0]+1)
-	dst = append(dst, m[1:]...)
+	// the record as it is, its header then counting one field more (an
+	// append is 25-40 ns in a Go wasm guest: one, not three)
+	start := len(dst)
+	dst = append(dst, v.raw...)
+	dst[start+head]++
 	*out = append(abi.AppendStr(dst, e.name), v.vals[e.off:e.end]...)
 	return true
 }

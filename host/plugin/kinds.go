@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,8 +18,9 @@ import (
 // must be one the plugin declares (an unknown tag would read nothing,
 // silently).
 // A plugin without sluice_describe (a hand-written module) says nothing,
-// and is taken at the pipeline's word. Each module is described once; the
-// errors name the pipeline's file:line:col.
+// and is taken at the pipeline's word. Each module is described once. The
+// refusal is a pipeline.Errors, one problem per use at the pipeline's
+// file:line:col, as lint gives them.
 func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*Module) error {
 	infos := map[string]*Info{}
 	describe := func(name string) (*Info, error) {
@@ -42,13 +42,10 @@ func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*Mo
 		infos[name] = &info
 		return &info, nil
 	}
-	at := func(pos pipeline.Pos) string {
-		if pos.Line == 0 {
-			return p.File
-		}
-		return fmt.Sprintf("%s:%d:%d", p.File, pos.Line, pos.Col)
+	var errs pipeline.Errors
+	problem := func(pos pipeline.Pos, format string, args ...any) {
+		errs = append(errs, &pipeline.Error{File: p.File, Pos: pos, Msg: fmt.Sprintf(format, args...)})
 	}
-	var errs []error
 	byID := map[string]*pipeline.Operator{}
 	for _, op := range p.Operators {
 		byID[op.ID] = op
@@ -64,8 +61,8 @@ func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*Mo
 				if pos.Line == 0 {
 					pos = op.Pos
 				}
-				errs = append(errs, fmt.Errorf("%s: operator %q uses plugin %q as a %s, but the plugin is a %s (its sluice_describe): %s",
-					at(pos), op.ID, op.Plugin, op.Kind, info.Kind, useAs(info.Kind, op.Plugin)))
+				problem(pos, "operator %q uses plugin %q as a %s, but the plugin is a %s (its sluice_describe): %s",
+					op.ID, op.Plugin, op.Kind, info.Kind, useAs(info.Kind, op.Plugin))
 			}
 		}
 		var edges []edgeUse
@@ -81,7 +78,7 @@ func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*Mo
 				return err
 			}
 			if info != nil && info.Kind != e.want {
-				errs = append(errs, fmt.Errorf("%s: the %s of operator %q uses plugin %q, which is a %s, not a %s", at(e.pos), e.what, op.ID, e.plugin, info.Kind, e.want))
+				problem(e.pos, "the %s of operator %q uses plugin %q, which is a %s, not a %s", e.what, op.ID, e.plugin, info.Kind, e.want)
 			}
 		}
 		for _, in := range op.Inputs {
@@ -101,12 +98,16 @@ func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*Mo
 				if len(info.Outputs) > 0 {
 					declared = strings.Join(info.Outputs, ", ")
 				}
-				errs = append(errs, fmt.Errorf("%s: operator %q reads side output %q of %q, which its plugin %q does not declare (its side outputs: %s)",
-					at(in.Pos), op.ID, in.SideOutput, up.ID, up.Plugin, declared))
+				problem(in.Pos, "operator %q reads side output %q of %q, which its plugin %q does not declare (its side outputs: %s)",
+					op.ID, in.SideOutput, up.ID, up.Plugin, declared)
 			}
 		}
 	}
-	return errors.Join(errs...)
+	if len(errs) == 0 {
+		return nil
+	}
+	errs.Sort()
+	return errs
 }
 
 // edgeUse is a plugin an operator's input edge runs: a key selector or a

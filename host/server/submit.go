@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"sort"
 	"time"
 
+	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plugin"
 	"github.com/sluicehq/sluice/host/runtime"
 )
@@ -137,6 +139,12 @@ func (s *Server) loadPlugins(ctx, jctx context.Context, t *tenant, pr *prepared,
 	}
 	if err := plugin.CheckUses(ctx, pr.pipeline, set.Modules); err != nil {
 		_ = h.Close(context.Background())
+		var uses pipeline.Errors
+		if errors.As(err, &uses) {
+			e := lintError(uses) // each use at its line and column, as lint's problems
+			e.Code = Unprocessable
+			return nil, nil, e
+		}
 		return nil, nil, errorf(Unprocessable, "pipeline", "%v", err)
 	}
 	return set, h, nil

@@ -288,3 +288,32 @@ func TestSameBytesUnderAnotherNameIsAConflict(t *testing.T) {
 	a.ok(tokenA, "POST", "/v1/jobs/"+j.ID+"/cancel", nil, 200, nil)
 	a.wait(j.ID)
 }
+
+// A plugin used as what it is not (a filter behind map:) is a 422 whose
+// problems name the line and column of the use, as lint's do.
+func TestSubmitRefusesAPluginUsedAsAnotherKind(t *testing.T) {
+	hs, ss := testSettings(t)
+	a := startAPI(t, hs, ss, nil)
+	a.ok(tokenA, "POST", "/v1/plugins?name=v", validWasm(t), http.StatusCreated, nil)
+	job := "version: 1\nname: kinds\nplugins: { v: { path: v } }\noperators:\n" +
+		"  - { id: s, source: { type: generator, preset: transactions, count: 10 } }\n" +
+		"  - id: m\n    map: v\n" +
+		"  - { id: o, sink: { type: collect } }\n"
+	r := a.do(tokenA, "POST", "/v1/jobs", []byte(job))
+	if r.code != http.StatusUnprocessableEntity {
+		t.Fatalf("%d, want 422: %s", r.code, r)
+	}
+	var e struct {
+		Error    string           `json:"error"`
+		Where    string           `json:"where"`
+		Problems []server.Problem `json:"problems"`
+	}
+	if err := json.Unmarshal(r.body, &e); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Problems) != 1 || e.Problems[0].Line != 7 || e.Problems[0].Col != 5 || e.Where != server.PipelineFile {
+		t.Fatalf("refusal: %s", r.body)
+	}
+	mustContain(t, "refusal", e.Problems[0].Message, `operator "m" uses plugin "v" as a map, but the plugin is a filter`, "write filter: v")
+	mustContain(t, "refusal", e.Error, "7:5: operator \"m\"")
+}

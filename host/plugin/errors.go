@@ -61,6 +61,10 @@ type PluginError struct {
 	Status abi.Status
 	Text   string // the guest's error text (error host call)
 	Stderr string // the tail of the guest's stderr
+	// Crash is the start of a crash report the guest's runtime wrote to
+	// stderr during the call (a Go guest's "fatal error: out of memory"),
+	// which its bulk pushed out of Stderr.
+	Crash string
 	// Poisoned reports that the instance was discarded: the next call
 	// runs on a fresh instance.
 	Poisoned bool
@@ -90,11 +94,32 @@ func (e *PluginError) Error() string {
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Cause.Error())
-	if e.Stderr != "" {
+	switch {
+	case e.Crash != "":
+		b.WriteString("; the guest runtime reported: ")
+		b.WriteString(strconv.Quote(e.Crash))
+	case e.Stderr != "":
 		b.WriteString("; stderr tail: ")
-		b.WriteString(strconv.Quote(e.Stderr))
+		b.WriteString(strconv.Quote(lastLines(e.Stderr, maxQuotedStderr)))
 	}
 	return b.String()
+}
+
+// maxQuotedStderr is how much of the stderr tail an error's text quotes;
+// PluginError.Stderr and Operator.Output keep the whole tail.
+const maxQuotedStderr = 512
+
+// lastLines is the end of s, at most max bytes, from the start of a line
+// when one starts within them.
+func lastLines(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	s = s[len(s)-max:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 && i+1 < len(s) {
+		s = s[i+1:]
+	}
+	return s
 }
 
 func (e *PluginError) Unwrap() error { return e.Cause }

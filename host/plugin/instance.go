@@ -161,6 +161,7 @@ func (in *instance) has(e int) bool { return in.fns[e] != nil }
 func (in *instance) invoke(e int, mode outMode) (abi.Status, error) {
 	name := exportNames[e]
 	in.c.reset(name, mode)
+	in.stderr.startCall()
 	err := in.fns[e].CallWithStack(in.bound.start(), in.stack[:])
 	if cause := in.bound.stop(err); cause != nil {
 		return 0, in.poison(name, cause)
@@ -320,7 +321,7 @@ func (in *instance) fail(export string, cause error) *PluginError {
 	return &PluginError{
 		Plugin: in.m.name, Operator: in.who.operator, Edge: in.who.edge,
 		Subtask: in.who.subtask, Parallelism: in.who.parallelism,
-		Export: export, Cause: cause, Stderr: in.stderr.String(),
+		Export: export, Cause: cause, Stderr: in.stderr.String(), Crash: in.stderr.Crash(),
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -377,6 +379,42 @@ func TestProcExitMidBatch(t *testing.T) {
 	wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: plugin exited: the guest called proc_exit(0) during the call`)
 	if _, err := (&script{}).do(opCheckOpened, 0).run(op); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A guest runtime's crash report (Go's "fatal error: ..." then its
+// goroutine dump) is named by its first lines, which the dump pushes out of
+// the stderr tail; without one, the error quotes the tail's last 512 bytes
+// from a line start, and the whole tail stays in PluginError.Stderr.
+func TestStderrCrashReportAndQuotedTail(t *testing.T) {
+	h := newHost(t, nil)
+	op := open(t, load(t, h, "script"), runtime.OpenContext{})
+	s := &script{}
+	earlier := "panic: printed by an earlier call, which succeeded\n"
+	s.do(opStderr, 0, s.data([]byte(earlier)), int32(len(earlier)), 1)
+	if _, err := s.run(op); err != nil {
+		t.Fatal(err)
+	}
+	s = &script{}
+	report := []byte("runtime: out of memory: cannot allocate 1048576-byte block (63275008 in use)\nfatal error: out of memory\n\n")
+	dump := []byte("goroutine 1 gp=0x202380 m=nil [running]:\n\truntime.gopark(0x383a0)\n")
+	r, d := s.data(report), s.data(dump)
+	s.do(opStderr, 0, r, int32(len(report)), 1).do(opStderr, 0, d, int32(len(dump)), 200).do(opTrap, 0)
+	_, err := s.run(op)
+	pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: wasm trap: unreachable; the guest runtime reported: "runtime: out of memory: cannot allocate 1048576-byte block (63275008 in use); fatal error: out of memory"`)
+	if len(pe.Stderr) != 4096 || strings.Contains(pe.Stderr, "fatal error") {
+		t.Errorf("stderr tail: %d bytes", len(pe.Stderr))
+	}
+
+	op = open(t, load(t, h, "script"), runtime.OpenContext{})
+	s = &script{}
+	line := []byte("a log line of the guest, 32 b.\n")
+	l := s.data(line)
+	s.do(opStderr, 0, l, int32(len(line)), 100).do(opTrap, 0)
+	_, err = s.run(op)
+	pe = wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: wasm trap: unreachable; stderr tail: `+strconv.Quote(strings.Repeat(string(line), 16)))
+	if len(pe.Stderr) != 100*len(line) {
+		t.Errorf("stderr kept %d bytes, want %d", len(pe.Stderr), 100*len(line))
 	}
 }
 

@@ -27,7 +27,7 @@ func (r *runner) crashed(pe *PluginError) error {
 		return &PluginError{
 			Plugin: r.m.name, Operator: r.who.operator, Edge: r.who.edge,
 			Subtask: r.who.subtask, Parallelism: r.who.parallelism,
-			Export: pe.Export, Record: pe.Record, Stderr: pe.Stderr,
+			Export: pe.Export, Record: pe.Record, Stderr: pe.Stderr, Crash: pe.Crash,
 			Cause: fmt.Errorf("crashed %d times in %s: %w (restart-attempts %d); last crash: %w",
 				n, cfg.RestartWindow, ErrRestartLimit, cfg.RestartAttempts, pe.Cause),
 		}

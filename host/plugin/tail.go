@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"strings"
 	"sync/atomic"
 )
 
@@ -17,6 +18,38 @@ type tailBuffer struct {
 	cap     int
 	dropped int64
 	lines   *atomic.Int64 // dropped lines, shared by an operator's tails
+	// call is the start of what the current call wrote (startCall), up to
+	// callHeadCap bytes: where a guest runtime's crash report begins, which
+	// the report's own bulk (a Go runtime's goroutine dump) pushes out of
+	// the tail.
+	call []byte
+}
+
+// callHeadCap is how much of each call's output is kept from its start.
+const callHeadCap = 2 << 10
+
+// startCall forgets the previous call's start.
+func (t *tailBuffer) startCall() { t.call = t.call[:0] }
+
+// crashLines are how guest runtimes begin a report of a crash they cannot
+// recover from (Go: "runtime: out of memory: ...", "fatal error: ...",
+// an unrecovered "panic: ...").
+var crashLines = []string{"fatal error: ", "panic: ", "runtime: "}
+
+// Crash returns the lines of the current call's output that begin a guest
+// runtime's crash report, joined by "; " (at most three, each cut at 200
+// bytes), or "".
+func (t *tailBuffer) Crash() string {
+	var out []string
+	for _, l := range bytes.Split(t.call, []byte{'\n'}) {
+		for _, p := range crashLines {
+			if bytes.HasPrefix(l, []byte(p)) && len(out) < 3 {
+				out = append(out, string(l[:min(len(l), 200)]))
+				break
+			}
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 func newTail(capacity int) *tailBuffer { return &tailBuffer{cap: capacity} }
@@ -36,6 +69,9 @@ func (t *tailBuffer) droppedLines(b []byte) {
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
+	if room := callHeadCap - len(t.call); room > 0 {
+		t.call = append(t.call, p[:min(len(p), room)]...)
+	}
 	n := len(p)
 	if t.cap == 0 {
 		t.dropped += int64(n)

@@ -851,9 +851,17 @@ static bool edit_fast(sl_edit *e, const sl_record *r, sl_buf *b) {
 			return true;
 		}
 		if (g_fx.n == 15) return false;
-		put_raw(b, r->raw.p, (uint32_t)(v - r->raw.p));
-		put1(b, (uint8_t)(0x81 + g_fx.n));
-		put_raw(b, v + 1, (uint32_t)(ve - v - 1));
+		if (ve == end) {
+			/* the record in one copy, its header then counting one
+			 * field more, and the field after it */
+			uint32_t at = b->len;
+			put_raw(b, r->raw.p, r->raw.n);
+			if (b->len == at + r->raw.n) b->p[at + (uint32_t)(v - r->raw.p)] = (uint8_t)(0x81 + g_fx.n);
+		} else {
+			put_raw(b, r->raw.p, (uint32_t)(v - r->raw.p));
+			put1(b, (uint8_t)(0x81 + g_fx.n));
+			put_raw(b, v + 1, (uint32_t)(ve - v - 1));
+		}
 		sl_put_str(b, op->name, op->name_len);
 		put_raw(b, e->vals.p + op->val_off, op->val_len);
 		return true;

@@ -237,9 +237,16 @@ export class Edit {
       p = end;
     }
     if (n == 15 || p != e) return false;
-    dst.putRaw(r.raw.ptr, <i32>(v - r.raw.ptr));
-    dst.putByte(<u8>(0x81 + n));
-    dst.putRaw(v + 1, <i32>(e - v - 1));
+    if (e == r.raw.ptr + <usize>r.raw.len) {
+      // the record in one copy, its header then counting one field more
+      const start = dst.len;
+      dst.putRaw(r.raw.ptr, r.raw.len);
+      store<u8>(dst.ptr + <usize>start + (v - r.raw.ptr), <u8>(0x81 + n));
+    } else {
+      dst.putRaw(r.raw.ptr, <i32>(v - r.raw.ptr));
+      dst.putByte(<u8>(0x81 + n));
+      dst.putRaw(v + 1, <i32>(e - v - 1));
+    }
     dst.putStrBytes(name, nameLen);
     dst.putRaw(val, valLen);
     return true;

@@ -249,11 +249,7 @@ impl Edit {
                 return true;
             }
             Some(Found::Missing(n)) if n < 15 => {
-                dst.extend_from_slice(&raw[..head]);
-                dst.push(0x81 + n as u8);
-                dst.extend_from_slice(&v[1..]);
-                dst.put_str_bytes(name);
-                dst.extend_from_slice(val);
+                append_field(dst, raw, head, n, name, val);
                 return true;
             }
             Some(Found::Missing(_)) => return false,
@@ -284,11 +280,7 @@ impl Edit {
         if n == 15 || off != v.len() {
             return false;
         }
-        dst.extend_from_slice(&raw[..head]);
-        dst.push(0x81 + n as u8);
-        dst.extend_from_slice(&v[1..]);
-        dst.put_str_bytes(name);
-        dst.extend_from_slice(val);
+        append_field(dst, raw, head, n, name, val);
         true
     }
 
@@ -500,4 +492,16 @@ fn splice_at(dst: &mut Vec<u8>, raw: &[u8], at: usize, end: usize, val: &[u8]) {
     dst.extend_from_slice(&raw[..at]);
     dst.extend_from_slice(val);
     dst.extend_from_slice(&raw[end..]);
+}
+
+/// Appends `raw`, whose value (a fixmap of `n` < 15 fields) starts at
+/// `head` and ends it, with the field `name`: `val` added last: one copy of
+/// the record, its header then counting one field more.
+#[inline]
+fn append_field(dst: &mut Vec<u8>, raw: &[u8], head: usize, n: usize, name: &[u8], val: &[u8]) {
+    let start = dst.len();
+    dst.extend_from_slice(raw);
+    dst[start + head] = 0x81 + n as u8;
+    dst.put_str_bytes(name);
+    dst.extend_from_slice(val);
 }

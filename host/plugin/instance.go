@@ -321,7 +321,7 @@ func (in *instance) fail(export string, cause error) *PluginError {
 	return &PluginError{
 		Plugin: in.m.name, Operator: in.who.operator, Edge: in.who.edge,
 		Subtask: in.who.subtask, Parallelism: in.who.parallelism,
-		Export: export, Cause: cause, Stderr: in.stderr.String(), Crash: in.stderr.Crash(),
+		Export: export, Cause: cause, Stderr: in.stderr.String(),
 	}
 }
 
@@ -330,6 +330,7 @@ func (in *instance) fail(export string, cause error) *PluginError {
 func (in *instance) poison(export string, cause error) *PluginError {
 	pe := in.fail(export, cause)
 	pe.Poisoned = true
+	pe.Crash = in.stderr.Crash() // a call that broke the instance may have a runtime's report of why
 	in.close()
 	return pe
 }

@@ -406,6 +406,14 @@ func TestStderrCrashReportAndQuotedTail(t *testing.T) {
 		t.Errorf("stderr tail: %d bytes", len(pe.Stderr))
 	}
 
+	// a call that returns a status did not crash: its "panic: " log line is
+	// quoted with the tail, not reported as the runtime's
+	s = &script{}
+	logged := "panic: a line the guest logged\n"
+	s.do(opStderr, 0, s.data([]byte(logged)), int32(len(logged)), 1).do(opCheckOpened, -4)
+	_, err = s.run(op)
+	wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: plugin returned status -4 (unsupported); stderr tail: `+strconv.Quote(logged)) // a fresh instance: the trap poisoned the last
+
 	op = open(t, load(t, h, "script"), runtime.OpenContext{})
 	s = &script{}
 	line := []byte("a log line of the guest, 32 b.\n")

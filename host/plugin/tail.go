@@ -38,16 +38,22 @@ var crashLines = []string{"fatal error: ", "panic: ", "runtime: "}
 
 // Crash returns the lines of the current call's output that begin a guest
 // runtime's crash report, joined by "; " (at most three, each cut at 200
-// bytes), or "".
+// bytes), or "" when none is a "fatal error: " or "panic: " line (a log
+// line that merely starts with "runtime: " is no report).
 func (t *tailBuffer) Crash() string {
 	var out []string
+	report := false
 	for _, l := range bytes.Split(t.call, []byte{'\n'}) {
-		for _, p := range crashLines {
+		for i, p := range crashLines {
 			if bytes.HasPrefix(l, []byte(p)) && len(out) < 3 {
 				out = append(out, string(l[:min(len(l), 200)]))
+				report = report || i < 2
 				break
 			}
 		}
+	}
+	if !report {
+		return ""
 	}
 	return strings.Join(out, "; ")
 }

@@ -24,11 +24,7 @@ func (r Record) SetInt(name string, v int64) Record {
 		return r
 	}
 	var b [9]byte
-	if enc := abi.AppendInt(b[:0], v); !w.overwrite(name, enc) {
-		off := len(w.vals)
-		w.vals = append(w.vals, enc...)
-		w.set(name, off)
-	}
+	w.setEncoded(name, abi.AppendInt(b[:0], v))
 	return r
 }
 
@@ -36,11 +32,7 @@ func (r Record) SetInt(name string, v int64) Record {
 func (r Record) SetFloat(name string, v float64) Record {
 	w := r.mut()
 	var b [9]byte
-	if enc := abi.AppendFloat(b[:0], v); !w.overwrite(name, enc) {
-		off := len(w.vals)
-		w.vals = append(w.vals, enc...)
-		w.set(name, off)
-	}
+	w.setEncoded(name, abi.AppendFloat(b[:0], v))
 	return r
 }
 
@@ -66,11 +58,7 @@ func (r Record) SetStrBytes(name string, v []byte) Record {
 func (r Record) SetBool(name string, v bool) Record {
 	w := r.mut()
 	var b [1]byte
-	if enc := abi.AppendBool(b[:0], v); !w.overwrite(name, enc) {
-		off := len(w.vals)
-		w.vals = append(w.vals, enc...)
-		w.set(name, off)
-	}
+	w.setEncoded(name, abi.AppendBool(b[:0], v))
 	return r
 }
 

@@ -112,6 +112,16 @@ func (v *view) overwrite(name string, enc []byte) bool {
 	return true
 }
 
+// setEncoded sets field name to the encoded value enc: over the old value
+// in place when it can (overwrite), else as an edit (enc is copied).
+func (v *view) setEncoded(name string, enc []byte) {
+	if !v.overwrite(name, enc) {
+		off := len(v.vals)
+		v.vals = append(v.vals, enc...)
+		v.set(name, off)
+	}
+}
+
 // edited reports whether the view must be re-encoded to be written.
 func (v *view) edited() bool { return v.raw == nil || v.dirty || len(v.edits) > 0 }
 

@@ -181,9 +181,13 @@ const idEnd = 20
 // maxIDStep is the largest step added digit by digit.
 const maxIDStep = 1 << 16
 
-// advance makes n the counter's number.
+// advance makes n the counter's number (n already is: nothing to do, as
+// when transactions.appendRecord hands its record to appendRecordSlow).
 func (c *idCounter) advance(n uint64) {
-	if !c.ok || n <= c.last || n-c.last > maxIDStep {
+	if c.ok && n == c.last {
+		return
+	}
+	if !c.ok || n < c.last || n-c.last > maxIDStep {
 		c.set(n)
 		return
 	}

@@ -90,8 +90,8 @@ func KeyHash(key []byte) (int32, error) {
 }
 
 // StringHash is Java's String.hashCode over the UTF-16 code units of the
-// UTF-8 string s. Invalid UTF-8 bytes count as U+FFFD, as Java's decoder
-// would replace them.
+// UTF-8 string s. A malformed sequence counts as the one U+FFFD Java's
+// decoder replaces it with (javaStep).
 func StringHash(s []byte) int32 {
 	var h uint32 // Java's int arithmetic, modulo 2^32
 	i := 0
@@ -119,7 +119,7 @@ func StringHash(s []byte) int32 {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRune(s[i:])
+		r, size := javaStep(s, i)
 		i += size
 		if r >= 0x10000 {
 			r -= 0x10000

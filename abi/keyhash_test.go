@@ -69,11 +69,12 @@ func TestKeyHashRefusesNilAndMaps(t *testing.T) {
 // TestStringHashMatchesUTF16 checks StringHash, which takes ASCII four bytes
 // at a time, against Java's definition over UTF-16 code units, for strings
 // mixing ASCII with multi-byte, supplementary and invalid UTF-8 at every
-// position.
+// position. The reference decodes with JavaString (held to Java itself by
+// TestJavaStringVectors), then hashes the plain way.
 func TestStringHashMatchesUTF16(t *testing.T) {
 	java := func(s []byte) int32 {
 		var h int32
-		for _, r := range string(s) {
+		for _, r := range string(JavaString(nil, s)) {
 			for _, u := range utf16.Encode([]rune{r}) {
 				h = 31*h + int32(u)
 			}

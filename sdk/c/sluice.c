@@ -1080,10 +1080,33 @@ uint32_t sl_to_lower(uint32_t r) {
 	return r;
 }
 
+/* java_step is abi.javaStep: the first character of p (n > 0) as Java's
+ * UTF-8 decoder (new String(bytes, UTF_8)) reads it, its size in *size: a
+ * valid sequence gives its code point; a malformed one U+FFFD for the bytes
+ * Java takes as one malformed sequence (E2 82 41 is U+FFFD 'A', ED A0 80 one
+ * U+FFFD): neither one per byte nor Unicode's maximal subparts. */
+static uint32_t java_step(const uint8_t *p, uint32_t n, uint32_t *size) {
+	uint32_t r = sl_decode_rune(p, n, size);
+	if (r != 0xfffd || *size != 1) return r;
+	uint8_t b1 = p[0], b2 = n > 1 ? p[1] : 0;
+#define CONT(i) (n > (i) && (p[i] & 0xc0) == 0x80)
+	if (b1 >= 0xe0 && b1 <= 0xef) {
+		if (n == 1 || (b1 == 0xe0 && (b2 & 0xe0) == 0x80) || !CONT(1)) *size = 1;
+		else if (n == 2 || !CONT(2)) *size = 2;
+		else *size = 3; /* well formed but a surrogate (ED A0..BF xx) */
+	} else if (b1 >= 0xf0 && b1 <= 0xf7) {
+		if (b1 > 0xf4 || n == 1 || (b1 == 0xf0 && (b2 < 0x90 || b2 > 0xbf)) || (b1 == 0xf4 && (b2 & 0xf0) != 0x80) || !CONT(1)) *size = 1;
+		else if (n == 2 || !CONT(2)) *size = 2;
+		else *size = 3;
+	}
+#undef CONT
+	return 0xfffd;
+}
+
 int32_t sl_java_string_hash(sl_str s) {
 	uint32_t h = 0; /* unsigned: wraps like Java's int */
 	for (uint32_t i = 0, size; i < s.n; i += size) {
-		uint32_t r = sl_decode_rune(s.p + i, s.n - i, &size);
+		uint32_t r = java_step(s.p + i, s.n - i, &size);
 		if (r >= 0x10000) {
 			r -= 0x10000;
 			h = 31 * h + (0xd800 + (r >> 10));

@@ -112,12 +112,37 @@ export function toLower(r: u32): u32 {
   return r + delta; // the delta, an int32
 }
 
+/** abi.javaStep: the first character at ptr (len > 0) as Java's UTF-8
+ * decoder (new String(bytes, UTF_8)) reads it, its size in runeSize: a valid
+ * sequence gives its code point; a malformed one U+FFFD for the bytes Java
+ * takes as one malformed sequence (E2 82 41 is U+FFFD 'A', ED A0 80 one
+ * U+FFFD): neither one per byte nor Unicode's maximal subparts. */
+export function javaStep(ptr: usize, len: i32): u32 {
+  const r = decodeRune(ptr, len);
+  if (r != RUNE_ERROR || runeSize != 1) return r;
+  const b1 = <u32>load<u8>(ptr);
+  const b2: u32 = len > 1 ? <u32>load<u8>(ptr + 1) : 0;
+  const c1 = len > 1 && (b2 & 0xc0) == 0x80;
+  const c2 = len > 2 && (<u32>load<u8>(ptr + 2) & 0xc0) == 0x80;
+  if (b1 >= 0xe0 && b1 <= 0xef) {
+    if (len == 1 || (b1 == 0xe0 && (b2 & 0xe0) == 0x80) || !c1) runeSize = 1;
+    else if (len == 2 || !c2) runeSize = 2;
+    else runeSize = 3; // well formed but a surrogate (ED A0..BF xx)
+  } else if (b1 >= 0xf0 && b1 <= 0xf7) {
+    if (b1 > 0xf4 || len == 1 || (b1 == 0xf0 && (b2 < 0x90 || b2 > 0xbf)) || (b1 == 0xf4 && (b2 & 0xf0) != 0x80) || !c1) runeSize = 1;
+    else if (len == 2 || !c2) runeSize = 2;
+    else runeSize = 3;
+  }
+  return RUNE_ERROR;
+}
+
 /** Java's String.hashCode over the UTF-16 code units of the UTF-8 bytes at
- * ptr (abi.StringHash): invalid bytes count as U+FFFD, one per byte. */
+ * ptr (abi.StringHash): a malformed sequence counts as the one U+FFFD Java's
+ * decoder replaces it with (javaStep). */
 export function javaStringHash(ptr: usize, len: i32): i32 {
   let h: i32 = 0;
   for (let i = 0; i < len; i += runeSize) {
-    let r = decodeRune(ptr + <usize>i, len - i);
+    let r = javaStep(ptr + <usize>i, len - i);
     if (r >= 0x10000) {
       r -= 0x10000;
       h = 31 * h + <i32>(0xd800 + (r >> 10));

@@ -56,8 +56,17 @@ test("codec: reading every type, writing the smallest forms", async () => {
     const want = batch([[null, "k", { type: T.Str, int: 0, asInt: 0, f64: f64(0), isStr: true, str: s, copy: s }]]);
     assert.deepEqual(r.out[0].bytes, want);
   }
-  // Java's String.hashCode, also of invalid UTF-8 (one U+FFFD per byte)
-  for (const [s, h] of [["hello", 99162322], ["😀", 31 * 0xd83d + 0xde00], ["NL", 2494], [raw([0xa1, 0xff]), 0xfffd]]) {
+  // Java's String.hashCode, also of malformed UTF-8: new String(bytes,
+  // UTF_8).hashCode() in Java 17 (abi/testdata/java-strings.txt.gz holds
+  // the host to thousands more)
+  const malformed = [
+    [[0xff], 65533], [[0xe2, 0x82, 0x41], 2031588], [[0xed, 0xa0, 0x80], 65533], [[0xf0, 0x9f, 0x98, 0x41], 2031588],
+    [[0xe0, 0x80], 2097056], [[0xf0, 0x90, 0x80], 65533], [[0xf4, 0x90, 0x80, 0x80], 2017367872], [[0xc2, 0x41], 2031588],
+    [[0xc2], 65533], [[0xe2], 65533], [[0xe2, 0x82], 65533], [[0xf0, 0x9f], 65533], [[0xf0, 0x9f, 0x98], 65533],
+    [[0xf0, 0x9f, 0x41], 2031588], [[0xf5, 0x80, 0x80, 0x80], 2017367872], [[0xed, 0x9f, 0xbf], 55295], [[0x80], 65533],
+    [[0xe0, 0xa0, 0x41], 2031588], [[0xf0, 0x90, 0x80, 0x41], 2031588], [[0x41, 0xff, 0x42], 2094054],
+  ].map(([b, h]) => [raw([0xa0 | b.length, ...b]), h]);
+  for (const [s, h] of [["hello", 99162322], ["😀", 31 * 0xd83d + 0xde00], ["NL", 2494], ...malformed]) {
     const r = inst.process(batch([[null, null, { s }]]), 1);
     assert.deepEqual(r.out[0].bytes, batch([[null, null, { type: 0, int: 0, asInt: 0, f64: f64(0), isStr: false, copy: raw([]), h }]]));
   }

@@ -41,6 +41,44 @@ pub fn decode_rune(p: &[u8]) -> (u32, usize) {
     (r, n)
 }
 
+/// abi.javaStep: the first character of `p` (not empty) as Java's UTF-8
+/// decoder (`new String(bytes, UTF_8)`) reads it, and the bytes it takes: a
+/// valid sequence gives its code point; a malformed one RUNE_ERROR for the
+/// bytes Java takes as one malformed sequence (E2 82 41 is U+FFFD 'A', ED A0
+/// 80 one U+FFFD), which is neither one per byte nor Unicode's maximal
+/// subparts.
+pub fn java_step(p: &[u8]) -> (u32, usize) {
+    let (r, n) = decode_rune(p);
+    if r != RUNE_ERROR || n != 1 {
+        return (r, n);
+    }
+    let cont = |i: usize| p.get(i).map_or(false, |&b| b & 0xc0 == 0x80);
+    let (b1, rest) = (p[0], p.len() - 1);
+    let b2 = p.get(1).copied().unwrap_or(0);
+    let size = match b1 {
+        0xe0..=0xef => {
+            if rest == 0 || (b1 == 0xe0 && b2 & 0xe0 == 0x80) || !cont(1) {
+                1
+            } else if rest == 1 || !cont(2) {
+                2
+            } else {
+                3 // well formed but a surrogate (ED A0..BF xx)
+            }
+        }
+        0xf0..=0xf7 => {
+            if b1 > 0xf4 || rest == 0 || (b1 == 0xf0 && !(0x90..=0xbf).contains(&b2)) || (b1 == 0xf4 && b2 & 0xf0 != 0x80) || !cont(1) {
+                1
+            } else if rest == 1 || !cont(2) {
+                2
+            } else {
+                3
+            }
+        }
+        _ => 1,
+    };
+    (RUNE_ERROR, size)
+}
+
 /// utf8.DecodeLastRune: the last rune of `p` and its size.
 pub fn decode_last_rune(p: &[u8]) -> (u32, usize) {
     let n = p.len();

@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
@@ -64,6 +65,37 @@ func TestRollingAggregationsFlinkSemantics(t *testing.T) {
 				t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
 			}
 		})
+	}
+}
+
+// TestMinMaxOrderLikeJava: min, max, min-by and max-by order values as
+// Flink's ComparableAggregator does, with Java's compareTo: NaN above every
+// number, -0.0 below 0.0, strings by UTF-16 code unit (U+FFFF after
+// U+10000, whose first unit is a surrogate).
+func TestMinMaxOrderLikeJava(t *testing.T) {
+	for _, c := range []struct {
+		values, agg string
+		want        []string
+	}{
+		{`[{k: a, v: 1.0}, {k: a, v: .nan}, {k: a, v: 2.0}]`, "max: v", []string{`1`, `NaN`, `NaN`}},
+		{`[{k: a, v: .nan}, {k: a, v: 1.0}]`, "min: v", []string{`NaN`, `1`}},
+		{`[{k: a, v: 3}, {k: a, v: .nan}]`, "min: v", []string{`3`, `3`}},
+		{`[{k: a, v: 0.0}, {k: a, v: -0.0}]`, "min: v", []string{`0`, `-0`}},
+		{`[{k: a, v: -0.0}, {k: a, v: 0.0}]`, "max: v", []string{`-0`, `0`}},
+		{`[{k: a, v: 0.0}, {k: a, v: -0.0}]`, "max: v", []string{`0`, `0`}},
+		{`[{k: a, v: "\uFFFF"}, {k: a, v: "\U00010000"}]`, "min: v", []string{"\"\uffff\"", "\"\U00010000\""}},
+		{`[{k: a, v: "\U00010000"}, {k: a, v: "\uFFFF"}]`, "max-by: v", []string{"\"\U00010000\"", "\"\uffff\""}},
+		{`[{k: a, v: "\uE000"}, {k: a, v: "\U0001F600"}]`, "min-by: v", []string{"\"\ue000\"", "\"\U0001F600\""}},
+		{`[{k: a, v: "b"}, {k: a, v: "ab"}, {k: a, v: "abc"}]`, "min: v", []string{`"b"`, `"ab"`, `"ab"`}},
+	} {
+		got := runAgg(t, "streaming", c.values, c.agg)
+		var vs []string
+		for _, j := range got {
+			vs = append(vs, strings.TrimSuffix(strings.TrimPrefix(j, `{"k":"a","v":`), "}"))
+		}
+		if strings.Join(vs, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%s over %s: got %v, want %v", c.agg, c.values, vs, c.want)
+		}
 	}
 }
 
@@ -197,6 +229,49 @@ operators:
 	want := `{"k":"a","g":1,"count":1} {"k":"a","g":2,"count":1} {"k":"a","g":1,"count":2}`
 	if strings.Join(got, " ") != want {
 		t.Fatalf("got %v, want %s", got, want)
+	}
+}
+
+// TestKeyedStateKeysByValue: a key is one state cell however its record
+// writes it. sum writes its field as an int64 (9 bytes), a source writes 5
+// as a fixint (1 byte); both are the Integer 5, so the count keyed by v
+// counts them together, in both modes and at both parallelisms.
+func TestKeyedStateKeysByValue(t *testing.T) {
+	const src = `
+version: 1
+name: keyenc
+parallelism: %d
+operators:
+  - id: a
+    source: { type: elements, values: [{k: x, v: 2}, {k: x, v: 3}] }
+  - id: s
+    key-by: k
+    sum: v
+  - id: b
+    source: { type: elements, values: [{k: y, v: 5}] }
+  - id: c
+    input: [s, b]
+    key-by: v
+    count: true
+  - id: out
+    sink: { type: discard }
+`
+	for _, mode := range []pipeline.Mode{pipeline.Streaming, pipeline.Batch} {
+		for _, par := range []int{1, 2} {
+			conn, _, _, err := runYAML(t, fmt.Sprintf(src, par), func(p *pipeline.Pipeline) { p.Mode = mode }, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := conn.jsons("out")
+			sort.Strings(got)
+			want := `{"v":2,"count":1} {"v":5,"count":1} {"v":5,"count":2}`
+			if mode == pipeline.Batch {
+				want = `{"v":5,"count":2}` // sum's final of x, 5, and y's 5
+			}
+			if strings.Join(got, " ") != want {
+				t.Fatalf("%s, parallelism %d: got %v, want %s", mode, par, got, want)
+			}
+		}
 	}
 }
 

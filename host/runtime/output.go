@@ -56,6 +56,7 @@ type edgeOut struct {
 	routed  int64 // records routed, for error positions
 	chanIdx []int32
 	rekeyed abi.Writer
+	canon   []byte                  // a key re-encoded by abi.CanonicalKey
 	memo    *[hashMemoSize]hashMemo // routeHash
 }
 
@@ -142,6 +143,10 @@ func (o *edgeOut) emitHash(b []byte, count int, ends []byte) error {
 				continue
 			}
 			return o.keyErr(fmt.Errorf("record %d: %w: %s", o.routed+1, err, preview(r.Value)))
+		}
+		// one encoding per Java key: keyed state finds cells by bytes
+		if c := abi.CanonicalKey(o.canon, key); len(c) > 0 && &c[0] != &key[0] {
+			key, o.canon = c, c // re-encoded into o.canon, grown perhaps
 		}
 		ch := 0
 		if !one || !hashable(key) {

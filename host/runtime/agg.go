@@ -13,8 +13,9 @@ import (
 //
 //   - sum, min, max keep the FIRST record seen for the key and update only
 //     the field: sum adds (int + int stays int, any float makes it float),
-//     min/max keep the smallest/largest value (numbers, or strings in code
-//     point order);
+//     min/max keep the smallest/largest value as Java's compareTo orders
+//     them (numbers, NaN above all and -0.0 below 0.0; strings by UTF-16
+//     code unit; compareValues);
 //   - min-by, max-by keep the whole record holding the extreme value, the
 //     earlier one on ties;
 //   - count emits {<key field>: key, ..., "count": n} (the key fields of the

@@ -1,7 +1,7 @@
 package runtime
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -108,9 +108,12 @@ func add(a, b num) num {
 	return num{isFloat: true, f: a.float() + b.float()}
 }
 
-// compareValues orders two msgpack values of a min/max field: numbers by
-// value (ints exactly, else as float64), strings by their bytes (code
-// point order). Other types and mixed number/string are errors.
+// compareValues orders two msgpack values of a min/max field as Java's
+// compareTo orders the Flink field's values (ComparableAggregator): ints
+// exactly; with a float, as Double.compare does (-0.0 before 0.0, NaN after
+// every number, NaN equal to NaN); strings by UTF-16 code unit
+// (abi.CompareJavaStrings: not quite code point order). Other types and
+// mixed number/string are errors.
 func compareValues(a, b []byte) (int, error) {
 	ta, tb := abi.TypeOf(a), abi.TypeOf(b)
 	numeric := func(t abi.Type) bool { return t == abi.TypeInt || t == abi.TypeFloat }
@@ -125,9 +128,9 @@ func compareValues(a, b []byte) (int, error) {
 			return 0, err
 		}
 		if !x.isFloat && !y.isFloat {
-			return cmpOrdered(x.i, y.i), nil
+			return cmp.Compare(x.i, y.i), nil
 		}
-		return cmpOrdered(x.float(), y.float()), nil
+		return compareDouble(x.float(), y.float()), nil
 	case ta == abi.TypeStr && tb == abi.TypeStr:
 		x, err := abi.ReadStr(a)
 		if err != nil {
@@ -137,19 +140,35 @@ func compareValues(a, b []byte) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		return bytes.Compare(x, y), nil
+		return abi.CompareJavaStrings(x, y), nil
 	}
 	return 0, fmt.Errorf("cannot compare %s with %s", tb, ta)
 }
 
-func cmpOrdered[T int64 | float64](a, b T) int {
+// compareDouble is Java's Double.compare: the numeric order, except that
+// -0.0 comes before 0.0 and NaN after everything (and equals NaN).
+func compareDouble(a, b float64) int {
 	switch {
 	case a < b:
 		return -1
 	case a > b:
 		return 1
 	}
-	return 0
+	switch an, bn := a != a, b != b; {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	}
+	switch sa, sb := math.Signbit(a), math.Signbit(b); {
+	case sa == sb:
+		return 0
+	case sa:
+		return -1
+	}
+	return 1
 }
 
 // fieldOffset is the offset of sub (a sub-slice of whole) within whole.

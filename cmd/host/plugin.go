@@ -69,6 +69,7 @@ func newPluginHost(cmd *cobra.Command) (*plugin.Host, error) {
 	cfg.MaxModuleBytes = s.MaxModuleBytes
 	cfg.CacheDir = s.CacheDir
 	cfg.FuelRate = s.FuelRate
+	cfg.CallFuel = s.CallFuel
 	h, err := plugin.New(cmd.Context(), cfg)
 	if err != nil && cfg.CacheDir != "" {
 		// An unusable cache folder costs compile time, not correctness.

@@ -162,6 +162,7 @@ func loadPlugins(ctx context.Context, log *slog.Logger, file string, p *pipeline
 	cfg.RestartDelay = hs.RestartDelay
 	cfg.RestartWindow = hs.RestartWindow
 	cfg.FuelRate = hs.FuelRate
+	cfg.CallFuel = hs.CallFuel
 	if cfg.CacheDir != "" {
 		if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
 			// an unusable cache costs compile time, not correctness

@@ -30,6 +30,7 @@ func settingsFile(cmd *cobra.Command) string {
 // named like their settings (hostSettings reads them).
 func addPluginLimitFlags(f *pflag.FlagSet) {
 	f.Uint32("memory-pages", 0, "memory limit per plugin instance, in 64 KiB pages (default from host settings)")
-	f.Duration("call-timeout", 0, "deadline of each call into a plugin (default from host settings)")
+	f.Duration("call-timeout", 0, "longest each call into a plugin may run, on the clock (default from host settings)")
+	f.Int64("call-fuel", 0, "a deterministic CPU budget per plugin call, in fuel units (about one wasm instruction), instead of call-timeout")
 	f.String("cache-dir", "", "compiled-plugin cache folder (default from host settings)")
 }

@@ -14,12 +14,15 @@ type Config struct {
 	MemoryLimitPages uint32
 	// CallTimeout is the deadline of each call into a guest (open,
 	// process, close, partition, ...). A call that runs past it is
-	// interrupted and poisons its instance.
+	// interrupted and poisons its instance. Under "fuel" interruption it
+	// is checked against the clock at every slice of fuel (less the time
+	// the host made the call wait), unless CallFuel is set.
 	CallTimeout time.Duration
 	// CallFuel is the CPU budget of each call in fuel units (about one wasm
-	// instruction each) when Interruption is "fuel"; 0 derives it from
-	// CallTimeout at FuelPerSecond. A call gets it in slices of FuelSlice,
-	// yielding its goroutine between them.
+	// instruction each) when Interruption is "fuel": deterministic, and it
+	// replaces CallTimeout. 0: CallTimeout decides, with a backstop budget
+	// of CallTimeout at FuelPerSecond. A call gets its fuel in slices of
+	// FuelSlice, yielding its goroutine between them.
 	CallFuel int64
 	// FuelRate caps the fuel the Host's guests spend per second, over all
 	// its instances (when Interruption is "fuel"): a call that would pass

@@ -46,7 +46,7 @@ type callBound interface {
 
 // Interruption mechanisms (Config.Interruption).
 const (
-	InterruptFuel     = "fuel"     // metered modules, a deterministic CPU budget (default)
+	InterruptFuel     = "fuel"     // metered modules: CallTimeout at every slice, or a deterministic CallFuel budget (default)
 	InterruptDeadline = "deadline" // wazero's WithCloseOnContextDone and a wall-clock deadline
 	InterruptNone     = "none"     // unbounded: benchmarks of the sandbox's cost only
 )

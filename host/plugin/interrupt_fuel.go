@@ -18,12 +18,15 @@ import (
 	"github.com/sluicehq/sluice/host/plugin/fuel"
 )
 
-// FuelPerSecond converts Config.CallTimeout into a fuel budget when
-// Config.CallFuel is not set. A fuel unit is about one wasm instruction;
-// on this project's reference machine a spinning guest burns 2–7 units per
-// nanosecond, real operators fewer, so a budget from CallTimeout stops a
-// runaway well within that time.
-const FuelPerSecond = 1_000_000_000
+// FuelPerSecond is the rate at which Config.CallTimeout becomes a fuel
+// budget when Config.CallFuel is not set: a backstop, above what any guest
+// burns (a fuel unit is about one wasm instruction; on this project's
+// reference machine a spinning C guest burns 2–7 units per nanosecond, a
+// Go guest 20 or more), so that the call-timeout itself, checked against
+// the clock at every slice, is what stops a call (fuelBound.refuel). At
+// 10⁹ units per second, the rate before, a Go guest doing real work was
+// stopped after a fifteenth of its call-timeout.
+const FuelPerSecond = 50_000_000_000
 
 // FuelSlice is how much of its budget a call gets at a time: when a slice
 // is spent the guest calls the host (the refuel import, see package
@@ -58,12 +61,15 @@ const fuelCacheVersion = "fuel-v3"
 // fuelInterrupter meters every module (package fuel): function entries
 // and loop headers spend fuel from a counter the host fills before each
 // call, a slice at a time, and a guest that spends its whole budget traps.
-// The budget is deterministic: the same call on the same input stops at
-// the same instruction on any machine, whatever the slices and the
-// waits between them, and costs the guest about 1.0–1.25× (see
+// A CallFuel budget is deterministic: the same call on the same input
+// stops at the same instruction on any machine, whatever the slices and
+// the waits between them. Without one, CallTimeout is checked against the
+// clock at every slice. Metering costs the guest about 1.0–1.25× (see
 // docs/benchmarks.md).
 type fuelInterrupter struct {
 	budget   int64
+	deadline time.Duration // CallTimeout, checked at every slice; 0 (CallFuel set): fuel alone decides
+	now      func() time.Time
 	slice    int64
 	cacheDir string        // metered modules by the sha256 of the original; "" keeps none
 	from     string        // what the budget was derived from, for messages
@@ -93,10 +99,11 @@ const (
 )
 
 func newFuelInterrupter(cfg Config) *fuelInterrupter {
-	f := &fuelInterrupter{budget: cfg.CallFuel, slice: FuelSlice, from: "CallFuel"}
+	f := &fuelInterrupter{budget: cfg.CallFuel, slice: FuelSlice, from: "CallFuel", now: time.Now}
 	if f.budget <= 0 {
+		f.deadline = cfg.CallTimeout
 		f.budget = int64(cfg.CallTimeout.Seconds() * FuelPerSecond)
-		f.from = "CallTimeout " + cfg.CallTimeout.String()
+		f.from = fmt.Sprintf("the backstop of CallTimeout %s at %.0e units a second", cfg.CallTimeout, float64(FuelPerSecond))
 	}
 	if cfg.CacheDir != "" {
 		f.cacheDir = filepath.Join(cfg.CacheDir, fuelCacheVersion)
@@ -104,7 +111,10 @@ func newFuelInterrupter(cfg Config) *fuelInterrupter {
 	if cfg.FuelRate > 0 {
 		f.pace = newPacer(cfg.FuelRate)
 	}
-	f.yielding = time.Duration(float64(f.budget) / FuelPerSecond * giveWayShare * float64(time.Second))
+	f.yielding = giveWayShare * f.deadline
+	if f.deadline == 0 { // a CallFuel budget: its time at 10⁹ units a second
+		f.yielding = time.Duration(float64(f.budget) * giveWayShare)
+	}
 	return f
 }
 
@@ -175,6 +185,8 @@ type fuelBound struct {
 	slices  int64         // slices this call has had
 	slept   time.Duration // how long this call gave way
 	others  int64         // calls other Hosts had started at the last refuel (or the start)
+	began   time.Time     // when the call began (a deadline is set)
+	waited  time.Duration // how long this call waited for FuelRate
 	sliceAt time.Time     // when the current slice began, from the second on
 	yieldAt time.Time     // when the call last yielded (its first refuel, at first)
 	yielded int64         // b.slices then
@@ -185,7 +197,10 @@ type fuelBound struct {
 
 func (b *fuelBound) start() context.Context {
 	b.meter.BeginSliced(b.f.budget, b.f.slice)
-	b.paid, b.stopped, b.sliceAt, b.slices, b.slept = 0, nil, time.Time{}, 1, 0
+	b.paid, b.stopped, b.sliceAt, b.slices, b.slept, b.waited = 0, nil, time.Time{}, 1, 0, 0
+	if b.f.deadline > 0 {
+		b.began = b.f.now()
+	}
 	b.yieldAt, b.yielded = time.Time{}, 0
 	b.others = callStarts.Add(1) - b.f.starts.Add(1)
 	return b.ctx
@@ -215,7 +230,11 @@ func (b *fuelBound) refuel(counter int64) int64 {
 	if next < 0 {
 		return next
 	}
-	b.pay(b.meter.Spent(next))
+	if b.f.pace != nil {
+		t := b.f.now()
+		b.pay(b.meter.Spent(next))
+		b.waited += b.f.now().Sub(t)
+	}
 	others := callStarts.Load() - b.f.starts.Load()
 	if !b.sliceAt.IsZero() && others != b.others {
 		now := time.Now()
@@ -237,6 +256,12 @@ func (b *fuelBound) refuel(counter int64) int64 {
 	if b.ctx.Err() != nil {
 		b.stopped = fmt.Errorf("%w: %w", ErrCanceled, context.Cause(b.ctx))
 		return -1 // the guest traps; stop reports the cause
+	}
+	// The call-timeout, on the clock: the time the call ran, less what
+	// the host made it wait (giving way, FuelRate).
+	if d := b.f.deadline; d > 0 && b.f.now().Sub(b.began)-b.slept-b.waited > d {
+		b.stopped = fmt.Errorf("%w: the call ran past its call-timeout of %s", ErrDeadline, d)
+		return -1
 	}
 	b.slices++
 	b.sliceAt = now

@@ -232,6 +232,31 @@ func TestReadPressure(t *testing.T) {
 	}
 }
 
+// TestCallTimeoutIsTime: without CallFuel, a call stops when it has run
+// for its call-timeout on the clock, however much fuel that took: here a
+// fake clock that moves 100 ms at every reading stops a 1 s call at its
+// tenth slice or so, where the fuel backstop (5e10 units) would have
+// allowed some 48,000.
+func TestCallTimeoutIsTime(t *testing.T) {
+	h := newHost(t, func(c *Config) { c.CallTimeout = time.Second })
+	op := load(t, h, "script").NewOperator(context.Background(), "op1", nil)
+	if err := op.Open(&runtime.OpenContext{Operator: "op1", Parallelism: 1, MaxParallelism: 128}); err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close(nil)
+	b := fuelBoundOf(t, op)
+	var clock time.Time
+	b.f.now = func() time.Time { clock = clock.Add(100 * time.Millisecond); return clock }
+	_, err := (&script{}).do(opSpin, 0).run(op)
+	pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: deadline exceeded: the call ran past its call-timeout of 1s`)
+	if !pe.Poisoned || !errors.Is(err, ErrDeadline) {
+		t.Errorf("poisoned %v, cause %v", pe.Poisoned, pe.Cause)
+	}
+	if n := b.refuels.Load(); n < 10 || n > 12 {
+		t.Errorf("%d refuels, want 10 or 11: one clock reading of 100 ms each, 1 s allowed", n)
+	}
+}
+
 // TestRefuelStopsACanceledCall: a runaway whose context ends stops at its
 // next slice with ErrCanceled, not at the end of its budget.
 func TestRefuelStopsACanceledCall(t *testing.T) {

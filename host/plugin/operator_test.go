@@ -196,8 +196,9 @@ func TestTrapMidBatchDiscardsOutput(t *testing.T) {
 
 // TestDeadline: a runaway call in process, open or a partitioner stops,
 // poisons its instance and names plugin, export and cause, under both
-// interruption mechanisms: fuel (the default: a deterministic CPU budget
-// derived from CallTimeout, or CallFuel) and wazero's wall-clock deadline.
+// interruption mechanisms: fuel (the default: CallTimeout on the clock at
+// every slice, or a deterministic budget, CallFuel) and wazero's
+// wall-clock deadline.
 func TestDeadline(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -205,7 +206,7 @@ func TestDeadline(t *testing.T) {
 		cause string
 	}{
 		{"fuel", func(c *Config) { c.CallTimeout = 50 * time.Millisecond },
-			"deadline exceeded: the call spent its CPU budget of 50000000 fuel units (CallTimeout 50ms)"},
+			"deadline exceeded: the call ran past its call-timeout of 50ms"},
 		{"fuel-budget", func(c *Config) { c.CallFuel = 12345 },
 			"deadline exceeded: the call spent its CPU budget of 12345 fuel units (CallFuel)"},
 		{"deadline", func(c *Config) { c.CallTimeout = 50 * time.Millisecond; c.Interruption = InterruptDeadline },

@@ -13,8 +13,8 @@ import (
 // Tenants run on separate plugin hosts (one wazero runtime each, with
 // their own limits), in one process.
 
-// tenantA misbehaves: a 1s deadline (its runaway spends 10⁹ fuel units
-// per call), 4 MiB of memory.
+// tenantA misbehaves: a 1s deadline (its runaway runs a second a call,
+// on the clock), 4 MiB of memory.
 func tenantA(tb testing.TB) *plugin.Host { return tenantAWith(tb, time.Second) }
 
 // tenantAWith is tenantA with another deadline.

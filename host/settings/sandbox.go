@@ -33,10 +33,15 @@ type Sandbox struct {
 	// between slices of its calls. A spinning guest burns 2–7 units per
 	// nanosecond, so 1e9 holds one to well under a core. 0: no cap.
 	FuelRate int64 `mapstructure:"fuel-rate"`
+	// CallFuel, when positive, is each plugin call's CPU budget in fuel
+	// units (plugin.Config.CallFuel): deterministic, the same call on the
+	// same input stops at the same instruction on any machine and under
+	// any load. 0: call-timeout, on the clock, decides.
+	CallFuel int64 `mapstructure:"call-fuel"`
 }
 
 // SandboxKeys lists the sandbox settings' keys.
-var SandboxKeys = []string{"restart-attempts", "restart-delay", "restart-window", "job-memory", "data-roots", "fuel-rate"}
+var SandboxKeys = []string{"restart-attempts", "restart-delay", "restart-window", "job-memory", "data-roots", "fuel-rate", "call-fuel"}
 
 func init() { Keys = append(Keys, SandboxKeys...) }
 
@@ -63,6 +68,7 @@ func (s Sandbox) validate() []error {
 	check(s.RestartWindow > 0, "restart-window", "must be positive, got %s", s.RestartWindow)
 	check(s.JobMemory >= 0, "job-memory", "must not be negative (MiB; 0: no budget), got %d", s.JobMemory)
 	check(s.FuelRate >= 0, "fuel-rate", "must not be negative (fuel units per second; 0: no cap), got %d", s.FuelRate)
+	check(s.CallFuel >= 0, "call-fuel", "must not be negative (fuel units a call; 0: call-timeout decides), got %d", s.CallFuel)
 	return errs
 }
 
@@ -76,4 +82,5 @@ func setSandboxDefaults(v *viper.Viper, s Sandbox) {
 	v.SetDefault("job-memory", s.JobMemory)
 	v.SetDefault("data-roots", s.DataRoots)
 	v.SetDefault("fuel-rate", s.FuelRate)
+	v.SetDefault("call-fuel", s.CallFuel)
 }

@@ -32,8 +32,8 @@ func TestSandboxSettings(t *testing.T) {
 		s.JobMemoryBytes() != 256<<20 || strings.Join(s.DataRoots, ",") != "/data,/out" {
 		t.Errorf("loaded %+v", s.Sandbox)
 	}
-	_, err = Load("", []string{"SLUICE_RESTART_ATTEMPTS=-1", "SLUICE_JOB_MEMORY=-5", "SLUICE_FUEL_RATE=-1"}, nil)
-	for _, key := range []string{"restart-attempts", "job-memory", "fuel-rate"} {
+	_, err = Load("", []string{"SLUICE_RESTART_ATTEMPTS=-1", "SLUICE_JOB_MEMORY=-5", "SLUICE_FUEL_RATE=-1", "SLUICE_CALL_FUEL=-1"}, nil)
+	for _, key := range []string{"restart-attempts", "job-memory", "fuel-rate", "call-fuel"} {
 		if err == nil || !strings.Contains(err.Error(), "setting "+key) {
 			t.Errorf("bad %s: %v", key, err)
 		}
@@ -64,5 +64,22 @@ func TestFuelRate(t *testing.T) {
 	}
 	if s, err = Load(file, []string{"SLUICE_FUEL_RATE=3000000000"}, flags); err != nil || s.FuelRate != 5e8 {
 		t.Errorf("from the flag: %d, %v", s.FuelRate, err)
+	}
+}
+
+// TestCallFuel: call-fuel is off by default (call-timeout decides) and a
+// flag sets it.
+func TestCallFuel(t *testing.T) {
+	s, err := Load("", nil, nil)
+	if err != nil || s.CallFuel != 0 {
+		t.Fatalf("default call-fuel %d, %v; want 0", s.CallFuel, err)
+	}
+	flags := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	flags.Int64("call-fuel", 0, "")
+	if err := flags.Parse([]string{"--call-fuel=123456"}); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Load("", nil, flags); err != nil || s.CallFuel != 123456 {
+		t.Errorf("from the flag: %d, %v", s.CallFuel, err)
 	}
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"hash/fnv"
 
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
@@ -148,7 +149,10 @@ func (e *Execution) newEdgeOut(edge *plan.Edge, i int, byID map[string]*plan.Ope
 	for d := first; d < end; d++ {
 		o.chans[d] = newChannel(down[d].gate, edge.InputIndex, e.opts.QueueCapacity, e.opts.BatchBytes)
 	}
-	cfg := partition.Config{Upstream: i, UpstreamParallelism: s, DownstreamParallelism: t, MaxParallelism: to.MaxParallelism, Seed: e.opts.Seed}
+	// Each edge draws its own random stream (REBALANCE, SHUFFLE), as each
+	// of Flink's partitioner instances does: two such edges leaving one
+	// subtask must not start at the same channel and move in step.
+	cfg := partition.Config{Upstream: i, UpstreamParallelism: s, DownstreamParallelism: t, MaxParallelism: to.MaxParallelism, Seed: edgeSeed(e.opts.Seed, edge)}
 	var err error
 	switch edge.ShipStrategy {
 	case plan.Hash:
@@ -187,4 +191,13 @@ func (e *Execution) newEdgeOut(edge *plan.Edge, i int, byID map[string]*plan.Ope
 		return nil, fmt.Errorf("runtime: edge %s -> %s: %w", edge.From, edge.To, err)
 	}
 	return o, nil
+}
+
+// edgeSeed is the job's seed mixed with the edge's ends and input, so
+// that every edge has a stream of its own and the same job draws the
+// same streams on every run.
+func edgeSeed(seed int64, edge *plan.Edge) int64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d", edge.From, edge.SideOutput, edge.To, edge.InputIndex)
+	return seed ^ int64(h.Sum64())
 }

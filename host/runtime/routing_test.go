@@ -286,3 +286,60 @@ func TestHashableKeys(t *testing.T) {
 		t.Error("a uint64 key passes without its hash")
 	}
 }
+
+// TestRandomEdgesDrawTheirOwnStreams: two SHUFFLE edges leaving the same
+// subtask route the same records differently (each of Flink's partitioner
+// instances has its own random source), and the same job routes the same
+// way on every run (the streams come from the job's seed).
+func TestRandomEdgesDrawTheirOwnStreams(t *testing.T) {
+	const src = `
+version: 1
+name: two-shuffles
+operators:
+  - id: src
+    source: { type: generator, preset: sequence, count: 200 }
+  - id: a
+    input: src
+    partition: shuffle
+    sink: { type: discard }
+    parallelism: 4
+  - id: b
+    input: src
+    partition: shuffle
+    sink: { type: discard }
+    parallelism: 4
+`
+	route := func() (a, b map[string]int) {
+		conn, _, _, err := runYAML(t, src, nil, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b = map[string]int{}, map[string]int{}
+		for _, r := range conn.records("a") {
+			a[r.JSON] = r.Subtask
+		}
+		for _, r := range conn.records("b") {
+			b[r.JSON] = r.Subtask
+		}
+		if len(a) != 200 || len(b) != 200 {
+			t.Fatalf("%d and %d records, want 200 each", len(a), len(b))
+		}
+		return a, b
+	}
+	a, b := route()
+	same := 0
+	for k, s := range a {
+		if b[k] == s {
+			same++
+		}
+	}
+	if same > 100 { // about 50 of 200 by chance; 200 when the streams are one
+		t.Errorf("%d of 200 records went to the same subtask on both edges: one random stream for two edges", same)
+	}
+	a2, b2 := route()
+	for k := range a {
+		if a[k] != a2[k] || b[k] != b2[k] {
+			t.Fatalf("record %s routed differently on a second run", k)
+		}
+	}
+}

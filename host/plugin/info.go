@@ -24,6 +24,7 @@ type Info struct {
 	SDK      string   // from sluice_describe
 	Title    string   // the "name" sluice_describe reports
 	Outputs  []string // side-output tags from sluice_describe
+	Keyed    bool     // sluice_describe says the operator uses keyed state
 	Exports  []Export
 	Imports  []Import
 	Memory   Memory
@@ -112,6 +113,7 @@ func (m *Module) Inspect(ctx context.Context) (Info, error) {
 		SDK     string   `msgpack:"sdk"`
 		Name    string   `msgpack:"name"`
 		Outputs []string `msgpack:"outputs"`
+		Keyed   bool     `msgpack:"keyed"`
 	}
 	if abi.TypeOf(in.c.out) != abi.TypeMap {
 		return info, fail("emitted a msgpack %s, want a map", abi.TypeOf(in.c.out))
@@ -122,6 +124,6 @@ func (m *Module) Inspect(ctx context.Context) (Info, error) {
 	if d.Kind != "" {
 		info.Kind, info.KindFrom = abi.Kind(d.Kind), abi.ExportDescribe
 	}
-	info.SDK, info.Title, info.Outputs = d.SDK, d.Name, d.Outputs
+	info.SDK, info.Title, info.Outputs, info.Keyed = d.SDK, d.Name, d.Outputs, d.Keyed
 	return info, nil
 }

@@ -64,6 +64,14 @@ func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*Mo
 				problem(pos, "operator %q uses plugin %q as a %s, but the plugin is a %s (its sluice_describe): %s",
 					op.ID, op.Plugin, op.Kind, info.Kind, useAs(info.Kind, op.Plugin))
 			}
+			if info != nil && info.Keyed && op.KeyBy == nil {
+				pos := op.KeyPos[string(op.Kind)]
+				if pos.Line == 0 {
+					pos = op.Pos
+				}
+				problem(pos, "operator %q uses plugin %q, which keeps keyed state (its sluice_describe), but has no key-by: keyed state needs one (add key-by: FIELD to the operator)",
+					op.ID, op.Plugin)
+			}
 		}
 		var edges []edgeUse
 		if op.KeyBy != nil && op.KeyBy.Plugin != "" {

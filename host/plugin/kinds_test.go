@@ -1,6 +1,8 @@
 package plugin
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
 	"github.com/sluicehq/sluice/abi"
@@ -40,5 +42,46 @@ func TestServes(t *testing.T) {
 	}
 	if got := useAs(abi.KindPartitioner, "p"); got != "a partitioner goes on an input: partition: { custom: p, key: FIELD }" {
 		t.Errorf("partitioner: %s", got)
+	}
+}
+
+// TestCheckUsesWantsAKeyByForKeyedState: a plugin whose describe says it
+// keeps keyed state, run without a key-by, is refused before the job
+// starts, at the operator's line; with a key-by it passes.
+func TestCheckUsesWantsAKeyByForKeyedState(t *testing.T) {
+	h := newHost(t, nil)
+	m := load(t, h, "keyedproc")
+	if info, err := m.Inspect(context.Background()); err != nil || !info.Keyed {
+		t.Fatalf("inspect: keyed %v, %v", info.Keyed, err)
+	}
+	const src = `version: 1
+name: keyed
+plugins:
+  kp: { path: kp.wasm }
+operators:
+  - id: src
+    source: { type: generator, preset: sequence, count: 10 }
+  - id: p
+    %s
+    process: kp
+  - id: out
+    sink: { type: discard }
+`
+	for _, keyBy := range []string{"parallelism: 1", "key-by: n"} {
+		p, err := pipeline.Parse("keyed.yaml", []byte(fmt.Sprintf(src, keyBy)), pipeline.ParseOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = CheckUses(context.Background(), p, map[string]*Module{"kp": m})
+		if keyBy == "key-by: n" {
+			if err != nil {
+				t.Errorf("with a key-by: %v", err)
+			}
+			continue
+		}
+		want := `keyed.yaml:10:5: operator "p" uses plugin "kp", which keeps keyed state (its sluice_describe), but has no key-by: keyed state needs one (add key-by: FIELD to the operator)`
+		if err == nil || err.Error() != want {
+			t.Errorf("without a key-by:\n got %v\nwant %s", err, want)
+		}
 	}
 }

@@ -125,8 +125,40 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 		fmt.Fprintln(stderr, "cancelled:", err)
 		return exitCode(130)
 	}
-	fmt.Fprintln(stderr, "error:", err)
+	fmt.Fprintln(stderr, "error:", located(file, p, err))
 	return exitCode(1)
+}
+
+// located prefixes a job's error with the place in the pipeline file it
+// comes from: the key-by of the operator whose key could not be read, or
+// the kind (sum: amount, map: plugin, source: ...) of the operator that
+// failed.
+func located(file string, p *pipeline.Pipeline, err error) string {
+	var pos pipeline.Pos
+	var ke *runtime.KeyError
+	var oe *runtime.OpError
+	switch {
+	case errors.As(err, &ke):
+		if op := p.Operator(ke.To); op != nil {
+			pos = op.KeyPos["key-by"]
+			if ke.What != "key-by" {
+				pos = op.KeyPos["partition"]
+			}
+			if pos.Line == 0 {
+				pos = op.Pos
+			}
+		}
+	case errors.As(err, &oe):
+		if op := p.Operator(oe.Operator); op != nil {
+			if pos = op.KeyPos[string(op.Kind)]; pos.Line == 0 { // sum: amount, map: plugin...
+				pos = op.Pos
+			}
+		}
+	}
+	if pos.Line == 0 {
+		return err.Error()
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", file, pos.Line, pos.Col, err)
 }
 
 // printProblems prints every problem of a pipeline as file:line:col.

@@ -103,7 +103,8 @@ operators:
 	if out != "{\"n\":1}\n{\"n\":2}\n" {
 		t.Fatalf("stdout %q: the records before the bad line must be printed", out)
 	}
-	if !strings.Contains(errs, `error: operator "lines" (subtask 1/1): `) || !strings.Contains(errs, ":3") {
+	// where in the pipeline (the source), then where in the data (line 3)
+	if !strings.Contains(errs, "error: "+p+`:5:5: operator "lines" (subtask 1/1): `) || !strings.Contains(errs, "in.jsonl:3: malformed JSON") {
 		t.Fatalf("stderr:\n%s", errs)
 	}
 }
@@ -180,5 +181,33 @@ func TestProgressLine(t *testing.T) {
 		Operators: []runtime.OperatorMetrics{{ID: "a", BackPressuredMs: 300}}}
 	if got, want := progressLine(r), "j: 1234 records, 1234 records/s, back-pressured 300ms"; got != want {
 		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+}
+
+// TestRunErrorsPointIntoThePipeline: a job's error starts with the place
+// in the pipeline file it comes from: the key-by whose field a record
+// lacks, the aggregation whose field it lacks.
+func TestRunErrorsPointIntoThePipeline(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "located.yaml")
+	for _, c := range []struct{ keyBy, sum, want string }{
+		{"acountId", "amount", `located.yaml:8:5: operator "src" (subtask 1/1): key-by "acountId" of "s": record 1: no key field "acountId"`},
+		{"accountId", "amout", `located.yaml:9:5: operator "s" (subtask 1/1): sum: input record 1: no field "amout"`},
+	} {
+		writeFile(t, p, `version: 1
+name: located
+operators:
+  - id: src
+    source: { type: generator, preset: transactions, count: 10 }
+  - id: s
+    # the key and the field
+    key-by: `+c.keyBy+`
+    sum: `+c.sum+`
+  - id: out
+    sink: { type: discard }
+`)
+		code, _, errs := runPluginCLI(t, "", "run", "--progress", "none", p)
+		if code != 1 || !strings.Contains(errs, "error: "+filepath.Dir(p)+string(filepath.Separator)+c.want) {
+			t.Errorf("exit %d, want 1 and %q in:\n%s", code, c.want, errs)
+		}
 	}
 }

@@ -27,6 +27,20 @@ func (e *OpError) Error() string {
 
 func (e *OpError) Unwrap() error { return e.Err }
 
+// KeyError is a record whose key a HASH or CUSTOM edge could not read:
+// the edge's key belongs to the operator it leads to (To), so a message
+// can point at that operator's key-by.
+type KeyError struct {
+	What string // "key-by" or "custom partition key"
+	Key  string // the key as the pipeline says it: "accountId", ["a","b"], plugin "p"
+	To   string // the operator the edge leads to
+	Err  error
+}
+
+func (e *KeyError) Error() string { return fmt.Sprintf("%s %s of %q: %s", e.What, e.Key, e.To, e.Err) }
+
+func (e *KeyError) Unwrap() error { return e.Err }
+
 // errStopped is returned by blocking operations when the job is torn down
 // (a cancel, or the drain after a failure took too long).
 var errStopped = errors.New("job stopped")

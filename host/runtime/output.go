@@ -337,7 +337,7 @@ func (o *edgeOut) keyErr(err error) error {
 	if o.route == routeCustom {
 		what = "custom partition key"
 	}
-	return fmt.Errorf("%s %s of %q: %w", what, o.keys.describe(), o.edge.To, err)
+	return &KeyError{What: what, Key: o.keys.describe(), To: o.edge.To, Err: err}
 }
 
 func (o *edgeOut) customErr(err error) error {

@@ -3,6 +3,7 @@ package plugin
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/codec"
@@ -120,6 +121,11 @@ func (o *Operator) rejectOne(batch []byte, s span, idx int, cause error) error {
 	pos := o.seen + int64(idx) + 1
 	e := *pe
 	e.Record = recordName(pos, rec)
+	// The call held this record alone: the SDKs' "record 0: " prefix says
+	// less than the position the host now names.
+	if t, ok := strings.CutPrefix(e.Text, "record 0: "); ok && errors.Is(e.Cause, ErrStatus) {
+		e.Text, e.Cause = t, statusError(e.Status, t)
+	}
 	restart := e.Poisoned && o.policy != runtime.PolicyFail
 	if restart {
 		if err := o.r.crashed(&e); err != nil {

@@ -110,6 +110,11 @@ func TestIsolateFailNamesRecordAndDropsBatch(t *testing.T) {
 	if out.records() != 0 {
 		t.Errorf("%d records came out of a failed batch", out.records())
 	}
+	// The SDKs name the record of their call ("record 0: " once narrowed
+	// down to it): the host's position replaces it.
+	b, n = poisonBatch("", "", "rec0", "")
+	err = op.Process(0, b, n, out)
+	wantErr(t, err, `plugin "poison" (operator op1, subtask 1/1) export sluice_process at input record 11 (key "kc"): plugin returned status -3 (user error): bad record`) // after the 8 of the first batch
 }
 
 // TestRestartLimit: records that keep poisoning the instance fail the job

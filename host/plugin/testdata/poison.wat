@@ -6,6 +6,8 @@
 ;;   grow  grow memory until refused, then trap
 ;;   fail  error text "bad record" and status -3 (user error)
 ;;   oops  error text "bad record", then unreachable (as an SDK's panic)
+;;   rec0  error text "record 0: bad record" (as the SDKs name a record
+;;         of the call) and status -3
 ;;   deep  recurse without end         exit  proc_exit(3)
 ;;   oobe  emit(0, 0xfffffff0, 0x20, 1): ptr+len wraps around 32 bits
 ;;   logs  write 2000 lines to stderr, emit nothing
@@ -26,6 +28,7 @@
   (data (i32.const 256) "\93\c0\c0\82\a1a")           ;; trun: 6 bytes
   (data (i32.const 272) "\93\a4time\c0\c0")           ;; type: 8 bytes
   (data (i32.const 288) "\93\c0\c0\dd\ff\ff\ff\ff")   ;; h232: 8 bytes
+  (data (i32.const 400) "record 0: bad record")
 
   (func (export "sluice_abi_v1"))
 
@@ -111,6 +114,7 @@
                         (i32.or (i32.eq (local.get $w) (i32.const 0x7473656e))   ;; nest
                                 (i32.eq (local.get $w) (i32.const 0x73706f6f)))))  ;; oops
       (then (return (local.get $w))))
+    (if (i32.eq (local.get $w) (i32.const 0x30636572)) (then (return (local.get $w)))) ;; rec0
     (i32.const 0))
 
   ;; command finds a command word in [p, end), 0 when there is none.
@@ -146,6 +150,8 @@
       (then (call $error (i32.const 32) (i32.const 10)) (return (i32.const -3))))
     (if (i32.eq (local.get $w) (i32.const 0x73706f6f))
       (then (call $error (i32.const 32) (i32.const 10)) unreachable))
+    (if (i32.eq (local.get $w) (i32.const 0x30636572))
+      (then (call $error (i32.const 400) (i32.const 20)) (return (i32.const -3))))
     (if (i32.eq (local.get $w) (i32.const 0x70656564)) (then (return (call $recurse (i32.const 0)))))
     (if (i32.eq (local.get $w) (i32.const 0x74697865)) (then (call $proc_exit (i32.const 3)) (return (i32.const 0))))
     (if (i32.eq (local.get $w) (i32.const 0x65626f6f))

@@ -33,7 +33,7 @@ func TestPlanText(t *testing.T) {
 		"enriched -> totals  HASH [accountId]  not chained: parallelism differs (2 vs 4); ship strategy is HASH, not FORWARD",
 		"0:[0-31] 1:[32-63] 2:[64-95] 3:[96-127]",
 		"slots needed   4 (offered: unlimited)",
-		"slot 3: totals -> out (4/4)",
+		"slot 3: totals -> Sink: out (4/4)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

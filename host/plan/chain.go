@@ -76,8 +76,11 @@ func (pl *planner) chainName(op *Operator, t *Task) string {
 	op.Task = t.Index
 	t.Operators = append(t.Operators, op.ID)
 	name := op.ID
-	if op.Kind == pipeline.KindSource {
+	switch op.Kind { // as Flink's StreamGraphGenerator names them
+	case pipeline.KindSource:
 		name = "Source: " + op.ID
+	case pipeline.KindSink:
+		name = "Sink: " + op.ID
 	}
 	var next []string
 	for _, e := range op.Outputs {

@@ -22,7 +22,7 @@ operators:
   - { id: out, sink: { type: discard } }
 `,
 		edges: map[string]string{"src -> out": ""},
-		tasks: []string{"Source: src -> out"},
+		tasks: []string{"Source: src -> Sink: out"},
 	},
 	{
 		name: "1-two-inputs",
@@ -32,7 +32,7 @@ operators:
   - { id: u, input: [a, b], sink: { type: discard } }
 `,
 		edges: map[string]string{"a -> u": "downstream has 2 inputs", "b -> u": "downstream has 2 inputs"},
-		tasks: []string{"Source: a", "Source: b", "u"},
+		tasks: []string{"Source: a", "Source: b", "Sink: u"},
 	},
 	{
 		name: "1-union-with-itself",
@@ -41,7 +41,7 @@ operators:
   - { id: u, input: [a, a], sink: { type: discard } }
 `,
 		edges: map[string]string{"a -> u": "downstream has 2 inputs"},
-		tasks: []string{"Source: a", "u"},
+		tasks: []string{"Source: a", "Sink: u"},
 	},
 	{
 		name: "2-chaining-disabled",
@@ -51,7 +51,7 @@ operators:
   - { id: out, sink: { type: discard } }
 `,
 		edges: map[string]string{"src -> out": "chaining disabled for the job"},
-		tasks: []string{"Source: src", "out"},
+		tasks: []string{"Source: src", "Sink: out"},
 	},
 	{
 		name: "3-slot-sharing-groups",
@@ -60,7 +60,7 @@ operators:
   - { id: out, sink: { type: discard }, slot-sharing-group: sinks }
 `,
 		edges: map[string]string{"src -> out": "slot sharing groups differ (default vs sinks)"},
-		tasks: []string{"Source: src", "out"},
+		tasks: []string{"Source: src", "Sink: out"},
 	},
 	{
 		name: "4-upstream-never-chains",
@@ -69,7 +69,7 @@ operators:
   - { id: out, sink: { type: discard } }
 `,
 		edges: map[string]string{"src -> out": "operator 'src' has chaining: false"},
-		tasks: []string{"Source: src", "out"},
+		tasks: []string{"Source: src", "Sink: out"},
 	},
 	{
 		name: "5-downstream-never-chains",
@@ -78,7 +78,7 @@ operators:
   - { id: out, sink: { type: discard }, chaining: false }
 `,
 		edges: map[string]string{"src -> out": "operator 'out' has chaining: false"},
-		tasks: []string{"Source: src", "out"},
+		tasks: []string{"Source: src", "Sink: out"},
 	},
 	{
 		name: "5-start-new-chain",
@@ -93,7 +93,7 @@ operators:
 			"sum -> out":   "",
 			"sum -> other": "operator 'other' starts a new chain",
 		},
-		tasks: []string{"Source: src", "sum -> out", "other"},
+		tasks: []string{"Source: src", "sum -> Sink: out", "Sink: other"},
 	},
 	{
 		name: "6-parallelism-differs",
@@ -102,7 +102,7 @@ operators:
   - { id: out, sink: { type: discard }, parallelism: 3, partition: rescale }
 `,
 		edges: map[string]string{"src -> out": "parallelism differs (2 vs 3); ship strategy is RESCALE, not FORWARD"},
-		tasks: []string{"Source: src", "out"},
+		tasks: []string{"Source: src", "Sink: out"},
 	},
 	{
 		name: "7-not-forward",
@@ -112,7 +112,7 @@ operators:
   - { id: out, sink: { type: discard }, partition: rebalance }
 `,
 		edges: map[string]string{"src -> out": "ship strategy is REBALANCE, not FORWARD"},
-		tasks: []string{"Source: src", "out"},
+		tasks: []string{"Source: src", "Sink: out"},
 	},
 	{
 		name: "7-batch-blocking",
@@ -127,7 +127,7 @@ operators:
 			"src -> sum": "ship strategy is HASH, not FORWARD; batch mode: exchange is blocking",
 			"sum -> out": "",
 		},
-		tasks: []string{"Source: src", "sum -> out"},
+		tasks: []string{"Source: src", "sum -> Sink: out"},
 	},
 	{
 		name: "every-condition-broken",
@@ -159,7 +159,7 @@ operators:
   - { id: copy, input: src, sink: { type: discard } }
 `,
 		edges: map[string]string{"src -> proc": "", "proc -> main": "", "proc -> late": "", "src -> copy": ""},
-		tasks: []string{"Source: src -> (proc -> (main, late), copy)"},
+		tasks: []string{"Source: src -> (proc -> (Sink: main, Sink: late), Sink: copy)"},
 	},
 }
 

@@ -121,7 +121,7 @@ operators:
 	for _, task := range g.Tasks {
 		layout[task.Name] = task.Slots
 	}
-	want := map[string][]int{"Source: src": {0, 1}, "wide": {0, 1, 2, 3, 4, 5}, "iso": {6, 7, 8}, "inherit": {6, 7}}
+	want := map[string][]int{"Source: src": {0, 1}, "wide": {0, 1, 2, 3, 4, 5}, "iso": {6, 7, 8}, "Sink: inherit": {6, 7}}
 	if !reflect.DeepEqual(layout, want) {
 		t.Errorf("layout %v, want %v", layout, want)
 	}

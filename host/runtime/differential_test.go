@@ -100,8 +100,52 @@ func TestDifferentialConfigs(t *testing.T) {
 				}
 			}
 			t.Logf("%d pairs of runs compared record by record", compared)
+			if k, ok := knownOutputs[filepath.Base(file)]; ok {
+				for _, v := range variants {
+					r := runPipeline(t, file, "", func(p *pipeline.Pipeline) { k.input(p); v.edit(p) }, runtime.Options{})
+					if r.err != nil {
+						t.Fatalf("%s on the known input: %v", v.name, r.err)
+					}
+					if got := multiset(r.lines); strings.Join(got, "\n") != strings.Join(k.want, "\n") {
+						t.Fatalf("%s on the known input printed:\n%s\nwant:\n%s", v.name, strings.Join(got, "\n"), strings.Join(k.want, "\n"))
+					}
+				}
+			}
 		})
 	}
+}
+
+// knownOutputs pins what a config computes, not only that every variant
+// agrees: the differential runs above would pass a job that prints the
+// same wrong value everywhere (wordcount once printed "amount":0 for every
+// word). input swaps the config's source for a small known one; want is
+// the multiset printed, as multiset gives it.
+var knownOutputs = map[string]struct {
+	input func(*pipeline.Pipeline)
+	want  []string
+}{
+	"wordcount.yaml": {
+		input: func(p *pipeline.Pipeline) {
+			op := p.Operators[0] // lines
+			op.Source = &pipeline.Connector{Type: "elements", Pos: op.Source.Pos, Options: map[string]any{"values": []any{
+				map[string]any{"line": "To be, or not to be:"},
+				map[string]any{"line": "that is the question."},
+				map[string]any{"line": "  BE  quick "},
+			}}}
+			op.Parallelism = 1
+		},
+		want: []string{
+			`count {"word":"be","count":3}`,
+			`count {"word":"is","count":1}`,
+			`count {"word":"not","count":1}`,
+			`count {"word":"or","count":1}`,
+			`count {"word":"question","count":1}`,
+			`count {"word":"quick","count":1}`,
+			`count {"word":"that","count":1}`,
+			`count {"word":"the","count":1}`,
+			`count {"word":"to","count":2}`,
+		},
+	},
 }
 
 // orderFree reports whether every keyed operator of g sees each key's

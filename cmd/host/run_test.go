@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -81,6 +82,33 @@ operators:
 	}
 	if !strings.Contains(errs, bad+":7:5: ") || !strings.Contains(errs, bad+":9:26: ") {
 		t.Fatalf("want every problem as file:line:col, got:\n%s", errs)
+	}
+}
+
+// TestRunKeepsItsInputFromASubtaskFile: at parallelism 2 a sink with
+// path x.jsonl writes x-0.jsonl and x-1.jsonl; run refuses the job before
+// opening anything rather than truncate the x-1.jsonl a source reads.
+func TestRunKeepsItsInputFromASubtaskFile(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "x-1.jsonl")
+	writeFile(t, in, "{\"n\":1}\n")
+	p := filepath.Join(dir, "p.yaml")
+	writeFile(t, p, `version: 1
+name: p
+parallelism: 2
+operators:
+  - id: src
+    source: { type: file, path: x-1.jsonl }
+  - id: out
+    sink: { type: file, path: x.jsonl }
+`)
+	code, _, errs := runHost(t, "run", "--progress=none", p)
+	want := p + ":8:11: operator 'out' writes x-1.jsonl (subtask 1 of path x.jsonl at parallelism 2), which source \"src\" (line 5) reads: the sink would truncate its input"
+	if code != 1 || !strings.Contains(errs, want) {
+		t.Fatalf("exit %d, want %s in:\n%s", code, want, errs)
+	}
+	if b, err := os.ReadFile(in); err != nil || string(b) != "{\"n\":1}\n" {
+		t.Fatalf("the input is now %q (%v)", b, err)
 	}
 }
 

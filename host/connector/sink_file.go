@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/codec"
+	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/roots"
 	"github.com/sluicehq/sluice/host/runtime"
 )
@@ -47,18 +46,9 @@ func newFileSink(o *options, b *Builtin, subtask, parallelism int) (*fileSink, e
 	given := path
 	path = b.path(path)
 	if parallelism > 1 {
-		path = subtaskPath(path, subtask)
+		path = pipeline.SubtaskFile(path, subtask)
 	}
 	return &fileSink{op: o.op, path: path, given: given, roots: b.Roots, csv: format == "csv"}, nil
-}
-
-// subtaskPath inserts "-<subtask>" before the extension of path's base.
-func subtaskPath(path string, subtask int) string {
-	ext := filepath.Ext(path)
-	if base := filepath.Base(path); ext == base { // ".hidden"
-		ext = ""
-	}
-	return strings.TrimSuffix(path, ext) + "-" + strconv.Itoa(subtask) + ext
 }
 
 // Open creates the file and its folder.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/pipeline"
 )
 
 // roundTrip reads path with a file source and writes what it read with a
@@ -100,8 +101,8 @@ func TestFileSinkOneFilePerSubtask(t *testing.T) {
 	for in, want := range map[string]string{
 		"out.jsonl": "out-2.jsonl", "a/b.c/out": "a/b.c/out-2", "d/.hidden": "d/.hidden-2", "x.tar.gz": "x.tar-2.gz",
 	} {
-		if got := subtaskPath(in, 2); got != want {
-			t.Errorf("subtaskPath(%q) = %q, want %q", in, got, want)
+		if got := pipeline.SubtaskFile(in, 2); got != want {
+			t.Errorf("SubtaskFile(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -85,6 +87,19 @@ func (p *Pipeline) ParallelismOf(op *Operator) int {
 		return p.Parallelism
 	}
 	return 1
+}
+
+// SubtaskFile is the file subtask writes for a file sink whose path is
+// path, at parallelism above 1: "-<subtask>" (0-based, like Flink's part
+// files) inserted before the extension of the base name, so out.jsonl
+// becomes out-0.jsonl, out-1.jsonl, ... The connector names its files with
+// it and lint compares them, so the two cannot disagree.
+func SubtaskFile(path string, subtask int) string {
+	ext := filepath.Ext(path)
+	if base := filepath.Base(path); ext == base { // ".hidden"
+		ext = ""
+	}
+	return strings.TrimSuffix(path, ext) + "-" + strconv.Itoa(subtask) + ext
 }
 
 // NonParallel reports whether a source runs as one subtask whatever the

@@ -37,23 +37,19 @@ func (d *decoder) validate(p *Pipeline) {
 
 // filePaths refuses a file sink writing where a file source reads (the
 // sink truncates the file the source is reading: the input is lost) or
-// where another file sink writes (one overwrites the other's records).
+// where another file sink writes (one overwrites the other's records). It
+// compares the files each side really opens: a source reads its path from
+// every subtask, but a sink at parallelism p > 1 writes p files,
+// SubtaskFile(path, i), so `path: x.jsonl` at parallelism 2 truncates a
+// source reading x-1.jsonl and not one reading x.jsonl.
 func (d *decoder) filePaths(p *Pipeline) {
-	path := func(c *Connector) string {
-		s, _ := c.Options["path"].(string)
-		if c.Type != "file" || s == "" {
-			return ""
-		}
-		if !filepath.IsAbs(s) {
-			s = filepath.Join(filepath.Dir(p.File), s)
-		}
-		return filepath.Clean(s)
-	}
-	read, written := map[string]*Operator{}, map[string]*Operator{}
+	read, written := map[string]fileUse{}, map[string]fileUse{}
 	for _, op := range p.Operators {
 		if op.Source != nil {
-			if s := path(op.Source); s != "" {
-				read[s] = op
+			for _, f := range p.files(op, op.Source) {
+				if _, ok := read[f.file]; !ok {
+					read[f.file] = f
+				}
 			}
 		}
 	}
@@ -61,19 +57,74 @@ func (d *decoder) filePaths(p *Pipeline) {
 		if op.Sink == nil {
 			continue
 		}
-		s := path(op.Sink)
-		if s == "" {
-			continue
+		// one problem per pair of operators, at the first file they share
+		reported := map[*Operator]bool{}
+		for _, f := range p.files(op, op.Sink) {
+			if src, ok := read[f.file]; ok && !reported[src.op] {
+				reported[src.op] = true
+				d.errs.errorf(d.file, op.Sink.Pos, "%s writes %s%s, which source %q (line %d) reads: the sink would truncate its input", name(op), f.name(), f.detail(""), src.op.ID, src.op.Pos.Line)
+			}
+			first, ok := written[f.file]
+			if !ok {
+				written[f.file] = f
+				continue
+			}
+			if !reported[first.op] {
+				reported[first.op] = true
+				d.errs.errorf(d.file, op.Sink.Pos, "%s writes %s%s, as sink %q (line %d) does%s: one would overwrite the other", name(op), f.name(), f.detail(""), first.op.ID, first.op.Pos.Line, first.detail("its "))
+			}
 		}
-		if src := read[s]; src != nil {
-			d.errs.errorf(d.file, op.Sink.Pos, "%s writes %s, which source %q (line %d) reads: the sink would truncate its input", name(op), op.Sink.Options["path"], src.ID, src.Pos.Line)
-		}
-		if first := written[s]; first != nil {
-			d.errs.errorf(d.file, op.Sink.Pos, "%s writes %s, as sink %q (line %d) does: one would overwrite the other", name(op), op.Sink.Options["path"], first.ID, first.Pos.Line)
-			continue
-		}
-		written[s] = op
 	}
+}
+
+// fileUse is one file a file connector opens.
+type fileUse struct {
+	op      *Operator
+	file    string // resolved against the pipeline file's folder, cleaned
+	path    string // the path option as written
+	subtask int    // the sink subtask writing SubtaskFile(path, subtask); -1 for the path itself
+	par     int
+}
+
+// name is the file as the connector names it, relative as written.
+func (f fileUse) name() string {
+	if f.subtask < 0 {
+		return f.path
+	}
+	return SubtaskFile(f.path, f.subtask)
+}
+
+// detail says where a subtask's file name comes from, "" for the path
+// itself.
+func (f fileUse) detail(its string) string {
+	if f.subtask < 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%ssubtask %d of path %s at parallelism %d)", its, f.subtask, f.path, f.par)
+}
+
+// files lists the files a file source or sink of op opens, none for
+// another connector type.
+func (p *Pipeline) files(op *Operator, c *Connector) []fileUse {
+	path, _ := c.Options["path"].(string)
+	if c.Type != "file" || path == "" {
+		return nil
+	}
+	resolve := func(s string) string {
+		if !filepath.IsAbs(s) {
+			s = filepath.Join(filepath.Dir(p.File), s)
+		}
+		return filepath.Clean(s)
+	}
+	par := p.ParallelismOf(op)
+	if c == op.Source || par == 1 {
+		return []fileUse{{op: op, file: resolve(path), path: path, subtask: -1, par: par}}
+	}
+	out := make([]fileUse, par)
+	for i := range out {
+		out[i] = fileUse{op: op, file: resolve(SubtaskFile(path, i)), path: path, subtask: i, par: par}
+	}
+	return out
 }
 
 func name(op *Operator) string {

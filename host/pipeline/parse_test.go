@@ -73,6 +73,9 @@ operators:
     key-by: n
     count: true
     input: other
+  - id: rejected
+    input: enriched.dead-letter
+    sink: { type: discard }
 `
 
 // TestParseFull checks that every construct of the format lands in the
@@ -97,7 +100,7 @@ func TestParseFull(t *testing.T) {
 	for _, op := range p.Operators {
 		ops[op.ID] = op
 	}
-	if len(ops) != 11 {
+	if len(ops) != 12 {
 		t.Fatalf("got %d operators", len(ops))
 	}
 	txns := ops["txns"]

@@ -33,6 +33,31 @@ func (d *decoder) validate(p *Pipeline) {
 	}
 	d.cycles(p, byID)
 	d.filePaths(p)
+	d.unreadDeadLetters(p)
+}
+
+// unreadDeadLetters refuses on-error: dead-letter on an operator whose
+// dead-letter output nothing reads. The runtime would send its bad records
+// nowhere while the summary counts them as dead-lettered: on-error: skip
+// with a misleading report. An unread side output is legal in Flink, but
+// choosing dead-letter over skip says the records are wanted, so the
+// choice is the user's to make explicit (the reverse, reading the
+// dead-letter output of an operator that has none, is refused in
+// references).
+func (d *decoder) unreadDeadLetters(p *Pipeline) {
+	read := map[string]bool{}
+	for _, op := range p.Operators {
+		for _, in := range op.Inputs {
+			if in.SideOutput == DeadLetter {
+				read[in.Operator] = true
+			}
+		}
+	}
+	for _, op := range p.Operators {
+		if op.OnError == DeadLetter && op.ID != "" && op.Kind != KindSink && !read[op.ID] {
+			d.errs.errorf(d.file, op.KeyPos["on-error"], "%s has on-error: dead-letter, but nothing reads %s.dead-letter: its bad records would be dropped; add an operator with input: %s.dead-letter (a sink), or write on-error: skip to drop them", name(op), op.ID, op.ID)
+		}
+	}
 }
 
 // filePaths refuses a file sink writing where a file source reads (the

@@ -203,6 +203,7 @@ func (d *decoder) keyBy(v *yaml.Node) *KeySpec {
 				}
 				seen[s] = true
 				ks.Fields = append(ks.Fields, s)
+				ks.FieldPos = append(ks.FieldPos, nodePos(f))
 			}
 		}
 	case yaml.MappingNode:
@@ -222,7 +223,7 @@ func (d *decoder) keyBy(v *yaml.Node) *KeySpec {
 		if !ok {
 			return nil
 		}
-		ks.Fields = []string{s}
+		ks.Fields, ks.FieldPos = []string{s}, []Pos{nodePos(v)}
 	}
 	return ks
 }

@@ -120,9 +120,10 @@ type Input struct {
 // KeySpec is a key-by: one field, several fields (a composite key, hashed
 // as a Flink tuple) or a key-selector plugin.
 type KeySpec struct {
-	Fields []string
-	Plugin string
-	Pos    Pos
+	Fields   []string
+	FieldPos []Pos // where each of Fields was written
+	Plugin   string
+	Pos      Pos
 }
 
 // PartitionSpec is an explicit partition: forward, rebalance, rescale,

@@ -228,6 +228,16 @@ func (d *decoder) references(p *Pipeline, op *Operator, byID map[string]*Operato
 	if op.Kind.NeedsKey() && op.KeyBy == nil {
 		d.errs.errorf(d.file, op.KeyPos[string(op.Kind)], "%s is a %s, which needs a keyed stream: add key-by", name(op), op.Kind)
 	}
+	if op.Kind == KindCount && op.KeyBy != nil {
+		// count emits the key's fields then "count": a key field of that
+		// name would make the record {"count":"a","count":1}, which JSON
+		// readers resolve to one of the two, silently.
+		for i, f := range op.KeyBy.Fields {
+			if f == CountField {
+				d.errs.errorf(d.file, op.KeyBy.FieldPos[i], "%s counts into a field named %q, which is also a key-by field: its records would hold %q twice; rename the field upstream (a map plugin) or key by other fields", name(op), CountField, CountField)
+			}
+		}
+	}
 	if op.Kind.UsesPlugin() && op.Plugin != "" {
 		d.plugin(p, op.Plugin, op.KeyPos[string(op.Kind)], name(op))
 	}
@@ -241,6 +251,9 @@ func (d *decoder) references(p *Pipeline, op *Operator, byID map[string]*Operato
 		d.errs.errorf(d.file, pos, "%s is a %s: config is only for plugin operators", name(op), op.Kind)
 	}
 }
+
+// CountField is the field count: true writes the count of a key to.
+const CountField = "count"
 
 // DeadLetter is the on-error that sends bad records to the side output of
 // the same name: a sink reads it with input: op.dead-letter.

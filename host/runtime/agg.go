@@ -331,7 +331,7 @@ func (a *aggregate) countValue(key []byte) ([]byte, error) {
 			off = end
 		}
 	}
-	v = abi.AppendStr(v, "count")
+	v = abi.AppendStr(v, pipeline.CountField)
 	putHeader(v[:0], len(v)-cellHeader, 0, false)
 	return appendFixed(v, num{i: 1}), nil
 }

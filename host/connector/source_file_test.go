@@ -133,7 +133,10 @@ const csvText = "name,qty,price,note\n" +
 	"apple,3,1.25,fresh\n" +
 	"\"pear, green\",-4,2e3,\"said \"\"hi\"\"\"\n" +
 	"plum,007,0.5,\"two\nlines\"\n" +
-	"fig,99999999999999999999,.5,\n"
+	"fig,99999999999999999999,.5,\n" +
+	"zip,01234,00.5,+4412345\n" +
+	"zero,0,-0.25,-007\n" +
+	"edge,-9223372036854775808,1e999,9223372036854775808\n"
 
 func TestFileSourceCSV(t *testing.T) {
 	dir := t.TempDir()
@@ -142,8 +145,11 @@ func TestFileSourceCSV(t *testing.T) {
 	want := []string{
 		`{"name":"apple","qty":3,"price":1.25,"note":"fresh"}`,
 		`{"name":"pear, green","qty":-4,"price":2000.0,"note":"said \"hi\""}`,
-		`{"name":"plum","qty":7,"price":0.5,"note":"two\nlines"}`,
-		`{"name":"fig","qty":100000000000000000000.0,"price":0.5,"note":""}`, // too large for an int: a float
+		`{"name":"plum","qty":"007","price":0.5,"note":"two\nlines"}`,       // 7 would lose the zeros
+		`{"name":"fig","qty":"99999999999999999999","price":0.5,"note":""}`, // beyond int64: a float would round it
+		`{"name":"zip","qty":"01234","price":"00.5","note":"+4412345"}`,
+		`{"name":"zero","qty":0,"price":-0.25,"note":"-007"}`,
+		`{"name":"edge","qty":-9223372036854775808,"price":"1e999","note":"9223372036854775808"}`,
 	}
 	got := c.jsons()
 	for i := range want {
@@ -151,8 +157,8 @@ func TestFileSourceCSV(t *testing.T) {
 			t.Errorf("record %d: %v, want %s", i, got, want[i])
 		}
 	}
-	if src.Total() != 4 {
-		t.Errorf("Total = %d, want 4 (a quoted newline is not a record)", src.Total())
+	if src.Total() != 7 {
+		t.Errorf("Total = %d, want 7 (a quoted newline is not a record)", src.Total())
 	}
 }
 

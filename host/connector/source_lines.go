@@ -20,8 +20,9 @@ import (
 // This file reads records from text, for the file and stdin sources:
 // JSON lines (one JSON value per line; blank lines are skipped) or CSV
 // (a header row names the fields; numbers become ints or floats, anything
-// else a string). Record i (0-based, blank lines and the CSV header not
-// counted) belongs to subtask i % parallelism.
+// else a string, and so does a number whose text the number would not
+// keep: see appendCSVValue). Record i (0-based, blank lines and the CSV
+// header not counted) belongs to subtask i % parallelism.
 
 // maxLine is the longest JSON line a source accepts.
 const maxLine = 16 << 20
@@ -259,14 +260,18 @@ func csvProblem(pe *csv.ParseError) (int, error) {
 }
 
 // appendCSVValue appends a CSV field: an int when it is a decimal
-// integer, a float when it is a decimal number, else a string.
+// integer that fits an int64, a float when it is a decimal number, else a
+// string. A field whose text reading it as a number would lose stays a
+// string (numberKind): an identifier such as the zip code 01234, the
+// account 007, the phone number +4412345 or a 20-digit card number is not
+// a quantity, and 7 or 1.2345678901234567e19 cannot be turned back into it.
 func appendCSVValue(b []byte, f string) []byte {
 	switch numberKind(f) {
 	case 'i':
 		if v, err := strconv.ParseInt(f, 10, 64); err == nil {
 			return abi.AppendInt(b, v)
 		}
-		fallthrough // too large for an int64
+		// beyond int64: a float would round it, so it stays a string
 	case 'f':
 		if v, err := strconv.ParseFloat(f, 64); err == nil {
 			return abi.AppendFloat(b, v)
@@ -275,12 +280,17 @@ func appendCSVValue(b []byte, f string) []byte {
 	return abi.AppendStr(b, f)
 }
 
-// numberKind is 'i' for [+-]digits, 'f' for a decimal number with a
-// fraction or an exponent, 0 for anything else (including inf and nan).
+// numberKind is 'i' for -?digits, 'f' for a decimal number with a
+// fraction or an exponent, 0 for anything else: inf and nan, a leading
+// "+", and a leading zero before another digit ("007", "-01", "00.5"; "0",
+// "0.5" and "-0.5" are numbers).
 func numberKind(s string) byte {
 	i := 0
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+	if i < len(s) && s[i] == '-' {
 		i++
+	}
+	if i+1 < len(s) && s[i] == '0' && s[i+1] >= '0' && s[i+1] <= '9' {
+		return 0
 	}
 	d := 0
 	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {

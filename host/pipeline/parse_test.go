@@ -306,3 +306,25 @@ operators:
 		t.Fatalf("nested keys = %v, want y,b", inner.Keys)
 	}
 }
+
+// TestJobParallelismAboveJobMaxIsADefault: as in Flink, a job parallelism
+// above the job's max-parallelism is no problem when every operator sets
+// its own (only effective parallelisms are checked; the failing cases are
+// in testdata/bad/job-ranges.yaml).
+func TestJobParallelismAboveJobMaxIsADefault(t *testing.T) {
+	p := mustParse(t, `version: 1
+name: j
+parallelism: 200
+max-parallelism: 128
+operators:
+  - id: src
+    source: { type: generator, preset: sequence, count: 10 }
+    parallelism: 2
+  - id: out
+    sink: { type: print }
+    parallelism: 128
+`, ParseOptions{})
+	if p.Parallelism != 200 || p.ParallelismOf(p.Operators[1]) != 128 {
+		t.Errorf("parallelism %d, out %d", p.Parallelism, p.ParallelismOf(p.Operators[1]))
+	}
+}

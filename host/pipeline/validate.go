@@ -23,9 +23,6 @@ func (d *decoder) validate(p *Pipeline) {
 		}
 		byID[op.ID] = op
 	}
-	if p.MaxParallelism > 0 && p.Parallelism > p.MaxParallelism {
-		d.errs.errorf(d.file, p.KeyPos["parallelism"], "parallelism %d is above max-parallelism %d", p.Parallelism, p.MaxParallelism)
-	}
 	for i, op := range p.Operators {
 		d.shape(p, i, op)
 		d.references(p, op, byID)
@@ -295,28 +292,45 @@ func didYouMean(id string, byID map[string]*Operator) string {
 	return ""
 }
 
-// parallelism checks an operator's parallelism against its max
-// parallelism when both are known (the planner computes the default max).
+// parallelism checks an operator's effective parallelism against its max
+// parallelism when both are known (the planner computes the default max,
+// never below the parallelism). As in Flink, the job-level values are only
+// defaults: a job parallelism above the job's max-parallelism is fine when
+// every operator sets its own, so the problem is reported per operator, at
+// the key it wrote or, when it inherits both, at the operator.
 func (d *decoder) parallelism(p *Pipeline, op *Operator) {
 	_, setP := op.KeyPos["parallelism"]
 	_, setM := op.KeyPos["max-parallelism"]
 	if setP && op.Parallelism > 1 && op.Source != nil && op.Source.NonParallel() {
 		d.errs.errorf(d.file, op.KeyPos["parallelism"], "%s: %s sources run as one subtask (Flink's non-parallel sources): parallelism must be 1, not %d", name(op), op.Source.Type, op.Parallelism)
 	}
-	if !setP && !setM {
-		return // a job-level conflict is reported once, at the job's key
-	}
 	par, maxP := p.ParallelismOf(op), op.MaxParallelism
 	if maxP == 0 {
 		maxP = p.MaxParallelism
 	}
-	if maxP > 0 && par > maxP {
-		pos := op.KeyPos["parallelism"]
-		if !setP {
-			pos = op.KeyPos["max-parallelism"]
-		}
-		d.errs.errorf(d.file, pos, "%s: parallelism %d is above its max parallelism %d", name(op), par, maxP)
+	if maxP == 0 || par <= maxP {
+		return
 	}
+	switch {
+	case setP:
+		d.errs.errorf(d.file, op.KeyPos["parallelism"], "%s: parallelism %d is above its max parallelism %d%s", name(op), par, maxP, jobSetting(p, "max-parallelism", !setM))
+	case setM:
+		d.errs.errorf(d.file, op.KeyPos["max-parallelism"], "%s: parallelism %d%s is above its max parallelism %d", name(op), par, jobSetting(p, "parallelism", true), maxP)
+	default:
+		d.errs.errorf(d.file, op.Pos, "%s: parallelism %d%s is above its max parallelism %d%s: give the operator its own parallelism, or raise max-parallelism", name(op), par, jobSetting(p, "parallelism", true), maxP, jobSetting(p, "max-parallelism", true))
+	}
+}
+
+// jobSetting says where an inherited value comes from: " (the job's
+// parallelism, line 3)", "" when not inherited.
+func jobSetting(p *Pipeline, key string, inherited bool) string {
+	if !inherited {
+		return ""
+	}
+	if pos, ok := p.KeyPos[key]; ok {
+		return fmt.Sprintf(" (the job's %s, line %d)", key, pos.Line)
+	}
+	return ""
 }
 
 // cycles reports every cycle among operators once, at the input that

@@ -98,7 +98,7 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 	defer closePlugins()
 	// file sources and sinks may use the pipeline's folder and the data roots
 	conns := &connector.Builtin{Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Root: filepath.Dir(file),
-		Roots: confined(file, hs.DataRoots)}
+		Roots: confined(file, hs.DataRoots), RootsSetting: "data-roots"}
 	deps := runtime.Deps{
 		Plugins:    plugins,
 		Connectors: conns,

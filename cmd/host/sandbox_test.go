@@ -132,4 +132,13 @@ func TestRunConfinesDataPaths(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "escaped.jsonl")); !os.IsNotExist(err) {
 		t.Errorf("the sink wrote outside its roots: %v", err)
 	}
+	// a data root that is the pipeline's folder too is listed once, and
+	// the message names the setting that allows another folder
+	t.Setenv("SLUICE_DATA_ROOTS", jobs)
+	code, _, errs = runHost(t, "run", "--progress=none", p)
+	want := `sink "out": path ../../escaped.jsonl resolves to ` + filepath.Join(filepath.Dir(dir), "escaped.jsonl") + ", outside the allowed root " + jobs +
+		" (the data-roots setting chooses the allowed roots besides the pipeline's folder)\n"
+	if code != 1 || !strings.HasSuffix(errs, want) {
+		t.Errorf("exit %d, want the suffix %q in:\n%s", code, want, errs)
+	}
 }

@@ -45,6 +45,9 @@ type Builtin struct {
 	// symbolic link leads out. A path outside is an error naming the path
 	// and the roots. Nil: not confined.
 	Roots []string
+	// RootsSetting names the setting that chooses Roots (the CLI's
+	// data-roots), so that a refused path says how to allow it.
+	RootsSetting string
 	// BadRecord decides what a file or stdin source does with a line it
 	// cannot read. Returning nil skips the line and reading goes on;
 	// returning an error stops the source with it. When BadRecord is nil

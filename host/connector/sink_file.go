@@ -23,15 +23,16 @@ import (
 // part files by the 0-based subtask index inserted before the extension:
 // out.jsonl becomes out-0.jsonl, out-1.jsonl, ...
 type fileSink struct {
-	op    string
-	path  string
-	given string   // the path as the pipeline wrote it
-	roots []string // Builtin.Roots
-	csv   bool
-	f     *os.File
-	buf   []byte
-	n     int64 // records written
-	cols  csvColumns
+	op      string
+	path    string
+	given   string   // the path as the pipeline wrote it
+	roots   []string // Builtin.Roots
+	setting string   // Builtin.RootsSetting
+	csv     bool
+	f       *os.File
+	buf     []byte
+	n       int64 // records written
+	cols    csvColumns
 }
 
 func newFileSink(o *options, b *Builtin, subtask, parallelism int) (*fileSink, error) {
@@ -48,7 +49,7 @@ func newFileSink(o *options, b *Builtin, subtask, parallelism int) (*fileSink, e
 	if parallelism > 1 {
 		path = pipeline.SubtaskFile(path, subtask)
 	}
-	return &fileSink{op: o.op, path: path, given: given, roots: b.Roots, csv: format == "csv"}, nil
+	return &fileSink{op: o.op, path: path, given: given, roots: b.Roots, setting: b.RootsSetting, csv: format == "csv"}, nil
 }
 
 // Open creates the file and its folder.
@@ -57,7 +58,7 @@ func (s *fileSink) Open(*runtime.OpenContext) error {
 		f, err := roots.Create(s.roots, s.path)
 		if err != nil {
 			if errors.Is(err, roots.ErrOutside) {
-				return fmt.Errorf("sink %q: %w", s.op, asWritten(err, s.given))
+				return fmt.Errorf("sink %q: %w", s.op, asWritten(err, s.given, s.setting))
 			}
 			return fmt.Errorf("sink %q: cannot write %s: %w", s.op, s.path, unwrapPath(err))
 		}

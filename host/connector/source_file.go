@@ -18,11 +18,12 @@ import (
 // the records i, i+p, i+2p, ... (see source_lines.go).
 type fileSource struct {
 	lineReader
-	path  string
-	given string   // the path as the pipeline wrote it
-	roots []string // Builtin.Roots
-	f     *os.File
-	total int64
+	path    string
+	given   string   // the path as the pipeline wrote it
+	roots   []string // Builtin.Roots
+	setting string   // Builtin.RootsSetting
+	f       *os.File
+	total   int64
 }
 
 func newFileSource(o *options, b *Builtin, onError string, subtask, parallelism int) (*fileSource, error) {
@@ -34,7 +35,7 @@ func newFileSource(o *options, b *Builtin, onError string, subtask, parallelism 
 	if err := o.finish(); err != nil {
 		return nil, err
 	}
-	s := &fileSource{path: b.path(path), given: path, roots: b.Roots, total: -1}
+	s := &fileSource{path: b.path(path), given: path, roots: b.Roots, setting: b.RootsSetting, total: -1}
 	s.lineReader = lineReader{op: o.op, input: s.path, csv: format == "csv", subtask: subtask,
 		parallelism: parallelism, onError: onError, badRecord: b.BadRecord}
 	return s, nil
@@ -53,7 +54,7 @@ func (s *fileSource) Open(ctx *runtime.OpenContext) error {
 	f, err := openFile(s.roots, s.path)
 	if err != nil {
 		if errors.Is(err, roots.ErrOutside) {
-			return fmt.Errorf("source %q: %w", s.op, asWritten(err, s.given))
+			return fmt.Errorf("source %q: %w", s.op, asWritten(err, s.given, s.setting))
 		}
 		return fmt.Errorf("source %q: cannot read %s: %w", s.op, s.path, unwrapPath(err))
 	}
@@ -98,12 +99,13 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// asWritten makes a *roots.Error name the path as the pipeline wrote it.
-func asWritten(err error, given string) error {
+// asWritten makes a *roots.Error name the path as the pipeline wrote it
+// and the setting that chooses the roots.
+func asWritten(err error, given, setting string) error {
 	var re *roots.Error
 	if errors.As(err, &re) {
 		c := *re
-		c.Path = given
+		c.Path, c.Setting = given, setting
 		return &c
 	}
 	return err

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -36,10 +37,13 @@ func pathProblem(file, path string, roots []string) string {
 		return ""
 	}
 	full := filepath.Join(filepath.Dir(file), path)
-	allowed := append([]string{filepath.Dir(file)}, roots...)
-	for _, root := range allowed {
+	var allowed, seen []string // each root once, as given: the pipeline's folder is often a root too
+	for _, root := range append([]string{filepath.Dir(file)}, roots...) {
 		if within(full, root) {
 			return ""
+		}
+		if abs, err := filepath.Abs(root); err != nil || !slices.Contains(seen, abs) {
+			allowed, seen = append(allowed, root), append(seen, abs)
 		}
 	}
 	return "path " + path + " climbs out of the allowed plugin folders with \"..\" (allowed: " + strings.Join(allowed, ", ") + ")"

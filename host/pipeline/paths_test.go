@@ -22,6 +22,7 @@ func TestPluginPaths(t *testing.T) {
 		{file: "/srv/jobs/q.yaml", path: "../lib/p.wasm", roots: []string{"/srv"}},
 		{file: "/srv/jobs/q.yaml", path: "../lib/p.wasm", roots: []string{"/srv/jobs"}, problem: "climbs out"},
 		{file: "/srv/jobs/q.yaml", path: "../lib/p.wasm", roots: []string{"/srv/j"}, problem: "climbs out"},
+		{file: "/srv/jobs/q.yaml", path: "../../p.wasm", roots: []string{"/srv/jobs/", "/srv/x", "/srv/jobs"}, problem: `with ".." (allowed: /srv/jobs, /srv/x)`}, // each once
 		{file: "q.yaml", path: "/usr/lib/p.wasm", problem: "is absolute: write it relative to the pipeline file"},
 		{file: "q.yaml", path: "/usr/lib/p.wasm", allowAbs: true},
 		{file: "q.yaml", path: "../../p.wasm", allowAbs: true},

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -17,21 +18,29 @@ import (
 type Error struct {
 	Path  string   // as given
 	Full  string   // made absolute
-	Roots []string // the allowed roots, absolute
+	Roots []string // the allowed roots, absolute, each once
 	Err   error    // set when os.Root refused the path (a symbolic link out)
+	// Setting names the setting that chooses the roots (data-roots for
+	// file sources and sinks), so the message says how to allow a path;
+	// "" names none. The caller that knows it sets it.
+	Setting string
 }
 
 func (e *Error) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("path %s escapes root %s: %v", e.Path, e.Roots[0], e.Err)
 	}
+	hint := ""
+	if e.Setting != "" {
+		hint = " (the " + e.Setting + " setting chooses the allowed roots besides the pipeline's folder)"
+	}
 	if len(e.Roots) == 0 {
-		return fmt.Sprintf("path %s: no root is allowed", e.Path)
+		return fmt.Sprintf("path %s: no root is allowed%s", e.Path, hint)
 	}
 	if len(e.Roots) == 1 {
-		return fmt.Sprintf("path %s resolves to %s, outside the allowed root %s", e.Path, e.Full, e.Roots[0])
+		return fmt.Sprintf("path %s resolves to %s, outside the allowed root %s%s", e.Path, e.Full, e.Roots[0], hint)
 	}
-	return fmt.Sprintf("path %s resolves to %s, outside the allowed roots %s", e.Path, e.Full, strings.Join(e.Roots, ", "))
+	return fmt.Sprintf("path %s resolves to %s, outside the allowed roots %s%s", e.Path, e.Full, strings.Join(e.Roots, ", "), hint)
 }
 
 // ErrOutside is what errors.Is finds in an *Error.
@@ -51,6 +60,9 @@ func Resolve(roots []string, path string) (root, rel string, err error) {
 		ar, err := filepath.Abs(r)
 		if err != nil {
 			continue
+		}
+		if slices.Contains(abs, ar) {
+			continue // the pipeline's folder is often the working directory too
 		}
 		abs = append(abs, ar)
 		rel, err := filepath.Rel(ar, full)

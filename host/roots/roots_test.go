@@ -18,6 +18,17 @@ func TestResolve(t *testing.T) {
 	if !errors.Is(err, ErrOutside) || !strings.Contains(err.Error(), "outside the allowed roots "+a+", "+b) {
 		t.Errorf("outside: %v", err)
 	}
+	// a root given twice (the pipeline's folder is the working directory)
+	// is listed once
+	_, _, err = Resolve([]string{a, a + "/", b, a}, filepath.Join(a, "..", "z"))
+	var re *Error
+	if !errors.As(err, &re) || len(re.Roots) != 2 || !strings.HasSuffix(err.Error(), "outside the allowed roots "+a+", "+b) {
+		t.Errorf("duplicate roots: %v", err)
+	}
+	re.Setting = "data-roots"
+	if want := "outside the allowed roots " + a + ", " + b + " (the data-roots setting chooses the allowed roots besides the pipeline's folder)"; !strings.HasSuffix(re.Error(), want) {
+		t.Errorf("with the setting: %v", re)
+	}
 	if _, _, err := Resolve([]string{a}, a+"-sibling/file"); !errors.Is(err, ErrOutside) {
 		t.Errorf("a sibling folder sharing the root's prefix: %v", err)
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -65,7 +63,7 @@ func Parse(file string, data []byte, opts ParseOptions) (*Pipeline, error) {
 	}
 	root, err := parseYAML(data)
 	if err != nil {
-		errs = append(errs, yamlError(file, err))
+		errs = append(errs, yamlError(file, data, err))
 		return nil, errs
 	}
 	if root == nil || len(root.Content) == 0 {
@@ -89,41 +87,44 @@ func Parse(file string, data []byte, opts ParseOptions) (*Pipeline, error) {
 	return p, nil
 }
 
-// parseYAML parses exactly one YAML document into a node tree.
+// parseYAML parses exactly one YAML document into a node tree. A second
+// document is reported as an *Error at its line.
 func parseYAML(data []byte) (root *yaml.Node, err error) {
-	defer func() {
-		// yaml promises not to panic on bad input; this holds the promise
-		// if a corner case breaks it, so a hostile file cannot crash a host.
-		if r := recover(); r != nil {
-			root, err = nil, fmt.Errorf("yaml: %v", r)
-		}
-	}()
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil
-		}
+	doc, dec, err := firstDocument(data)
+	if err != nil || doc == nil {
 		return nil, err
 	}
 	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+	if err := decode(dec, &extra); !errors.Is(err, io.EOF) {
 		if err != nil {
 			return nil, err
 		}
-		return nil, fmt.Errorf("yaml: line %d: a pipeline file holds one document; this is a second one", extra.Line)
+		return nil, &Error{Pos: Pos{extra.Line, 1}, Msg: "invalid YAML: a pipeline file holds one document; this is a second one"}
 	}
-	return &doc, nil
+	return doc, nil
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlError turns a YAML syntax error into an Error with its line.
-func yamlError(file string, err error) *Error {
-	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &Error{File: file, Pos: Pos{line, 1}, Msg: "invalid YAML: " + m[2]}
+// firstDocument decodes the first document of data: nil without one.
+func firstDocument(data []byte) (*yaml.Node, *yaml.Decoder, error) {
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	var doc yaml.Node
+	if err := decode(dec, &doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil, nil
+		}
+		return nil, nil, err
 	}
-	return &Error{File: file, Pos: Pos{1, 1}, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+	return &doc, dec, nil
+}
+
+// decode is dec.Decode(n), with a panic turned into an error: yaml
+// promises not to panic on bad input; this holds the promise if a corner
+// case breaks it, so a hostile file cannot crash a host.
+func decode(dec *yaml.Decoder, n *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: %v", r)
+		}
+	}()
+	return dec.Decode(n)
 }

@@ -16,7 +16,7 @@ func TestBadPipelineAnswers400WithLineAndColumn(t *testing.T) {
 		want       []server.Problem // Message: a part of it
 	}{
 		{"syntax", "version: 1\nname: x\noperators:\n  - id: a\n    source: {type: generator, preset: sequence\n",
-			[]server.Problem{{Line: 4, Col: 1, Message: "did not find expected ',' or '}'"}}},
+			[]server.Problem{{Line: 5, Col: 1, Message: "did not find expected ',' or '}'"}}},
 		{"unknown key", "version: 1\nname: x\noperators:\n  - id: a\n    sorce: {type: generator, preset: sequence}\n  - id: b\n    sink: {type: collect}\n",
 			[]server.Problem{{Line: 4, Col: 5, Message: "operator 'a' has no kind"}, {Line: 5, Col: 5, Message: `unknown key "sorce"`}}},
 		{"host connectors", "version: 1\nname: x\noperators:\n  - id: a\n    source: {type: file, path: /etc/passwd}\n  - id: b\n    sink: {type: print}\n",

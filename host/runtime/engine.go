@@ -146,7 +146,7 @@ func Start(ctx context.Context, job *plan.JobGraph, deps Deps) (*Execution, erro
 		return nil, err
 	}
 	e.started = time.Now()
-	log.Info("job started", "job", job.Name, "mode", string(job.Mode), "tasks", len(job.Tasks))
+	log.Info("job started", "job_name", job.Name, "mode", string(job.Mode), "tasks", len(job.Tasks))
 	for _, sts := range e.subtasks {
 		for _, st := range sts {
 			e.wg.Add(1)
@@ -180,6 +180,9 @@ func (e *Execution) finish(flushed chan struct{}) {
 	if e.drain != nil {
 		e.drain.Stop()
 	}
+	// Cancel (or the caller's context) ended it, not a failure: the
+	// cause of a teardown after a hung drain is that drain's error
+	canceled := e.ctx.Err() != nil && errors.Is(context.Cause(e.ctx), context.Canceled)
 	if e.err == nil && e.ctx.Err() != nil {
 		e.err = fmt.Errorf("job %q cancelled: %w", e.job.Name, context.Cause(e.ctx))
 	}
@@ -188,10 +191,15 @@ func (e *Execution) finish(flushed chan struct{}) {
 	e.cancel(context.Canceled)
 	<-flushed
 	e.result = e.Snapshot()
-	if e.err != nil {
-		e.log.Info("job failed", "job", e.job.Name, "error", e.err) // Wait returns it: the caller reports it
-	} else {
-		e.log.Info("job finished", "job", e.job.Name, "duration", e.result.Duration)
+	// Wait returns the error: the caller reports it. job_name, not job:
+	// a caller's logger may carry job (the server's is its job id).
+	switch {
+	case canceled:
+		e.log.Info("job cancelled", "job_name", e.job.Name, "duration", e.result.Duration)
+	case e.err != nil:
+		e.log.Info("job failed", "job_name", e.job.Name, "error", e.err)
+	default:
+		e.log.Info("job finished", "job_name", e.job.Name, "duration", e.result.Duration)
 	}
 	close(e.done)
 }

@@ -1,9 +1,11 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strings"
 	"testing"
@@ -307,4 +309,50 @@ operators:
 	if _, _, _, err := runYAML(t, strings.Replace(src, "parallelism: 2048", "parallelism: 64", 1), nil, Options{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestCancelledJobIsLoggedAsCancelled: a cancelled job's last line says
+// cancelled, not failed, and names the job as job_name, so a caller's
+// logger that carries job (the server's job id) keeps one value per key.
+func TestCancelledJobIsLoggedAsCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		log := slog.New(slog.NewTextHandler(&buf, nil)).With("job", "id-1")
+		conn := newFakeConnectors()
+		var e *Execution
+		batches := 0
+		conn.before["out"] = func(int) {
+			if batches++; batches == 3 {
+				e.Cancel()
+			}
+		}
+		src := `
+version: 1
+name: forever
+operators:
+  - id: src
+    source: { type: generator, preset: sequence }
+  - id: out
+    sink: { type: discard }
+`
+		e, err := Start(context.Background(), planYAML(t, src, nil), Deps{Plugins: newFakePlugins(), Connectors: conn, Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Wait(); !errors.Is(err, context.Canceled) {
+			t.Fatalf("error %v, want context.Canceled", err)
+		}
+		out := buf.String()
+		if !strings.Contains(out, `msg="job cancelled"`) || strings.Contains(out, "job failed") {
+			t.Errorf("a cancelled job's log:\n%s", out)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if strings.Count(line, " job=") != 1 || !strings.Contains(line, " job=id-1") {
+				t.Errorf("want job= once, the caller's: %s", line)
+			}
+		}
+		if !strings.Contains(out, "job_name=forever") {
+			t.Errorf("no job_name=forever:\n%s", out)
+		}
+	})
 }

@@ -45,7 +45,7 @@ func (s *Server) Submit(ctx context.Context, p Principal, src []byte) (JobStatus
 		return JobStatus{}, err
 	}
 	t.submitted.Add(1)
-	s.log.Info("job started", "job", j.ID, "tenant", j.Tenant, "name", j.Name, "slots", u.slots, "memory_pages", u.pages)
+	s.log.Info("job started", "job", j.ID, "tenant", j.Tenant, "job_name", j.Name, "slots", u.slots, "memory_pages", u.pages)
 	return j.status(), nil
 }
 

@@ -7,19 +7,23 @@ import (
 
 // JobStatus is what GET /v1/jobs/{id} shows.
 type JobStatus struct {
-	ID          string            `json:"id"`
-	Tenant      string            `json:"tenant"`
-	Name        string            `json:"name"`
-	Mode        string            `json:"mode"`
-	State       string            `json:"state"`
-	Submitted   time.Time         `json:"submitted"`
-	Ended       *time.Time        `json:"ended,omitempty"`
-	DurationMs  int64             `json:"duration_ms"`
-	Slots       int               `json:"slots"`
-	Instances   int               `json:"plugin_instances"`
-	MemoryPages int64             `json:"memory_pages"`
-	RecordsDone int64             `json:"records_done"`  // produced by the sources
-	RecordsAll  int64             `json:"records_total"` // the sources will produce; -1: unbounded
+	ID          string     `json:"id"`
+	Tenant      string     `json:"tenant"`
+	Name        string     `json:"name"`
+	Mode        string     `json:"mode"`
+	State       string     `json:"state"`
+	Submitted   time.Time  `json:"submitted"`
+	Ended       *time.Time `json:"ended,omitempty"`
+	DurationMs  int64      `json:"duration_ms"`
+	Slots       int        `json:"slots"`
+	Instances   int        `json:"plugin_instances"`
+	MemoryPages int64      `json:"memory_pages"`
+	RecordsDone int64      `json:"records_done"` // produced by the sources
+	// RecordsAll is what the sources will produce: -1 while it is not
+	// known, for an unbounded source, and for a bounded one until every
+	// source subtask has opened (the submit's answer, usually: a GET a
+	// moment later has the count).
+	RecordsAll  int64             `json:"records_total"`
 	Plugins     map[string]string `json:"plugins,omitempty"`
 	Error       string            `json:"error,omitempty"`
 	CancelCause string            `json:"cancel_cause,omitempty"`

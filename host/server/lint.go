@@ -34,7 +34,9 @@ type prepared struct {
 // Problems.
 func (s *Server) prepare(t *tenant, src []byte) (*prepared, error) {
 	marked, collects, errs := markCollect(src)
-	p, err := pipeline.Parse(PipelineFile, marked, pipeline.ParseOptions{})
+	// A plugin's path names an uploaded plugin, not a file: the CLI's
+	// checks of file paths do not apply (resolvePlugins says what to use).
+	p, err := pipeline.Parse(PipelineFile, marked, pipeline.ParseOptions{AllowAbsolutePaths: true})
 	if err != nil {
 		return nil, lintError(append(errs, withoutDiscardOptions(problemsOf(err), errs)...))
 	}
@@ -124,9 +126,13 @@ func (s *Server) resolvePlugins(t *tenant, p *pipeline.Pipeline, errs *pipeline.
 			if len(known) > 0 {
 				list = "uploaded: " + strings.Join(known, ", ")
 			}
+			what := "names no plugin of tenant " + t.cfg.Name
+			if strings.ContainsAny(pl.Path, `/\`) || strings.HasSuffix(pl.Path, ".wasm") {
+				what = "is a file path: this server loads no files, only the plugins tenant " + t.cfg.Name + " uploaded"
+			}
 			*errs = append(*errs, &pipeline.Error{File: PipelineFile, Pos: pl.Pos, Msg: fmt.Sprintf(
-				"plugin %s: path %q names no plugin of tenant %s (give an uploaded plugin's name or its sha256:<hex> digest; %s)",
-				name, pl.Path, t.cfg.Name, list)})
+				"plugin %s: path %q %s (give an uploaded plugin's name or its sha256:<hex> digest; %s)",
+				name, pl.Path, what, list)})
 			continue
 		}
 		out[name] = sp

@@ -189,10 +189,20 @@ func (sp *storedPlugin) view(tenant string) PluginInfo {
 	return pi
 }
 
+// digestRef returns ref as a stored digest ("sha256:" and lower-case
+// hex) when it is one, in any case (SHA256:<HEX> too).
+func digestRef(ref string) (string, bool) {
+	const prefix = "sha256:"
+	if len(ref) < len(prefix) || !strings.EqualFold(ref[:len(prefix)], prefix) {
+		return "", false
+	}
+	return prefix + strings.ToLower(ref[len(prefix):]), true
+}
+
 // lookupLocked finds a tenant's plugin by name or by "sha256:<hex>".
 func (t *tenant) lookupLocked(ref string) *storedPlugin {
-	if strings.HasPrefix(ref, "sha256:") {
-		return t.plugins[strings.ToLower(ref)]
+	if d, ok := digestRef(ref); ok {
+		return t.plugins[d]
 	}
 	if d, ok := t.byName[ref]; ok {
 		return t.plugins[d]
@@ -267,7 +277,7 @@ func (s *Server) findPluginLocked(p Principal, ref string) (*tenant, *storedPlug
 	}
 	for _, name := range s.names {
 		t := s.tenants[name]
-		if strings.HasPrefix(ref, "sha256:") {
+		if _, ok := digestRef(ref); ok {
 			if sp := t.lookupLocked(ref); sp != nil {
 				return t, sp
 			}

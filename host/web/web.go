@@ -11,7 +11,8 @@
 //	GET    /v1/plugins             list; GET|DELETE /v1/plugins/{name or sha256:hex}
 //	POST   /v1/jobs                submit (body: pipeline YAML); 201, 400 lint, 403 quota, 422 a plugin used
 //	                               as another kind, 503 no host room now (Retry-After) or shutting down
-//	GET    /v1/jobs                list; GET /v1/jobs/{id} status
+//	GET    /v1/jobs                list; GET /v1/jobs/{id} status (records_total -1: unbounded, or
+//	                               not known yet: the sources had not opened, as at submit)
 //	GET    /v1/jobs/{id}/plan      the plan (host plan --format json)
 //	GET    /v1/jobs/{id}/metrics   tasks, operators, subtasks, hot keys, plugin calls
 //	GET    /v1/jobs/{id}/exceptions

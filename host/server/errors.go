@@ -19,6 +19,7 @@ const (
 	Conflict                  // 409: not possible in the current state
 	Unprocessable             // 422: the plugin fails the ABI checks
 	Unavailable               // 503: the server is shutting down
+	TooLarge                  // 413: the pipeline is larger than the server takes
 )
 
 // Problem is one lint problem of a pipeline, at a line and column.

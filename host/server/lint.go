@@ -36,7 +36,8 @@ func (s *Server) prepare(t *tenant, src []byte) (*prepared, error) {
 	marked, collects, errs := markCollect(src)
 	// A plugin's path names an uploaded plugin, not a file: the CLI's
 	// checks of file paths do not apply (resolvePlugins says what to use).
-	p, err := pipeline.Parse(PipelineFile, marked, pipeline.ParseOptions{AllowAbsolutePaths: true})
+	p, err := pipeline.Parse(PipelineFile, marked, pipeline.ParseOptions{AllowAbsolutePaths: true,
+		MaxBytes: s.cfg.Server.MaxPipelineBytes})
 	if err != nil {
 		return nil, lintError(append(errs, withoutDiscardOptions(problemsOf(err), errs)...))
 	}

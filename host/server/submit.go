@@ -14,14 +14,18 @@ import (
 )
 
 // Submit lints, plans and admits a tenant's pipeline, then starts it. A
-// pipeline with problems is Invalid with every problem at its line and
-// column; a job over a quota is QuotaExceeded with the numbers. The job
+// pipeline larger than the max-pipeline-bytes setting is TooLarge; one
+// with problems is Invalid with every problem at its line and column; a
+// job over a quota is QuotaExceeded with the numbers. The job
 // runs on its own plugin host with the tenant's limits until it ends or
 // is cancelled; ctx only bounds the submission (compiling plugins).
 func (s *Server) Submit(ctx context.Context, p Principal, src []byte) (JobStatus, error) {
 	t, err := s.tenantOf(p, "submit jobs")
 	if err != nil {
 		return JobStatus{}, err
+	}
+	if limit := s.cfg.Server.MaxPipelineBytes; len(src) > limit {
+		return JobStatus{}, errorf(TooLarge, "pipeline", "the pipeline is %d bytes, the limit is %d (server setting max-pipeline-bytes)", len(src), limit)
 	}
 	pr, err := s.prepare(t, src)
 	if err != nil {

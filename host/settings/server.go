@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/sluicehq/sluice/host/pipeline"
 )
 
 // Server holds the settings of `host serve`, flat like Settings: listen,
@@ -19,15 +21,20 @@ type Server struct {
 	Listen string `mapstructure:"listen"` // address of the HTTP API and dashboard
 	// TenantsFile is a YAML file holding `tenants:` (and optionally
 	// admin-token-sha256); relative to the host config file's folder.
-	TenantsFile      string        `mapstructure:"tenants-file"`
-	AdminTokenSHA256 string        `mapstructure:"admin-token-sha256"` // hex SHA-256 of the admin token; "" : no admin
-	MaxRequestBytes  int64         `mapstructure:"max-request-bytes"`  // largest request body (plugin upload, pipeline)
-	RateLimit        float64       `mapstructure:"rate-limit"`         // requests per second per tenant (token bucket)
-	RateBurst        int           `mapstructure:"rate-burst"`         // bucket size
-	DrainTimeout     time.Duration `mapstructure:"drain-timeout"`      // how long shutdown lets running jobs end by themselves
-	OutputRecords    int           `mapstructure:"output-records"`     // records a collect sink keeps per job
-	OutputBytes      int           `mapstructure:"output-bytes"`       // bytes a collect sink keeps per job
-	JobHistory       int           `mapstructure:"job-history"`        // ended jobs kept per tenant
+	TenantsFile      string `mapstructure:"tenants-file"`
+	AdminTokenSHA256 string `mapstructure:"admin-token-sha256"` // hex SHA-256 of the admin token; "" : no admin
+	MaxRequestBytes  int64  `mapstructure:"max-request-bytes"`  // largest request body but a pipeline's: a plugin upload
+	// MaxPipelineBytes is the largest pipeline a tenant may submit, at
+	// most the parser's own limit (pipeline.DefaultMaxBytes). Parsing
+	// costs about 30 times the file in memory, so the server's default is
+	// a quarter of the parser's.
+	MaxPipelineBytes int           `mapstructure:"max-pipeline-bytes"`
+	RateLimit        float64       `mapstructure:"rate-limit"`     // requests per second per tenant (token bucket)
+	RateBurst        int           `mapstructure:"rate-burst"`     // bucket size
+	DrainTimeout     time.Duration `mapstructure:"drain-timeout"`  // how long shutdown lets running jobs end by themselves
+	OutputRecords    int           `mapstructure:"output-records"` // records a collect sink keeps per job
+	OutputBytes      int           `mapstructure:"output-bytes"`   // bytes a collect sink keeps per job
+	JobHistory       int           `mapstructure:"job-history"`    // ended jobs kept per tenant
 
 	// Tenants are the tenants the server admits, from the file or the
 	// tenants-file. Never set from the environment or a flag.
@@ -55,20 +62,21 @@ type Tenant struct {
 }
 
 // ServerKeys lists the server's setting keys (tenants aside).
-var ServerKeys = []string{"listen", "tenants-file", "admin-token-sha256", "max-request-bytes", "rate-limit",
+var ServerKeys = []string{"listen", "tenants-file", "admin-token-sha256", "max-request-bytes", "max-pipeline-bytes", "rate-limit",
 	"rate-burst", "drain-timeout", "output-records", "output-bytes", "job-history"}
 
 // DefaultServer returns the server settings used when nothing else is said.
 func DefaultServer() Server {
 	return Server{
-		Listen:          "127.0.0.1:8080",
-		MaxRequestBytes: 16 << 20,
-		RateLimit:       20,
-		RateBurst:       40,
-		DrainTimeout:    10 * time.Second,
-		OutputRecords:   1000,
-		OutputBytes:     1 << 20,
-		JobHistory:      50,
+		Listen:           "127.0.0.1:8080",
+		MaxRequestBytes:  16 << 20,
+		MaxPipelineBytes: 1 << 20,
+		RateLimit:        20,
+		RateBurst:        40,
+		DrainTimeout:     10 * time.Second,
+		OutputRecords:    1000,
+		OutputBytes:      1 << 20,
+		JobHistory:       50,
 	}
 }
 
@@ -82,6 +90,7 @@ func setServerDefaults(v *viper.Viper, s Server) {
 	v.SetDefault("tenants-file", s.TenantsFile)
 	v.SetDefault("admin-token-sha256", s.AdminTokenSHA256)
 	v.SetDefault("max-request-bytes", s.MaxRequestBytes)
+	v.SetDefault("max-pipeline-bytes", s.MaxPipelineBytes)
 	v.SetDefault("rate-limit", s.RateLimit)
 	v.SetDefault("rate-burst", s.RateBurst)
 	v.SetDefault("drain-timeout", s.DrainTimeout)
@@ -168,6 +177,8 @@ func (s Server) Validate() error {
 	check(s.AdminTokenSHA256 == "" || isSHA256Hex(s.AdminTokenSHA256), "admin-token-sha256",
 		"must be 64 hex digits (the SHA-256 of the token; `host serve token` makes one)")
 	check(s.MaxRequestBytes >= 1024, "max-request-bytes", "must be at least 1024, got %d", s.MaxRequestBytes)
+	check(s.MaxPipelineBytes >= 1024 && s.MaxPipelineBytes <= pipeline.DefaultMaxBytes, "max-pipeline-bytes",
+		"must be from 1024 to %d (the pipeline parser's limit), got %d", pipeline.DefaultMaxBytes, s.MaxPipelineBytes)
 	check(s.RateLimit > 0, "rate-limit", "must be positive (requests per second per tenant), got %g", s.RateLimit)
 	check(s.RateBurst >= 1, "rate-burst", "must be at least 1, got %d", s.RateBurst)
 	check(s.DrainTimeout >= 0, "drain-timeout", "must not be negative, got %s", s.DrainTimeout)

@@ -44,9 +44,12 @@ tenants:
 	if err := flags.Parse([]string{"--listen=127.0.0.1:9100"}); err != nil {
 		t.Fatal(err)
 	}
-	hs, ss, err := LoadServer(file, []string{"SLUICE_RATE_LIMIT=7", "SLUICE_DRAIN_TIMEOUT=3s"}, flags)
+	hs, ss, err := LoadServer(file, []string{"SLUICE_RATE_LIMIT=7", "SLUICE_DRAIN_TIMEOUT=3s", "SLUICE_MAX_PIPELINE_BYTES=65536"}, flags)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if ss.MaxPipelineBytes != 65536 || ss.MaxRequestBytes != DefaultServer().MaxRequestBytes {
+		t.Errorf("max-pipeline-bytes %d, max-request-bytes %d: want the environment's and the default", ss.MaxPipelineBytes, ss.MaxRequestBytes)
 	}
 	if ss.Listen != "127.0.0.1:9100" || ss.RateLimit != 7 || ss.DrainTimeout != 3*time.Second || ss.RateBurst != DefaultServer().RateBurst {
 		t.Errorf("server settings %+v: want the flag's listen, the environment's rate and drain, the default burst", ss)
@@ -105,6 +108,8 @@ func TestLoadServerRefusesBadTenants(t *testing.T) {
 			"memory-pages 10 is less than one instance (instance-pages 20)"},
 		"unknown server key": {"listn: x\n", `unknown setting "listn"`},
 		"bad rate":           {"rate-limit: 0\n", "setting rate-limit: must be positive"},
+		"pipeline over the parser's limit": {"max-pipeline-bytes: 8388608\n",
+			"setting max-pipeline-bytes: must be from 1024 to 4194304 (the pipeline parser's limit), got 8388608"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

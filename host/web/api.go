@@ -34,7 +34,7 @@ func (h *Handler) uploadPlugin(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "query parameter name", "name the plugin: POST /v1/plugins?name=NAME with the .wasm module as the body")
 		return
 	}
-	bin, ok := readBody(w, r, h.cfg.MaxRequestBytes)
+	bin, ok := readBody(w, r, h.cfg.MaxRequestBytes, "max-request-bytes")
 	if !ok {
 		return
 	}
@@ -74,7 +74,7 @@ func (h *Handler) deletePlugin(w http.ResponseWriter, r *http.Request) {
 
 // submitJob: POST /v1/jobs with the pipeline YAML as the body.
 func (h *Handler) submitJob(w http.ResponseWriter, r *http.Request) {
-	src, ok := readBody(w, r, h.cfg.MaxRequestBytes)
+	src, ok := readBody(w, r, int64(h.cfg.MaxPipelineBytes), "max-pipeline-bytes")
 	if !ok {
 		return
 	}

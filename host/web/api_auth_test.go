@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/host/server"
 )
 
 func TestAuthenticationRequired(t *testing.T) {
@@ -97,15 +100,18 @@ func TestUnknownJobAndEndpoint(t *testing.T) {
 
 func TestOversizedBody(t *testing.T) {
 	hs, ss := testSettings(t)
-	ss.MaxRequestBytes = 4096
+	ss.MaxRequestBytes, ss.MaxPipelineBytes = 4096, 2048
 	a := startAPI(t, hs, ss, nil)
 	big := []byte("# " + strings.Repeat("x", 8000) + "\n")
-	for _, path := range []string{"/v1/jobs", "/v1/plugins?name=big"} {
-		r := a.do(tokenA, "POST", path, big)
+	for _, c := range []struct{ path, limit, setting string }{
+		{"/v1/jobs", "limit is 2048", "max-pipeline-bytes"},
+		{"/v1/plugins?name=big", "limit is 4096", "max-request-bytes"},
+	} {
+		r := a.do(tokenA, "POST", c.path, big)
 		if r.code != http.StatusRequestEntityTooLarge {
-			t.Fatalf("POST %s with %d bytes: %d, want 413: %s", path, len(big), r.code, r)
+			t.Fatalf("POST %s with %d bytes: %d, want 413: %s", c.path, len(big), r.code, r)
 		}
-		mustContain(t, "413 body", r.errorJSON(t).Error, "8003 bytes", "limit is 4096", "max-request-bytes")
+		mustContain(t, "413 body", r.errorJSON(t).Error, "8003 bytes", c.limit, c.setting)
 	}
 	// no Content-Length (chunked): refused once the limit is passed
 	req, _ := http.NewRequest("POST", a.http.URL+"/v1/jobs", strings.NewReader(string(big)))
@@ -243,4 +249,28 @@ func TestBodyShapesOfCurlMistakes(t *testing.T) {
 	}
 	mustContain(t, "flattened pipeline", r.errorJSON(t).Error, "no line breaks", "curl -d drops them", "--data-binary")
 	a.ok(tokenA, "POST", "/v1/jobs", []byte(job), http.StatusCreated, nil)
+}
+
+// TestPipelineOverItsLimitIs413: a pipeline within max-request-bytes but
+// over max-pipeline-bytes (which the parser's own limit bounds) is a 413
+// naming the limit and the setting, not a lint problem at 0:0; from the Go
+// API too.
+func TestPipelineOverItsLimitIs413(t *testing.T) {
+	hs, ss := testSettings(t)
+	a := startAPI(t, hs, ss, nil)
+	limit := ss.MaxPipelineBytes
+	if int64(limit) >= ss.MaxRequestBytes {
+		t.Fatalf("max-pipeline-bytes %d, max-request-bytes %d: want the pipeline's limit below", limit, ss.MaxRequestBytes)
+	}
+	big := []byte("version: 1\n# " + strings.Repeat("x", limit) + "\n")
+	r := a.do(tokenA, "POST", "/v1/jobs", big)
+	if r.code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a pipeline of %d bytes: %d, want 413: %s", len(big), r.code, r)
+	}
+	mustContain(t, "413 body", r.errorJSON(t).Error, fmt.Sprintf("limit is %d", limit), "max-pipeline-bytes")
+	_, err := a.srv.Submit(t.Context(), server.Principal{Tenant: "a"}, big)
+	if server.CodeOf(err) != server.TooLarge {
+		t.Fatalf("Submit of %d bytes: %v, want TooLarge", len(big), err)
+	}
+	mustContain(t, "Submit's error", err.Error(), fmt.Sprintf("%d bytes, the limit is %d", len(big), limit), "max-pipeline-bytes")
 }

@@ -61,10 +61,11 @@ func adminOnly(next http.Handler) http.Handler {
 	})
 }
 
-// readBody reads a request body of at most limit bytes. A larger body is
-// refused (413) before it is read when its length is declared, and as soon
-// as the limit is passed otherwise.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
+// readBody reads a request body of at most limit bytes, the server
+// setting named setting. A larger body is refused (413) before it is read
+// when its length is declared, and as soon as the limit is passed
+// otherwise.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, setting string) ([]byte, bool) {
 	// A form (curl -F) wraps the file in boundaries and part headers: read
 	// as YAML or wasm they gave a riddle ("mapping values are not allowed",
 	// "starts with --------"). Say what to send instead.
@@ -75,7 +76,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool
 	}
 	if r.ContentLength > limit {
 		writeError(w, http.StatusRequestEntityTooLarge, "request body",
-			"the body is %d bytes, the limit is %d (server setting max-request-bytes)", r.ContentLength, limit)
+			"the body is %d bytes, the limit is %d (server setting %s)", r.ContentLength, limit, setting)
 		return nil, false
 	}
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
@@ -83,7 +84,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool
 	switch {
 	case errors.As(err, &tooBig):
 		writeError(w, http.StatusRequestEntityTooLarge, "request body",
-			"the body is larger than the limit of %d bytes (server setting max-request-bytes)", limit)
+			"the body is larger than the limit of %d bytes (server setting %s)", limit, setting)
 		return nil, false
 	case err != nil:
 		writeError(w, http.StatusBadRequest, "request body", "reading the body: %v", err)

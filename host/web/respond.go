@@ -42,6 +42,7 @@ var statusOf = map[server.Code]int{
 	server.Conflict:      http.StatusConflict,
 	server.Unprocessable: http.StatusUnprocessableEntity,
 	server.Unavailable:   http.StatusServiceUnavailable,
+	server.TooLarge:      http.StatusRequestEntityTooLarge,
 }
 
 // writeServerError writes err as the JSON error body with its status.

@@ -9,8 +9,9 @@
 //	POST   /v1/plugins?name=N      upload a module (body: the .wasm); 201, 200 if stored already under N,
 //	                               409 if stored under another name, 422 if refused
 //	GET    /v1/plugins             list; GET|DELETE /v1/plugins/{name or sha256:hex}
-//	POST   /v1/jobs                submit (body: pipeline YAML); 201, 400 lint, 403 quota, 422 a plugin used
-//	                               as another kind, 503 no host room now (Retry-After) or shutting down
+//	POST   /v1/jobs                submit (body: pipeline YAML); 201, 400 lint, 403 quota, 413 larger than
+//	                               max-pipeline-bytes, 422 a plugin used as another kind, 503 no host room
+//	                               now (Retry-After) or shutting down
 //	GET    /v1/jobs                list; GET /v1/jobs/{id} status (records_total -1: unbounded, or
 //	                               not known yet: the sources had not opened, as at submit)
 //	GET    /v1/jobs/{id}/plan      the plan (host plan --format json)
@@ -22,8 +23,9 @@
 //	GET    /healthz, /readyz, /metrics (admin), /ui/ (dashboard)
 //
 // A known path asked with another method is a 405 with Allow; an unknown
-// one a 404. A body is the file itself: a larger one than max-request-bytes
-// is a 413, a multipart form (curl -F) a 415.
+// one a 404. A body is the file itself: a pipeline larger than
+// max-pipeline-bytes or a plugin larger than max-request-bytes is a 413, a
+// multipart form (curl -F) a 415.
 //
 // Every /v1 request and /metrics need "Authorization: Bearer <token>";
 // /metrics needs the admin's. /healthz, /readyz and the dashboard's static

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -53,6 +54,45 @@ func (s *Server) prepare(t *tenant, src []byte) (*prepared, error) {
 		return nil, lintError(problemsOf(err))
 	}
 	return &prepared{pipeline: p, graph: g, plugins: plugins, collects: len(collects)}, nil
+}
+
+// prepareBounded is prepare holding a parse token of t (one pipeline of
+// a tenant at a time) and one of the server (Config.Parses at once): a
+// pipeline's YAML tree costs about 30 times its bytes however the parse
+// ends, so a burst of large submissions would otherwise take that many
+// times the memory at once. A submission waiting for its turn gives up
+// when ctx ends (the client went away).
+func (s *Server) prepareBounded(ctx context.Context, t *tenant, src []byte) (*prepared, error) {
+	release, err := acquire(ctx, t.parse, "one of tenant "+t.cfg.Name+"'s pipelines")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	release, err = acquire(ctx, s.parses, "other pipelines")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if s.parsing != nil {
+		s.parsing(t.cfg.Name)
+	}
+	return s.prepare(t, src)
+}
+
+// acquire takes a token of sem, waiting until one is free or ctx ends.
+func acquire(ctx context.Context, sem chan struct{}, whose string) (func(), error) {
+	refuse := func() (func(), error) {
+		return nil, errorf(Unavailable, "server", "gave up waiting while the server parsed %s: %v", whose, context.Cause(ctx))
+	}
+	if ctx.Err() != nil {
+		return refuse()
+	}
+	select {
+	case sem <- struct{}{}:
+		return func() { <-sem }, nil
+	case <-ctx.Done():
+		return refuse()
+	}
 }
 
 // maxOperators and maxSubtasks bound what a submitted pipeline may ask to

@@ -36,7 +36,14 @@ type Config struct {
 	// the per-second rates (busy, idle, back-pressured ms per second);
 	// 0 is one second.
 	SampleEvery time.Duration
+	// Parses bounds the pipelines parsed at once over the server (each
+	// tenant parses one at a time besides): parsing a pipeline costs about
+	// 30 times its size in memory, however it ends. 0 is DefaultParses.
+	Parses int
 }
+
+// DefaultParses is how many pipelines a server parses at once by default.
+const DefaultParses = 2
 
 // Server runs many tenants' jobs in one process. Its methods are safe for
 // concurrent use.
@@ -47,6 +54,8 @@ type Server struct {
 	tenants map[string]*tenant
 	names   []string // tenant names, sorted
 	limit   *limiter
+	parses  chan struct{}       // a token per pipeline being parsed, at most Config.Parses
+	parsing func(tenant string) // a test's hook, called while a parse holds its tokens
 
 	ctx    context.Context // parent of every job; cancelled by Shutdown
 	cancel context.CancelFunc
@@ -64,8 +73,9 @@ type tenant struct {
 	plugins map[string]*storedPlugin // by digest
 	byName  map[string]string        // name -> digest
 	running map[string]*Job
-	ended   []*Job // oldest first, at most Server.JobHistory
-	jobs    int    // admitted and not ended: running, or starting (compiling plugins)
+	ended   []*Job        // oldest first, at most Server.JobHistory
+	jobs    int           // admitted and not ended: running, or starting (compiling plugins)
+	parse   chan struct{} // holds a token while one of the tenant's pipelines is parsed
 	slots   int
 	pages   int64
 
@@ -90,12 +100,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.SampleEvery <= 0 {
 		cfg.SampleEvery = time.Second
 	}
+	if cfg.Parses <= 0 {
+		cfg.Parses = DefaultParses
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, log: log, tenants: map[string]*tenant{}, jobs: map[string]*Job{},
-		limit: newLimiter(cfg.Server.RateLimit, cfg.Server.RateBurst, cfg.Now)}
+		limit: newLimiter(cfg.Server.RateLimit, cfg.Server.RateBurst, cfg.Now), parses: make(chan struct{}, cfg.Parses)}
 	if h := cfg.Server.AdminTokenSHA256; h != "" {
 		sum, _ := decodeHash(h)
 		s.creds = append(s.creds, credential{hash: sum, who: Principal{Admin: true}})
@@ -112,7 +125,8 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("tenant %s: token-sha256 is not 64 hex digits", t.Name)
 		}
 		s.creds = append(s.creds, credential{hash: sum, who: Principal{Tenant: t.Name}})
-		s.tenants[t.Name] = &tenant{cfg: t, plugins: map[string]*storedPlugin{}, byName: map[string]string{}, running: map[string]*Job{}}
+		s.tenants[t.Name] = &tenant{cfg: t, plugins: map[string]*storedPlugin{}, byName: map[string]string{}, running: map[string]*Job{},
+			parse: make(chan struct{}, 1)}
 		s.names = append(s.names, t.Name)
 	}
 	sort.Strings(s.names)

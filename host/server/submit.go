@@ -27,7 +27,7 @@ func (s *Server) Submit(ctx context.Context, p Principal, src []byte) (JobStatus
 	if limit := s.cfg.Server.MaxPipelineBytes; len(src) > limit {
 		return JobStatus{}, errorf(TooLarge, "pipeline", "the pipeline is %d bytes, the limit is %d (server setting max-pipeline-bytes)", len(src), limit)
 	}
-	pr, err := s.prepare(t, src)
+	pr, err := s.prepareBounded(ctx, t, src)
 	if err != nil {
 		return JobStatus{}, err
 	}

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestParsesAreBounded: pipelines are parsed at most Config.Parses at a
+// time over the server and one at a time per tenant, so a tenant's burst
+// of large pipelines cannot take the server's memory; a submission
+// waiting for its turn gives up when its context ends, with a 503's code.
+func TestParsesAreBounded(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Parses = 2
+	s := newTestServer(t, cfg)
+	entered := make(chan string, 10)
+	proceed := make(chan struct{})
+	s.parsing = func(tenant string) {
+		entered <- tenant
+		<-proceed
+	}
+	type result struct {
+		who string
+		err error
+	}
+	results := make(chan result, 10)
+	submit := func(ctx context.Context, p Principal) {
+		go func() {
+			_, err := s.Submit(ctx, p, []byte(sumPipeline))
+			results <- result{p.Tenant, err}
+		}()
+	}
+	// a's first parse holds a's token and one of the server's two
+	submit(t.Context(), tenantA)
+	if who := <-entered; who != "a" {
+		t.Fatalf("%s entered, want a", who)
+	}
+	// a's second waits for a's token although the server has room;
+	// cancelled while waiting, it gives up without parsing
+	ctx, cancel := context.WithCancel(t.Context())
+	submit(ctx, tenantA)
+	// b takes the server's second token
+	submit(t.Context(), tenantB)
+	if who := <-entered; who != "b" {
+		t.Fatalf("%s entered, want b (a parses one pipeline at a time)", who)
+	}
+	// the server's two tokens are taken: a third tenant would wait
+	select {
+	case s.parses <- struct{}{}:
+		t.Fatal("a third parse token was free while a and b parsed")
+	default:
+	}
+	cancel()
+	r := <-results
+	if r.who != "a" || CodeOf(r.err) != Unavailable || !strings.Contains(r.err.Error(), "gave up waiting while the server parsed one of tenant a's pipelines") {
+		t.Fatalf("the cancelled submission of %s: %v, want Unavailable naming tenant a's parse", r.who, r.err)
+	}
+	select {
+	case who := <-entered:
+		t.Fatalf("%s parsed a third pipeline while two were held", who)
+	default:
+	}
+	close(proceed)
+	for range 2 {
+		if r := <-results; r.err != nil {
+			t.Errorf("%s: %v", r.who, r.err)
+		}
+	}
+	if len(s.parses) != 0 || len(s.tenants["a"].parse) != 0 || len(s.tenants["b"].parse) != 0 {
+		t.Errorf("tokens still held: server %d, a %d, b %d", len(s.parses), len(s.tenants["a"].parse), len(s.tenants["b"].parse))
+	}
+}

@@ -24,8 +24,9 @@ const (
 // maxExceptions bounds the exception history of a job.
 const maxExceptions = 100
 
-// Job is one submitted job. The fields set at submission never change;
-// the rest is guarded by mu.
+// Job is one submitted job. The fields set at submission never change,
+// but for exec and host, which the job drops when it ends (mu guards
+// them then); the rest is guarded by mu.
 type Job struct {
 	ID        string
 	Tenant    string
@@ -36,12 +37,15 @@ type Job struct {
 	planJSON  []byte
 	plugins   map[string]string // pipeline name -> digest
 	need      usage
-	exec      *runtime.Execution
+	// exec is the running job: through its plugin set it holds every
+	// compiled module and instance. Nil once ended (final holds the
+	// metrics), so that an ended job in the history keeps no module.
+	exec *runtime.Execution
 	// stop cancels the job's context, which bounds its plugin calls: a
 	// cancel interrupts a call in progress instead of waiting out its
 	// call-timeout (the calls ran under the server's context)
 	stop  context.CancelFunc
-	host  *plugin.Host // nil when the job has no plugin
+	host  *plugin.Host // nil when the job has no plugin, and once it ended
 	meter *meter
 	out   *tail
 	done  chan struct{} // closed once ended, host closed and quota released
@@ -116,8 +120,11 @@ func (j *Job) cancel(why string) {
 	if j.state == Running {
 		j.state, j.cancelWhy = Canceling, why
 	}
+	exec := j.exec
 	j.mu.Unlock()
-	j.exec.Cancel()
+	if exec != nil {
+		exec.Cancel()
+	}
 	if j.stop != nil {
 		j.stop()
 	}
@@ -169,12 +176,12 @@ func (j *Job) finish(res *runtime.Result, err error) {
 // final ones after.
 func (j *Job) snapshot() (*runtime.Result, [][]rate, time.Duration) {
 	j.mu.Lock()
-	final, rates, window := j.final, j.rates, j.window
+	final, rates, window, exec := j.final, j.rates, j.window, j.exec
 	j.mu.Unlock()
 	if final != nil {
 		return final, averageRates(j.graph, final), final.Duration
 	}
-	return j.exec.Snapshot(), rates, window
+	return exec.Snapshot(), rates, window
 }
 
 // sample computes the rates of every task subtask over the window
@@ -213,23 +220,25 @@ func averageRates(g *plan.JobGraph, res *runtime.Result) [][]rate {
 }
 
 // watch samples the job every SampleEvery until it ends, then records the
-// end, closes the plugin host (every instance) and releases the quota.
+// end, closes the plugin host (every instance), drops the execution and
+// the host (the modules with them) and releases the quota.
 func (s *Server) watch(j *Job) {
 	defer s.wg.Done()
 	t := time.NewTicker(s.cfg.SampleEvery)
 	defer t.Stop()
-	prev := j.exec.Snapshot()
+	exec := j.exec
+	prev := exec.Snapshot()
 	for {
 		select {
 		case <-t.C:
-			cur := j.exec.Snapshot()
+			cur := exec.Snapshot()
 			r := sample(j.graph, prev, cur)
 			j.mu.Lock()
 			j.rates, j.window = r, cur.Duration-prev.Duration
 			j.mu.Unlock()
 			prev = cur
-		case <-j.exec.Done():
-			res, err := j.exec.Wait()
+		case <-exec.Done():
+			res, err := exec.Wait()
 			j.finish(res, err)
 			if j.stop != nil {
 				j.stop()
@@ -237,6 +246,9 @@ func (s *Server) watch(j *Job) {
 			if cerr := j.closeHost(); cerr != nil {
 				s.log.Warn("closing a job's plugin host", "job", j.ID, "error", cerr)
 			}
+			j.mu.Lock()
+			j.exec, j.host = nil, nil
+			j.mu.Unlock()
 			s.release(j)
 			s.log.Info("job ended", "job", j.ID, "tenant", j.Tenant, "state", j.status().State, "error", err)
 			close(j.done)

@@ -33,11 +33,11 @@ func (j *Job) status() JobStatus {
 	j.mu.Lock()
 	st := JobStatus{ID: j.ID, Tenant: j.Tenant, Name: j.Name, Mode: j.Mode, State: j.state, Submitted: j.Submitted,
 		Slots: j.need.slots, Instances: j.need.instances, MemoryPages: j.need.pages, Plugins: j.plugins, CancelCause: j.cancelWhy}
-	final, err, ended := j.final, j.err, j.endedAt
+	final, err, ended, exec := j.final, j.err, j.endedAt, j.exec
 	j.mu.Unlock()
 	res := final
 	if res == nil {
-		res = j.exec.Snapshot()
+		res = exec.Snapshot()
 	}
 	st.DurationMs = res.Duration.Milliseconds()
 	st.RecordsDone, st.RecordsAll = res.Done, res.Total

@@ -31,6 +31,10 @@ type Config struct {
 	// its budgets: fuel, not time, still decides where a runaway stops.
 	// 0: no cap.
 	FuelRate int64
+	// FuelPacer, when set, is the cap instead of FuelRate: a rate shared
+	// with every other Host given the same FuelPacer (a tenant's jobs, each
+	// on its own Host), so that they spend it together.
+	FuelPacer *FuelPacer
 	// Interruption is how runaway calls are stopped: "fuel" (default:
 	// metered modules, a deterministic budget), "deadline" (wazero's
 	// close-on-context-done, much slower on loop-heavy guests) or "none"

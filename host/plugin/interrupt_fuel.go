@@ -73,7 +73,7 @@ type fuelInterrupter struct {
 	slice    int64
 	cacheDir string        // metered modules by the sha256 of the original; "" keeps none
 	from     string        // what the budget was derived from, for messages
-	pace     *pacer        // the Host's FuelRate; nil: none
+	pace     *pacer        // the Host's FuelRate or shared FuelPacer; nil: none
 	yielding time.Duration // the most a call sleeps giving way
 	starts   atomic.Int64
 }
@@ -108,7 +108,10 @@ func newFuelInterrupter(cfg Config) *fuelInterrupter {
 	if cfg.CacheDir != "" {
 		f.cacheDir = filepath.Join(cfg.CacheDir, fuelCacheVersion)
 	}
-	if cfg.FuelRate > 0 {
+	switch {
+	case cfg.FuelPacer != nil:
+		f.pace = cfg.FuelPacer.p
+	case cfg.FuelRate > 0:
 		f.pace = newPacer(cfg.FuelRate)
 	}
 	f.yielding = giveWayShare * f.deadline

@@ -280,3 +280,49 @@ func TestRefuelStopsACanceledCall(t *testing.T) {
 		t.Errorf("poisoned %v, cause %v", pe.Poisoned, pe.Cause)
 	}
 }
+
+// TestFuelPacerIsSharedByItsHosts: Hosts given the same FuelPacer spend
+// one rate together (a tenant's jobs, each on its own Host): after a
+// runaway on one used the rate up to the burst, short calls on the other
+// wait for it, where a Host of its own would have run them at once.
+func TestFuelPacerIsSharedByItsHosts(t *testing.T) {
+	const rate = 4 * FuelSlice
+	for _, shared := range []bool{true, false} {
+		t.Run(fmt.Sprint("shared=", shared), func(t *testing.T) {
+			pacer := NewFuelPacer(rate)
+			edit := func(c *Config) {
+				c.CallFuel = 8 * FuelSlice
+				if shared {
+					c.FuelPacer = pacer
+				} else {
+					c.FuelRate = rate
+				}
+			}
+			h1, h2 := newHost(t, edit), newHost(t, edit)
+			clock := fakePace(h1)
+			if !shared {
+				p := h2.intr.(*fuelInterrupter).pace
+				p.now, p.sleep = clock.now, clock.sleep
+			}
+			if p1, p2 := h1.intr.(*fuelInterrupter).pace, h2.intr.(*fuelInterrupter).pace; (p1 == p2) != shared || (shared && p1 != pacer.p) {
+				t.Fatalf("pacers %p and %p (shared %p), want shared=%v", p1, p2, pacer.p, shared)
+			}
+			if _, err := (&script{}).do(opSpin, 0).run(open(t, load(t, h1, "script"), runtime.OpenContext{})); !errors.Is(err, ErrDeadline) {
+				t.Fatalf("runaway: %v, want ErrDeadline", err)
+			}
+			op := open(t, load(t, h2, "script"), runtime.OpenContext{})
+			slept := clock.slept
+			for range 100 {
+				if _, err := (&script{}).do(opCheckOpened, 0).run(op); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if waited := clock.slept - slept; (waited > 0) != shared {
+				t.Errorf("100 short calls on the second Host waited %s after a runaway on the first, want a wait: %v", waited, shared)
+			}
+		})
+	}
+	if NewFuelPacer(0) != nil {
+		t.Error("NewFuelPacer(0) is a cap")
+	}
+}

@@ -23,6 +23,19 @@ type pacer struct {
 	sleep func(ctx context.Context, d time.Duration)
 }
 
+// FuelPacer is a FuelRate that several Hosts share (Config.FuelPacer):
+// their guests together spend at most its rate.
+type FuelPacer struct{ p *pacer }
+
+// NewFuelPacer returns a pacer of rate fuel units per second, or nil (no
+// cap) when rate is 0 or less.
+func NewFuelPacer(rate int64) *FuelPacer {
+	if rate <= 0 {
+		return nil
+	}
+	return &FuelPacer{p: newPacer(rate)}
+}
+
 // pacerBurst is how far ahead of its rate a Host may run: a tenant that
 // was idle may spend this much at once.
 const pacerBurst = 100 * time.Millisecond

@@ -2,7 +2,7 @@
 // authenticated by hashed tokens, their quotas, a content-addressed plugin
 // store per tenant, and a job manager that lints, plans, admits and runs
 // pipelines concurrently in one process, each job on its own plugin.Host
-// with its tenant's limits. Monitoring is Go methods (Jobs, JobMetrics,
+// with its tenant's limits (its fuel-rate shared by all its jobs). Monitoring is Go methods (Jobs, JobMetrics,
 // Exceptions, Usage, Monitor); host/web adapts them to HTTP.
 //
 // Isolation rule: every method takes the Principal making the request.
@@ -12,6 +12,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicehq/sluice/host/plugin"
 	"github.com/sluicehq/sluice/host/settings"
 )
 
@@ -73,9 +75,10 @@ type tenant struct {
 	plugins map[string]*storedPlugin // by digest
 	byName  map[string]string        // name -> digest
 	running map[string]*Job
-	ended   []*Job        // oldest first, at most Server.JobHistory
-	jobs    int           // admitted and not ended: running, or starting (compiling plugins)
-	parse   chan struct{} // holds a token while one of the tenant's pipelines is parsed
+	ended   []*Job            // oldest first, at most Server.JobHistory
+	jobs    int               // admitted and not ended: running, or starting (compiling plugins)
+	parse   chan struct{}     // holds a token while one of the tenant's pipelines is parsed
+	pacer   *plugin.FuelPacer // its fuel-rate, shared by its jobs' plugin hosts; nil: no cap
 	slots   int
 	pages   int64
 
@@ -126,7 +129,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.creds = append(s.creds, credential{hash: sum, who: Principal{Tenant: t.Name}})
 		s.tenants[t.Name] = &tenant{cfg: t, plugins: map[string]*storedPlugin{}, byName: map[string]string{}, running: map[string]*Job{},
-			parse: make(chan struct{}, 1)}
+			parse: make(chan struct{}, 1), pacer: plugin.NewFuelPacer(cmp.Or(t.FuelRate, cfg.Host.FuelRate))}
 		s.names = append(s.names, t.Name)
 	}
 	sort.Strings(s.names)

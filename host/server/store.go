@@ -43,7 +43,8 @@ var pluginName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // pluginConfig is the plugin.Config of tenant t's instances: the host's
 // limits and restart policy with the tenant's instance memory and call
-// timeout.
+// timeout, and the tenant's fuel pacer, which every plugin host of its
+// jobs shares.
 func (s *Server) pluginConfig(t *tenant) plugin.Config {
 	cfg := plugin.DefaultConfig()
 	cfg.MemoryLimitPages = t.cfg.InstancePages
@@ -54,7 +55,8 @@ func (s *Server) pluginConfig(t *tenant) plugin.Config {
 	cfg.RestartAttempts = s.cfg.Host.RestartAttempts
 	cfg.RestartDelay = s.cfg.Host.RestartDelay
 	cfg.RestartWindow = s.cfg.Host.RestartWindow
-	cfg.FuelRate = cmp.Or(t.cfg.FuelRate, s.cfg.Host.FuelRate) // each tenant's plugin host has its own
+	cfg.FuelRate = cmp.Or(t.cfg.FuelRate, s.cfg.Host.FuelRate)
+	cfg.FuelPacer = t.pacer // the rate is the tenant's, over all its jobs' hosts
 	return cfg
 }
 

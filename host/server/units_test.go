@@ -145,3 +145,32 @@ operators:
 		t.Errorf("need = %+v, want 6 instances, 600 pages, 3 slots", u)
 	}
 }
+
+// TestFuelRateIsPerTenant: every plugin host of a tenant's jobs gets the
+// tenant's one pacer, so running more jobs does not multiply its CPU cap;
+// tenants do not share one, and no rate is no pacer.
+func TestFuelRateIsPerTenant(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Host.FuelRate = 1e9
+	cfg.Server.Tenants[1].FuelRate = 5e8
+	s := newTestServer(t, cfg)
+	a, b := s.tenants["a"], s.tenants["b"]
+	ca1, ca2, cb := s.pluginConfig(a), s.pluginConfig(a), s.pluginConfig(b)
+	if ca1.FuelPacer == nil || ca1.FuelPacer != ca2.FuelPacer || cb.FuelPacer == nil || cb.FuelPacer == ca1.FuelPacer {
+		t.Errorf("pacers: a %p and %p, b %p: want a's shared by its hosts, b's its own", ca1.FuelPacer, ca2.FuelPacer, cb.FuelPacer)
+	}
+	if ca1.FuelRate != 1e9 || cb.FuelRate != 5e8 {
+		t.Errorf("rates: a %d, b %d", ca1.FuelRate, cb.FuelRate)
+	}
+	h1, err := s.newPluginHost(t.Context(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h1.Close(t.Context())
+	if h1.Config().FuelPacer != a.pacer {
+		t.Error("a job's plugin host does not get the tenant's pacer")
+	}
+	if s := newTestServer(t, testConfig(t)); s.pluginConfig(s.tenants["a"]).FuelPacer != nil {
+		t.Error("no fuel-rate, yet a pacer")
+	}
+}

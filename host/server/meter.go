@@ -250,3 +250,13 @@ func (k *meteredKeySelector) Close() error {
 	k.st.memory.Store(0)
 	return k.k.Close()
 }
+
+// LogLinesDropped passes the plugin operator's count of dropped guest
+// log lines through (runtime.GuestLog): the runtime finds it on the
+// operator it is given, this wrapper.
+func (o *meteredOperator) LogLinesDropped() int64 {
+	if gl, ok := o.op.(runtime.GuestLog); ok {
+		return gl.LogLinesDropped()
+	}
+	return 0
+}

@@ -49,16 +49,19 @@ type TaskSubtask struct {
 
 // OperatorMetrics are one operator's records and bytes, per subtask.
 type OperatorMetrics struct {
-	ID          string            `json:"id"`
-	Kind        string            `json:"kind"`
-	Task        int               `json:"task"`
-	Parallelism int               `json:"parallelism"`
-	RecordsIn   int64             `json:"records_in"`
-	RecordsOut  int64             `json:"records_out"`
-	BytesIn     int64             `json:"bytes_in"`
-	BytesOut    int64             `json:"bytes_out"`
-	Skew        float64           `json:"skew"`
-	Subtasks    []OperatorSubtask `json:"subtasks"`
+	ID          string `json:"id"`
+	Kind        string `json:"kind"`
+	Task        int    `json:"task"`
+	Parallelism int    `json:"parallelism"`
+	RecordsIn   int64  `json:"records_in"`
+	RecordsOut  int64  `json:"records_out"`
+	BytesIn     int64  `json:"bytes_in"`
+	BytesOut    int64  `json:"bytes_out"`
+	// LogLinesDropped counts the lines of guest stdout and stderr dropped
+	// past the kept tail (a plugin operator's log flood).
+	LogLinesDropped int64             `json:"log_lines_dropped"`
+	Skew            float64           `json:"skew"`
+	Subtasks        []OperatorSubtask `json:"subtasks"`
 }
 
 // OperatorSubtask is one subtask of an operator: Flink's numRecordsIn,
@@ -69,6 +72,8 @@ type OperatorSubtask struct {
 	RecordsOut int64 `json:"records_out"`
 	BytesIn    int64 `json:"bytes_in"`
 	BytesOut   int64 `json:"bytes_out"`
+	// LogLinesDropped: the subtask's guest log lines dropped.
+	LogLinesDropped int64 `json:"log_lines_dropped"`
 }
 
 // HotKey is a key carrying more than half of a HASH edge's records.
@@ -165,9 +170,10 @@ func (j *Job) metrics() JobMetrics {
 	for _, op := range res.Operators {
 		om := OperatorMetrics{ID: op.ID, Kind: op.Kind, Task: taskOf(j, op.ID), Parallelism: op.Parallelism,
 			RecordsIn: op.RecordsIn, RecordsOut: op.RecordsOut, BytesIn: op.BytesIn, BytesOut: op.BytesOut, Skew: op.Skew,
-			Subtasks: make([]OperatorSubtask, 0, len(op.Subtasks))}
+			LogLinesDropped: op.LogLinesDropped,
+			Subtasks:        make([]OperatorSubtask, 0, len(op.Subtasks))}
 		for _, sm := range op.Subtasks {
-			om.Subtasks = append(om.Subtasks, OperatorSubtask{sm.Subtask, sm.RecordsIn, sm.RecordsOut, sm.BytesIn, sm.BytesOut})
+			om.Subtasks = append(om.Subtasks, OperatorSubtask{sm.Subtask, sm.RecordsIn, sm.RecordsOut, sm.BytesIn, sm.BytesOut, sm.LogLinesDropped})
 		}
 		m.Operators = append(m.Operators, om)
 	}

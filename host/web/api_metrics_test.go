@@ -94,3 +94,45 @@ func TestPrometheusMetrics(t *testing.T) {
 		t.Errorf("slots of a after the job: %v", v)
 	}
 }
+
+// TestLogFloodIsCounted: a guest's log lines dropped past the kept tail
+// (sandbox.md case 18) show per operator subtask in the job's metrics and
+// as a Prometheus counter with the tenant and job_id labels.
+func TestLogFloodIsCounted(t *testing.T) {
+	hs, ss := testSettings(t)
+	a := startAPI(t, hs, ss, nil)
+	a.ok(tokenA, "POST", "/v1/plugins?name=poison", poisonWasm(t), http.StatusCreated, nil)
+	// each {c: logs} writes 2,000 lines; the sequence keeps the job running
+	job := a.submit(tokenA, `version: 1
+name: flood
+plugins:
+  poison: { path: poison }
+operators:
+  - id: logs
+    source: { type: elements, values: [{c: logs}, {c: logs}, {c: logs}, {c: logs}, {c: logs}] }
+  - id: ticks
+    source: { type: generator, preset: sequence, rate: 50 }
+  - id: p
+    map: poison
+    input: [logs, ticks]
+  - id: out
+    sink: { type: collect }
+`)
+	var m server.JobMetrics
+	waitFor(t, "dropped log lines in the metrics", func() bool {
+		a.ok(tokenA, "GET", "/v1/jobs/"+job.ID+"/metrics", nil, 200, &m)
+		return operator(t, m, "p").LogLinesDropped > 0
+	})
+	p := operator(t, m, "p")
+	if len(p.Subtasks) != 1 || p.Subtasks[0].LogLinesDropped != p.LogLinesDropped {
+		t.Errorf("operator p: %d dropped, subtasks %+v", p.LogLinesDropped, p.Subtasks)
+	}
+	text := a.ok(tokenAdmin, "GET", "/metrics", nil, 200, nil).String()
+	v, ok := series(text, "sluice_operator_log_lines_dropped_total", `job_id="`+job.ID+`"`, `operator="p"`, `tenant="a"`, `subtask="0"`)
+	if !ok || v < float64(p.LogLinesDropped) {
+		t.Errorf("sluice_operator_log_lines_dropped_total of p: %v (found %v), want at least %d", v, ok, p.LogLinesDropped)
+	}
+	if v, ok := series(text, "sluice_operator_log_lines_dropped_total", `job_id="`+job.ID+`"`, `operator="ticks"`); !ok || v != 0 {
+		t.Errorf("a built-in source's dropped lines: %v (found %v), want 0", v, ok)
+	}
+}

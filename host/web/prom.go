@@ -18,6 +18,7 @@ type collector struct {
 	srv *server.Server
 
 	recordsIn, recordsOut, bytesIn, bytesOut *prometheus.Desc
+	logDropped                               *prometheus.Desc
 	busy, idle, backPressured, skew          *prometheus.Desc
 	calls, errors, duration, memory, restart *prometheus.Desc
 	uptime                                   *prometheus.Desc
@@ -40,6 +41,7 @@ func newCollector(srv *server.Server) *collector {
 		recordsOut:    d("operator_records_out_total", "Records the operator subtask emitted (Flink numRecordsOut).", op),
 		bytesIn:       d("operator_bytes_in_total", "Bytes the operator subtask received (Flink numBytesIn).", op),
 		bytesOut:      d("operator_bytes_out_total", "Bytes the operator subtask emitted (Flink numBytesOut).", op),
+		logDropped:    d("operator_log_lines_dropped_total", "Lines of guest stdout and stderr the plugin operator subtask dropped past the kept tail (a log flood).", op),
 		busy:          d("task_busy_time_ms_per_second", "Time the task subtask was busy, ms per second over the last sample (Flink busyTimeMsPerSecond).", task),
 		idle:          d("task_idle_time_ms_per_second", "Time the task subtask waited for input, ms per second (Flink idleTimeMsPerSecond).", task),
 		backPressured: d("task_back_pressured_time_ms_per_second", "Time the task subtask waited for a free output buffer, ms per second (Flink backPressuredTimeMsPerSecond).", task),
@@ -65,7 +67,7 @@ func newCollector(srv *server.Server) *collector {
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.recordsIn, c.recordsOut, c.bytesIn, c.bytesOut, c.busy, c.idle,
+	for _, d := range []*prometheus.Desc{c.recordsIn, c.recordsOut, c.bytesIn, c.bytesOut, c.logDropped, c.busy, c.idle,
 		c.backPressured, c.skew, c.calls, c.errors, c.duration, c.memory, c.restart, c.uptime, c.slots, c.slotsQuota,
 		c.pages, c.pagesQuota, c.running, c.runningQuota, c.plugins, c.pluginsQuota, c.pluginBytes, c.jobs, c.rateLimited} {
 		ch <- d
@@ -112,6 +114,7 @@ func (c *collector) job(ch chan<- prometheus.Metric, j server.JobSample) {
 			ch <- prometheus.MustNewConstMetric(c.recordsOut, prometheus.CounterValue, float64(s.RecordsOut), l...)
 			ch <- prometheus.MustNewConstMetric(c.bytesIn, prometheus.CounterValue, float64(s.BytesIn), l...)
 			ch <- prometheus.MustNewConstMetric(c.bytesOut, prometheus.CounterValue, float64(s.BytesOut), l...)
+			ch <- prometheus.MustNewConstMetric(c.logDropped, prometheus.CounterValue, float64(s.LogLinesDropped), l...)
 		}
 	}
 	for _, t := range m.Tasks {

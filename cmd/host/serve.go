@@ -37,9 +37,16 @@ tenants-file:); listen, rate-limit, drain-timeout, ... may also come from
 SLUICE_* variables and flags. "host serve token" makes a token and the
 hash to put in the config.
 
-On SIGTERM or SIGINT it stops accepting connections, lets running jobs end
-by themselves for up to drain-timeout, cancels the rest, closes every
-plugin instance and exits 0.`,
+On SIGTERM or SIGINT it refuses new jobs (503; /readyz answers 503), lets
+running jobs end by themselves for up to drain-timeout, cancels the rest
+and closes every plugin instance, still answering reads (a job's status,
+metrics, output) meanwhile; then it stops accepting connections and exits
+0.
+
+Everything the server holds lives in memory only and is lost when it
+stops: uploaded plugins, the job history (job-history ended jobs per
+tenant) and their collected output. Upload the plugins again after a
+restart, and read a job's output before the server stops.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd, logLevel) },
 	}
@@ -94,10 +101,17 @@ func serve(cmd *cobra.Command, logLevel string) error {
 		_ = srv.Shutdown(context.Background())
 		return fmt.Errorf("serving: %w", err)
 	}
-	log.Info("shutting down: no new connections", "drain_timeout", ss.DrainTimeout)
-	rctx, cancel := context.WithTimeout(context.Background(), requestGrace)
+	// The jobs drain first, while the API still answers: /readyz says 503
+	// and a submission is refused, but reads (a job's status, output,
+	// metrics) are served until every job has ended.
+	log.Info("shutting down: draining jobs, still serving reads", "drain_timeout", ss.DrainTimeout)
+	jctx, cancel := context.WithTimeout(context.Background(), ss.DrainTimeout+requestGrace)
+	defer cancel()
+	jobsErr := srv.Shutdown(jctx)
+	log.Info("shutting down: no new connections")
+	rctx, rcancel := context.WithTimeout(context.Background(), requestGrace)
 	err = hsrv.Shutdown(rctx)
-	cancel()
+	rcancel()
 	if err != nil {
 		log.Warn("requests still in flight were cut", "error", err)
 		_ = hsrv.Close()
@@ -105,10 +119,8 @@ func serve(cmd *cobra.Command, logLevel string) error {
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("serving ended", "error", err)
 	}
-	jctx, cancel := context.WithTimeout(context.Background(), ss.DrainTimeout+requestGrace)
-	defer cancel()
-	if err := srv.Shutdown(jctx); err != nil {
-		return err
+	if jobsErr != nil {
+		return jobsErr
 	}
 	log.Info("stopped: every job ended and every plugin instance is closed")
 	return nil

@@ -84,7 +84,7 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	cfg := filepath.Join(dir, "host.yaml")
-	writeFile(t, cfg, "listen: 127.0.0.1:0\ndrain-timeout: 100ms\ncache-dir: \"\"\ntenants-file: tenants.yaml\n")
+	writeFile(t, cfg, "listen: 127.0.0.1:0\ndrain-timeout: 3s\ncache-dir: \"\"\ntenants-file: tenants.yaml\n")
 	writeFile(t, filepath.Join(dir, "tenants.yaml"), "tenants:\n  - name: a\n    token-sha256: "+sha("token-a")+"\n    slots: 2\n")
 	cmd := exec.Command(bin, "serve", "--config", cfg)
 	cmd.Env = append(os.Environ(), "SLUICE_RATE_LIMIT=50")
@@ -107,10 +107,13 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 		t.Fatalf("no serving line on stderr (%v)", lines.Err())
 	}
 	var log strings.Builder
-	logged := make(chan struct{})
+	logged, draining := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(logged)
 		for lines.Scan() {
+			if strings.Contains(lines.Text(), "shutdown: draining jobs") {
+				close(draining)
+			}
 			log.WriteString(lines.Text() + "\n")
 		}
 	}()
@@ -131,6 +134,35 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
+	}
+	// during the drain (3 s: the job is unbounded): not ready, no new
+	// job, but the job's status and output are still served
+	<-draining
+	get := func(method, path, token string) int {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader("version: 1\n"))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("%s %s during the drain: %v", method, path, err)
+			return 0
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for _, c := range []struct {
+		method, path, token string
+		want                int
+	}{
+		{"GET", "/readyz", "", http.StatusServiceUnavailable},
+		{"GET", "/v1/jobs/" + job.ID, "token-a", http.StatusOK},
+		{"GET", "/v1/jobs/" + job.ID + "/output", "token-a", http.StatusOK},
+		{"POST", "/v1/jobs", "token-a", http.StatusServiceUnavailable},
+	} {
+		if got := get(c.method, c.path, c.token); got != c.want {
+			t.Errorf("%s %s during the drain: %d, want %d", c.method, c.path, got, c.want)
+		}
 	}
 	<-logged
 	err = cmd.Wait()

@@ -24,6 +24,9 @@ func (s *Server) Submit(ctx context.Context, p Principal, src []byte) (JobStatus
 	if err != nil {
 		return JobStatus{}, err
 	}
+	if !s.Ready() { // before parsing: it would be refused after
+		return JobStatus{}, errorf(Unavailable, "server", "the server is shutting down: it accepts no new job")
+	}
 	if limit := s.cfg.Server.MaxPipelineBytes; len(src) > limit {
 		return JobStatus{}, errorf(TooLarge, "pipeline", "the pipeline is %d bytes, the limit is %d (server setting max-pipeline-bytes)", len(src), limit)
 	}

@@ -22,6 +22,11 @@
 //	GET    /v1/whoami, /v1/tenants (admin): quotas and usage
 //	GET    /healthz, /readyz, /metrics (admin), /ui/ (dashboard)
 //
+// During Server.Shutdown's drain /readyz answers 503 and a submission is
+// refused with 503, while every read keeps being answered (host serve
+// closes the listener only once the drain ended). Everything is in memory
+// only: plugins, job history and output are lost when the server stops.
+//
 // A known path asked with another method is a 405 with Allow; an unknown
 // one a 404. A body is the file itself: a pipeline larger than
 // max-pipeline-bytes or a plugin larger than max-request-bytes is a 413, a

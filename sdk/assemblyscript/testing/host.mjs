@@ -12,18 +12,41 @@ export const Status = {
 };
 
 export class Instance {
-  /** Instantiates a module (a path or bytes). ports maps side-output tags to ports. */
-  static async load(module, { ports = {}, maxOutput = 64 << 20 } = {}) {
+  /** Instantiates a module (a path or bytes). Every side output the module
+   * declares (describe's "outputs") is routed, as Go's sdktest does:
+   * outputs[i] gets port i + 1, so result().out[i + 1] holds what was
+   * emitted to it. ports maps tags to other ports explicitly; unconsumed
+   * lists tags that nothing consumes (port -1: the SDK drops their records). */
+  static async load(module, { ports = {}, unconsumed = [], maxOutput = 64 << 20 } = {}) {
     const bytes = typeof module === "string" ? readFileSync(module) : module;
-    const inst = new Instance(ports, maxOutput);
+    const inst = new Instance({}, maxOutput);
     const { instance } = await WebAssembly.instantiate(bytes, inst.imports());
     inst.exports = instance.exports;
     if (inst.exports._initialize) inst.exports._initialize();
+    inst.route(ports, unconsumed);
     return inst;
   }
 
+  /** Maps the declared side outputs (inst.declared) to ports 1, 2, ...,
+   * then applies the explicit ports and the unconsumed tags. */
+  route(ports, unconsumed) {
+    this.declared = [];
+    if (this.exports.sluice_describe) {
+      const d = this.describe();
+      if (d.status === Status.OK && d.out[0]) {
+        const outputs = decode(d.out[0].bytes).outputs;
+        if (Array.isArray(outputs)) this.declared = outputs;
+      }
+      this.reset();
+    }
+    this.ports = {};
+    this.declared.forEach((tag, i) => { this.ports[tag] = i + 1; });
+    Object.assign(this.ports, ports);
+    for (const tag of unconsumed) this.ports[tag] = -1;
+  }
+
   constructor(ports, maxOutput) {
-    this.ports = ports;
+    this.ports = ports; // side-output tag -> port; a missing tag gets -1
     this.maxOutput = maxOutput;
     this.state = new Map();
     this.reset();
@@ -206,6 +229,50 @@ export function skip(b, off) {
     return n < 0 ? -1 : items(off + 1 + w, per * n);
   }
   return -1; // 0xc1
+}
+
+/** Decodes the msgpack value b holds (abi.Decode's types): null, booleans,
+ * numbers (BigInt past 2^53), strings, Uint8Array (bin), arrays, objects;
+ * an ext value is { ext: type, data }. Throws on malformed bytes. */
+export function decode(b) {
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  let off = 0;
+  const need = (n) => { if (off + n > b.length) throw new Error("decode: truncated msgpack"); const at = off; off += n; return at; };
+  const uint = (n) => { const at = need(n); return n === 1 ? view.getUint8(at) : n === 2 ? view.getUint16(at) : n === 4 ? view.getUint32(at) : view.getBigUint64(at); };
+  const int = (n) => { const at = need(n); return n === 1 ? view.getInt8(at) : n === 2 ? view.getInt16(at) : n === 4 ? view.getInt32(at) : view.getBigInt64(at); };
+  const small = (v) => (typeof v === "bigint" && v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v);
+  const str = (n) => Buffer.from(b.subarray(need(n), off)).toString("utf8");
+  const bin = (n) => new Uint8Array(b.subarray(need(n), off));
+  const arr = (n) => Array.from({ length: n }, () => value());
+  const map = (n) => { const o = {}; for (let i = 0; i < n; i++) { const k = value(); o[k] = value(); } return o; };
+  const ext = (n) => { const type = int(1); return { ext: type, data: bin(n) }; };
+  const value = () => {
+    const c = uint(1);
+    if (c <= 0x7f) return c;
+    if (c >= 0xe0) return c - 0x100;
+    if (c >= 0x80 && c <= 0x8f) return map(c & 0x0f);
+    if (c >= 0x90 && c <= 0x9f) return arr(c & 0x0f);
+    if (c >= 0xa0 && c <= 0xbf) return str(c & 0x1f);
+    switch (c) {
+      case 0xc0: return null;
+      case 0xc2: return false;
+      case 0xc3: return true;
+      case 0xc4: case 0xc5: case 0xc6: return bin(uint(1 << (c - 0xc4)));
+      case 0xc7: case 0xc8: case 0xc9: return ext(uint(1 << (c - 0xc7)));
+      case 0xca: return view.getFloat32(need(4));
+      case 0xcb: return view.getFloat64(need(8));
+      case 0xcc: case 0xcd: case 0xce: case 0xcf: return small(uint(1 << (c - 0xcc)));
+      case 0xd0: case 0xd1: case 0xd2: case 0xd3: return small(int(1 << (c - 0xd0)));
+      case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8: return ext(1 << (c - 0xd4));
+      case 0xd9: case 0xda: case 0xdb: return str(uint(1 << (c - 0xd9)));
+      case 0xdc: case 0xdd: return arr(uint(2 << (c - 0xdc)));
+      case 0xde: case 0xdf: return map(uint(2 << (c - 0xde)));
+    }
+    throw new Error(`decode: byte 0x${c.toString(16)} starts no msgpack value`);
+  };
+  const v = value();
+  if (off !== b.length) throw new Error("decode: bytes after the value");
+  return v;
 }
 
 export function encode(v) {

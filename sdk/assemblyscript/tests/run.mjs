@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { F64, Instance, Raw, Status, batch, encode, f64, raw } from "../testing/host.mjs";
+import { F64, Instance, Raw, Status, batch, decode, encode, f64, raw } from "../testing/host.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const sdk = join(here, "..");
@@ -146,7 +146,7 @@ test("text and keys as Go sees them", async () => {
 
 test("process: side outputs, keyed state, errors, limits, describe", async () => {
   const wasm = build("late");
-  let inst = await Instance.load(wasm, { ports: { late: 1 } });
+  let inst = await Instance.load(wasm, { unconsumed: ["unused"] });
   assert.equal(inst.process(Buffer.alloc(0), 0).status, Status.Unsupported, "before open");
   assert.equal(inst.open().status, 0);
   const b = batch([[50, "k", { a: 1 }], [150, "k", { a: 2 }], [150, "j", {}]]);
@@ -154,6 +154,7 @@ test("process: side outputs, keyed state, errors, limits, describe", async () =>
   assert.equal(r.status, 0, r.error);
   assert.deepEqual(r.out[0], { bytes: batch([[150, null, "x"], [150, null, "x"]]), count: 2, emits: 1 }); // new records: no key
   assert.deepEqual(r.out[1], { bytes: batch([[50, "k", { a: 1 }]]), count: 1, emits: 1 });
+  assert.deepEqual(Object.keys(r.out), ["0", "1"], "nothing on the unconsumed output");
   assert.equal(inst.state.size, 2);
   r = inst.process(batch([[1, null, {}]]), 1);
   assert.equal(r.status, Status.State);
@@ -169,6 +170,29 @@ test("process: side outputs, keyed state, errors, limits, describe", async () =>
   r = inst.process(b, 3);
   assert.equal(r.status, Status.Limit);
   assert.match(r.error, /output limit/);
+});
+
+test("declared side outputs are routed by default, as Go's sdktest", async () => {
+  const wasm = build("late");
+  let inst = await Instance.load(wasm);
+  assert.deepEqual(inst.declared, ["late", "unused"]);
+  assert.deepEqual(inst.ports, { late: 1, unused: 2 });
+  assert.equal(inst.open().status, 0);
+  const b = batch([[50, "k", { a: 1 }], [60, "k", { a: 2 }]]);
+  let r = inst.process(b, 2);
+  assert.equal(r.status, 0, r.error);
+  assert.deepEqual(r.out[1], { bytes: b, count: 2, emits: 1 });
+  assert.deepEqual(r.out[2], { bytes: batch([[60, "k", { a: 2 }]]), count: 1, emits: 1 });
+  inst = await Instance.load(wasm, { ports: { late: 7 } }); // an explicit port still wins
+  inst.open();
+  r = inst.process(b, 2);
+  assert.deepEqual([r.out[7].count, r.out[2].count, r.out[1]], [2, 1, undefined]);
+});
+
+test("decode reads what encode writes", () => {
+  const v = { a: [1, -33, 300, -70000, 1n << 60n, 2 ** 40, "é", null, true, f64(1.5)], b: Uint8Array.of(1, 2), "": {} };
+  assert.deepEqual(decode(encode(v)), { ...v, a: [1, -33, 300, -70000, 1n << 60n, 2 ** 40, "é", null, true, 1.5] });
+  assert.throws(() => decode(encode("abc").subarray(0, 2)), /truncated/);
 });
 
 test("flatMap: large outputs are flushed early, memory stays flat", async () => {

@@ -63,6 +63,7 @@ pub(crate) mod imp {
         /// The last error text.
         pub error: String,
         /// Ports by side-output tag; a missing tag gets -1 (not consumed).
+        /// `Harness::new` maps each declared output `OUTPUTS[i]` to i + 1.
         pub ports: HashMap<String, i32>,
         /// Keyed state by (slot, key).
         pub state: HashMap<(i32, Vec<u8>), Vec<u8>>,

@@ -22,16 +22,40 @@ pub fn envelope(batch: &mut Vec<u8>, time: Option<i64>, key: Option<&[u8]>, valu
 }
 
 /// One plugin instance over the fake host of this thread.
+///
+/// Every side output the plugin declares is routed: `P::OUTPUTS[i]` gets
+/// port `i + 1`, its output handle, as Go's sdktest gives each declared
+/// tag a port, so an emit to it shows up in [`Harness::take_emits`]. To
+/// test a side output that nothing consumes (the host gives it port -1
+/// and the SDK drops what is sent there), use [`Harness::unconsumed`];
+/// another mapping can be set before `open` with
+/// `fake(|f| f.ports.insert(tag.into(), port))`.
 pub struct Harness<P> {
     op: Option<P>,
 }
 
 impl<P: Plugin> Harness<P> {
-    /// A fresh instance: the engine and the fake host are reset.
+    /// A fresh instance: the engine and the fake host are reset, and each
+    /// declared side output `P::OUTPUTS[i]` is mapped to port `i + 1`.
     pub fn new() -> Self {
         rt::reset();
-        FAKE.with(|h| *h.borrow_mut() = Fake::default());
+        let mut f = Fake::default();
+        for (i, tag) in P::OUTPUTS.iter().enumerate() {
+            f.ports.insert((*tag).into(), i as i32 + 1);
+        }
+        FAKE.with(|h| *h.borrow_mut() = f);
         Harness { op: None }
+    }
+
+    /// Marks side outputs as consumed by nothing (port -1), as Go's
+    /// `sdktest.Options.Unconsumed`; call it before `open`.
+    pub fn unconsumed(self, tags: &[&str]) -> Self {
+        fake(|f| {
+            for tag in tags {
+                f.ports.insert((*tag).into(), -1);
+            }
+        });
+        self
     }
 
     /// The operator, once open.

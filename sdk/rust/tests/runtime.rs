@@ -206,8 +206,7 @@ impl Process for Late {
 
 #[test]
 fn process_side_outputs_and_state() {
-    let mut h = Harness::<Late>::new();
-    fake(|f| f.ports.insert("late".into(), 1));
+    let mut h = Harness::<Late>::new().unconsumed(&["unused"]);
     assert_eq!(h.open(EMPTY), 0);
     let mut b = Vec::new();
     envelope(&mut b, Some(50), Some(&[0xa1, b'k']), EMPTY);
@@ -235,6 +234,26 @@ fn process_side_outputs_and_state() {
     assert_eq!(d.get("sdk").and_then(|v| v.as_str()), Some("rust"));
     assert_eq!(d.get("outputs").and_then(|v| v.items()).map(|i| i.count()), Some(2));
     assert_eq!(d.get("keyed").and_then(|v| v.as_bool()), Some(true));
+}
+
+#[test]
+fn declared_side_outputs_are_routed_by_default() {
+    // no mapping: OUTPUTS[i] is port i + 1, as in Go's sdktest
+    let mut h = Harness::<Late>::new();
+    assert_eq!(h.open(EMPTY), 0);
+    let mut b = Vec::new();
+    envelope(&mut b, Some(50), Some(&[0xa1, b'k']), EMPTY);
+    envelope(&mut b, Some(60), Some(&[0xa1, b'k']), EMPTY);
+    assert_eq!(h.process(0, &b, 2), 0, "{}", h.error());
+    let ports: Vec<_> = h.take_emits().iter().map(|e| (e.0, e.2)).collect();
+    assert_eq!(ports, vec![(1, 2), (2, 1)], "late twice, unused once");
+    // an explicit mapping still wins
+    let mut h = Harness::<Late>::new();
+    fake(|f| f.ports.insert("late".into(), 7));
+    assert_eq!(h.open(EMPTY), 0);
+    assert_eq!(h.process(0, &b, 2), 0, "{}", h.error());
+    let ports: Vec<_> = h.take_emits().iter().map(|e| (e.0, e.2)).collect();
+    assert_eq!(ports, vec![(7, 2), (2, 1)]);
 }
 
 struct Words;

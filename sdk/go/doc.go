@@ -39,6 +39,21 @@
 // only during the call it was given to; Clone keeps one longer. Package
 // structs decodes a record into a Go struct, slower, for convenience.
 //
+// A Record is a handle on one view, not a value: setters (Set*, Delete)
+// change r in place and return r itself for chaining, so after
+// r2 := r.SetInt("n", 1), r and r2 are the same record. Emit writes the
+// record as it is at that moment, and a later setter changes r, not what
+// was emitted: in
+//
+//	out.Emit(r.SetStr("a", "1"))
+//	out.Emit(r.SetStr("b", "2"))
+//
+// the second record has both a and b. To emit variants of one input,
+// Clone first, which copies r with its edits so far:
+//
+//	out.Emit(r.Clone().SetStr("a", "1"))
+//	out.Emit(r.Clone().SetStr("b", "2"))
+//
 // # What the SDK does for the host
 //
 // Importing the package exports the whole ABI v1 (package abi):

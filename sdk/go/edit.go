@@ -2,7 +2,11 @@ package sdk
 
 import "github.com/sluicehq/sluice/abi"
 
-// Setters change one top-level field and return the record for chaining.
+// Setters change one top-level field of r in place and return r itself
+// for chaining: a Record is a handle on one view, so r.SetInt(...) is r
+// and later setters change it too (what Emit already wrote stays as it
+// was). To emit variants of one input, Clone first:
+// out.Emit(r.Clone().SetStr("a", "1")).
 // An existing field keeps its position; a new one is appended after the
 // existing fields, in the order new fields are first set. The value is
 // encoded into SDK-owned scratch memory: no allocation in steady state.

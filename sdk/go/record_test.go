@@ -5,6 +5,7 @@
 package sdk_test
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -255,4 +256,31 @@ func TestZeroRecord(t *testing.T) {
 		}
 	}()
 	r.SetInt("a", 1)
+}
+
+// Setters change the record they are called on and return it (doc.go,
+// "Records"): an Emit writes the record as it is then; to emit variants of
+// one input, Clone first.
+func TestSettersChangeTheRecordInPlace(t *testing.T) {
+	sdk.Reset()
+	sdk.FlatMap(func(r sdk.Record, out sdk.Emitter) error {
+		r2 := r.SetInt("n", 2)
+		if r.Int("n") != 2 || r2.Int("n") != 2 {
+			return errors.New("r.SetInt(...) is not r")
+		}
+		out.Emit(r.SetStr("a", "1"))
+		out.Emit(r.SetStr("b", "2")) // r has a already
+		c := r.Clone().SetStr("c", "3")
+		out.Emit(c)
+		out.Emit(r.Clone().Delete("x").SetStr("d", "4"))
+		out.Emit(r) // the clones' edits are not r's
+		return nil
+	})
+	res := sdktest.Run(t, sdktest.Options{}, sdktest.JSON(`{"x":1,"n":1}`))
+	wantJSON(t, res, "",
+		`{"x":1,"n":2,"a":"1"}`,
+		`{"x":1,"n":2,"a":"1","b":"2"}`,
+		`{"x":1,"n":2,"a":"1","b":"2","c":"3"}`,
+		`{"n":2,"a":"1","b":"2","d":"4"}`,
+		`{"x":1,"n":2,"a":"1","b":"2"}`)
 }

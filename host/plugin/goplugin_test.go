@@ -120,3 +120,31 @@ func TestGoSDKPlugins(t *testing.T) {
 		}
 	})
 }
+
+// A Go plugin's panic names where it happened, as the Rust and
+// AssemblyScript SDKs' errors do: the SDK's recover appends the plugin's
+// frame, built as plugins are (-trimpath, -s -w).
+func TestGoPanicNamesItsLocation(t *testing.T) {
+	src := filepath.Join("testdata", "gopanic", "main.go")
+	if _, err := os.ReadFile(src); err != nil { // go test's cache depends on it
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "gopanic.wasm")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "./testdata/gopanic")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build testdata/gopanic: %v\n%s", err, msg)
+	}
+	h := newHost(t, nil)
+	m, err := h.LoadFile(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := open(t, m, runtime.OpenContext{})
+	var batch abi.Writer
+	batch.AppendRaw(txn(1, 10, "a"))
+	batch.AppendRaw(txn(2, -5, "a"))
+	err = op.Process(0, batch.Buf, batch.Count, &sink{})
+	wantErr(t, err, `plugin "gopanic" (operator op1, subtask 1/1) export sluice_process_indexed: plugin returned status -3 (user error): `+
+		`record 1: panic: assignment to entry in nil map (at main.go:13 in main.init.0.func1)`)
+}

@@ -60,8 +60,9 @@
 // sluice_abi_v1, sluice_buffer, sluice_open, sluice_process,
 // sluice_partition, sluice_close and sluice_describe, whatever the kind
 // (calls that do not fit the kind return abi.StatusUnsupported). Every
-// export recovers panics into abi.StatusUser with the panic text, sends
-// error text through the error import, writes each output port into one
+// export recovers panics into abi.StatusUser with the panic text and
+// where the plugin's code panicked ("panic: assignment to entry in nil
+// map (at main.go:12 in main.init.func1)"), sends error text through the error import, writes each output port into one
 // buffer flushed with one emit per port per batch, and yields
 // (runtime.Gosched) after each call so the garbage collector runs.
 //

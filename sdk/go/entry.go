@@ -3,6 +3,7 @@ package sdk
 import (
 	"runtime"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 
@@ -47,10 +48,15 @@ func guestDescribe() (st int32) {
 	return report(eng.describe())
 }
 
-// finish is deferred by every entry point.
+// finish is deferred by every entry point. A recovered panic's text names
+// where the plugin's code panicked: "panic: boom (at main.go:12 in
+// main.init.func1)".
 func finish(st *int32) {
 	if v := recover(); v != nil {
 		text := "panic: " + panicText(v)
+		if site := panicSite(); site != "" {
+			text += " (at " + site + ")"
+		}
 		if eng.cur != nil {
 			text = "record " + strconv.Itoa(eng.idx) + ": " + text
 		}
@@ -58,6 +64,74 @@ func finish(st *int32) {
 	}
 	eng.endCall()
 	runtime.Gosched()
+}
+
+// panicSite is "file.go:line in pkg.func" of the innermost frame of the
+// panicking stack outside the runtime and the SDK (the plugin's code: a
+// standard-library frame, such as strings.Repeat, only when the stack has
+// no other), or "" when there is none. It runs in finish after recover,
+// while the stack still holds the frames that panicked. Plugins are built
+// with -trimpath, so only the file's base name and the function's last
+// path element are kept: the text stays short and names no build machine.
+func panicSite() string {
+	var pcs [64]uintptr
+	n := runtime.Callers(3, pcs[:]) // from the caller of finish: runtime.gopanic
+	frames := runtime.CallersFrames(pcs[:n])
+	var std runtime.Frame
+	for more := n > 0; more; {
+		var f runtime.Frame
+		f, more = frames.Next()
+		switch fn := f.Function; {
+		case fn == "" || hasPathPrefix(fn, "runtime") || hasPathPrefix(fn, "internal") ||
+			hasPathPrefix(fn, "github.com/sluicehq/sluice/sdk/go") || hasPathPrefix(fn, "github.com/sluicehq/sluice/abi"):
+		case isStd(fn):
+			if std.Function == "" {
+				std = f
+			}
+		default:
+			return frameSite(f)
+		}
+	}
+	if std.Function != "" {
+		return frameSite(std)
+	}
+	return ""
+}
+
+// hasPathPrefix reports whether function fn is in package pkg or below it.
+func hasPathPrefix(fn, pkg string) bool {
+	return len(fn) > len(pkg) && strings.HasPrefix(fn, pkg) && (fn[len(pkg)] == '.' || fn[len(pkg)] == '/')
+}
+
+// isStd reports whether function fn looks like the standard library's: the
+// first element of its import path has no dot ("strings.Repeat",
+// "encoding/json.Unmarshal"), and it is not package main.
+func isStd(fn string) bool {
+	fn = trimTypeArgs(fn)
+	slash, dot := strings.IndexByte(fn, '/'), strings.IndexByte(fn, '.')
+	switch {
+	case slash >= 0:
+		return dot < 0 || slash < dot
+	case dot >= 0:
+		return fn[:dot] != "main"
+	}
+	return false
+}
+
+// trimTypeArgs cuts a generic function's type arguments, which may hold
+// import paths: "pkg.F[go.shape.int]" is "pkg.F".
+func trimTypeArgs(fn string) string {
+	if i := strings.IndexByte(fn, '['); i >= 0 {
+		return fn[:i]
+	}
+	return fn
+}
+
+// frameSite is "file.go:line in pkg.func" of f.
+func frameSite(f runtime.Frame) string {
+	file := f.File[strings.LastIndexByte(f.File, '/')+1:]
+	fn := f.Function[strings.LastIndexByte(trimTypeArgs(f.Function), '/')+1:]
+	return file + ":" + strconv.Itoa(f.Line) + " in " + fn
 }
 
 // report sends err's text to the host and returns its status.

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"runtime"
 	"testing"
 	"unsafe"
 )
@@ -67,5 +68,35 @@ func TestPutMapHeaderShrinks(t *testing.T) {
 	b = putMapHeader(make([]byte, 5), 0, 5, 70000)
 	if string(b) != string([]byte{0xdf, 0, 1, 0x11, 0x70}) {
 		t.Fatalf("map32: % x", b)
+	}
+}
+
+// A panic's location skips the runtime and the SDK and prefers the
+// plugin's frames to the standard library's; names are kept short.
+func TestPanicSiteNames(t *testing.T) {
+	for fn, std := range map[string]bool{
+		"strings.Repeat": true, "encoding/json.(*decodeState).value": true, "internal/abi.F": true,
+		"main.init.func1": false, "github.com/x/y.F": false, "example.com/p.(*T).M[go.shape.int]": false,
+		"slices.Sort[go.shape.[]example.com/p.T]": true,
+	} {
+		if isStd(fn) != std {
+			t.Errorf("isStd(%q) = %v", fn, !std)
+		}
+	}
+	for _, c := range []struct{ fn, file, want string }{
+		{"main.init.func1", "github.com/x/plug/main.go", "main.go:7 in main.init.func1"},
+		{"github.com/x/y/pkg.F[github.com/x/z.T]", "/abs/pkg/f.go", "f.go:7 in pkg.F[github.com/x/z.T]"},
+	} {
+		if got := frameSite(runtime.Frame{Function: c.fn, File: c.file, Line: 7}); got != c.want {
+			t.Errorf("frameSite(%s) = %q, want %q", c.fn, got, c.want)
+		}
+	}
+	for _, fn := range []string{"github.com/sluicehq/sluice/sdk/go.Record.SetRaw", "github.com/sluicehq/sluice/sdk/go/structs.Decode", "runtime.gopanic"} {
+		if !hasPathPrefix(fn, "github.com/sluicehq/sluice/sdk/go") && !hasPathPrefix(fn, "runtime") {
+			t.Errorf("%s is not skipped", fn)
+		}
+	}
+	if hasPathPrefix("github.com/sluicehq/sluice/sdk/go_test.TestX.func1", "github.com/sluicehq/sluice/sdk/go") {
+		t.Error("the SDK's external tests are plugin code")
 	}
 }

@@ -2,7 +2,10 @@ package sdk_test
 
 import (
 	"errors"
+	"path/filepath"
 	"reflect"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/sluicehq/sluice/abi"
@@ -31,4 +34,12 @@ func wantCallError(t *testing.T, err error, export string, st abi.Status, text s
 	if ce.Export != export || ce.Status != st || ce.Text != text {
 		t.Fatalf("got %s/%v/%q, want %s/%v/%q", ce.Export, ce.Status, ce.Text, export, st, text)
 	}
+}
+
+// at is the location the SDK appends to the text of a panic dl lines below
+// the caller's line (dl < 0: above) in function fn of this package, e.g.
+// " (at operators_test.go:12 in go_test.TestX.func1)".
+func at(dl int, fn string) string {
+	_, file, line, _ := runtime.Caller(1)
+	return " (at " + filepath.Base(file) + ":" + strconv.Itoa(line+dl) + " in go_test." + fn + ")"
 }

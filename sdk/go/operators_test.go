@@ -284,8 +284,12 @@ func TestErrorsAndPanicsBecomeStatuses(t *testing.T) {
 	}{
 		{"user error", func(sdk.Record) (bool, error) { return false, errors.New("bad amount") }, abi.StatusUser, "record 1: bad amount"},
 		{"chosen status", func(sdk.Record) (bool, error) { return false, &sdk.Error{Status: abi.StatusLimit, Text: "too big"} }, abi.StatusLimit, "record 1: too big"},
-		{"panic", func(sdk.Record) (bool, error) { panic("boom") }, abi.StatusUser, "record 1: panic: boom"},
-		{"runtime error", func(r sdk.Record) (bool, error) { var m map[string]int; m["x"] = 1; return true, nil }, abi.StatusUser, "record 1: panic: assignment to entry in nil map"},
+		{"panic", func(sdk.Record) (bool, error) { panic("boom") }, abi.StatusUser, "record 1: panic: boom" + at(0, "TestErrorsAndPanicsBecomeStatuses.func3")},
+		{"runtime error", func(r sdk.Record) (bool, error) { var m map[string]int; m["x"] = 1; return true, nil }, abi.StatusUser, "record 1: panic: assignment to entry in nil map" + at(0, "TestErrorsAndPanicsBecomeStatuses.func4")},
+		// a panic in the standard library or the SDK is placed at the
+		// plugin's call
+		{"library panic", func(r sdk.Record) (bool, error) { return strings.Repeat("x", int(-r.Int("i"))) == "", nil }, abi.StatusUser, "record 1: panic: strings: negative Repeat count" + at(0, "TestErrorsAndPanicsBecomeStatuses.func5")},
+		{"sdk panic", func(r sdk.Record) (bool, error) { r.SetRaw("x", nil); return true, nil }, abi.StatusUser, "record 1: panic: sluice sdk: SetRaw(x): not exactly one msgpack value" + at(0, "TestErrorsAndPanicsBecomeStatuses.func6")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -142,7 +142,7 @@ func TestSetRawRefusesBadMsgpack(t *testing.T) {
 	sdk.Reset()
 	sdk.Map(func(r sdk.Record) (sdk.Record, error) { return r.SetRaw("x", []byte{0x92, 0x01}), nil })
 	_, err := sdktest.Try(sdktest.Options{}, sdktest.JSON(`{}`))
-	wantCallError(t, err, "sluice_process", abi.StatusUser, "record 0: panic: sluice sdk: SetRaw(x): not exactly one msgpack value")
+	wantCallError(t, err, "sluice_process", abi.StatusUser, "record 0: panic: sluice sdk: SetRaw(x): not exactly one msgpack value"+at(-2, "TestSetRawRefusesBadMsgpack.func1"))
 }
 
 // Map headers change size at 16 and 65536 fields; the writer reserves the

@@ -58,7 +58,9 @@ passes its own test unchanged:
                   the sluice module with the checkout --sdk names
   rust            make (/usr/bin/cargo --offline) / make test (cargo test)
   c               make (clang --target=wasm32-wasi) / make test (native)
-  assemblyscript  npm install && npm test (asc, then node)
+  assemblyscript  once per checkout, npm ci in its sdk/assemblyscript (the
+                  compiler the SDK pins; npm ci --offline works from npm's
+                  cache); then npm install && npm test (asc, then node)
 
 --sdk is the sluice checkout whose SDK the project uses; by default the one
 this command runs from, when it can tell.`,

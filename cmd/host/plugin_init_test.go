@@ -121,3 +121,71 @@ func TestPluginInit(t *testing.T) {
 		t.Logf("init %v: %s", args, strings.TrimSpace(errs))
 	}
 }
+
+// An AssemblyScript scaffold in a fresh checkout (sdk/assemblyscript
+// without node_modules) needs the one-time `npm ci` there, which the help
+// text and the README give: without it npm test stops and says so, after
+// it (offline, from npm's cache, as `make tools` filled it) the scaffold
+// builds and passes its test.
+func TestPluginInitAssemblyScriptFreshCheckout(t *testing.T) {
+	code, out, errs := runPluginCLI(t, "", "plugin", "init", "--help")
+	if code != 0 || !strings.Contains(strings.Join(strings.Fields(out), " "), "assemblyscript once per checkout, npm ci in its sdk/assemblyscript") {
+		t.Fatalf("init --help (exit %d) does not give the one-time npm ci:\n%s%s", code, out, errs)
+	}
+	for _, tool := range []string{"npm", "node"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s not found: install it (make tools)", tool)
+		}
+	}
+	checkout := t.TempDir()
+	src, dst := filepath.Join("..", "..", "sdk", "assemblyscript"), filepath.Join(checkout, "sdk", "assemblyscript")
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			if d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+		}
+		return err
+	})
+	if err == nil {
+		err = os.WriteFile(filepath.Join(checkout, "go.mod"), []byte("module "+sluiceModule+"\n"), 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "proj")
+	if code, out, errs := runPluginCLI(t, "", "plugin", "init", "--lang", "assemblyscript", "--sdk", checkout, "--dir", dir, "fresh"); code != 0 {
+		t.Fatalf("init: exit %d: %s%s", code, out, errs)
+	}
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil || !strings.Contains(string(readme), "Once per sluice checkout: `npm ci` in `"+dst+"`") {
+		t.Fatalf("README does not give the one-time npm ci in %s (%v):\n%s", dst, err, readme)
+	}
+	npm := func(dir string, args ...string) (string, error) {
+		cmd := exec.Command("npm", append(args, "--no-audit", "--no-fund")...)
+		cmd.Dir = dir
+		msg, err := cmd.CombinedOutput()
+		return string(msg), err
+	}
+	if msg, err := npm(dir, "install", "--offline"); err != nil {
+		t.Fatalf("npm install: %v\n%s", err, msg)
+	}
+	if msg, err := npm(dir, "test"); err == nil || !strings.Contains(msg, "no AssemblyScript compiler: run npm ci in "+dst+" once") {
+		t.Fatalf("npm test before npm ci in the SDK: %v\n%s", err, msg)
+	}
+	if msg, err := npm(dst, "ci", "--offline"); err != nil {
+		t.Fatalf("npm ci --offline in %s (npm's cache lacks the SDK's packages: run `make tools`): %v\n%s", dst, err, msg)
+	}
+	if msg, err := npm(dir, "test"); err != nil {
+		t.Fatalf("npm test after npm ci in the SDK: %v\n%s", err, msg)
+	}
+}

@@ -126,6 +126,10 @@ type wasmBinary struct {
 	funcs    []uint32 // type index of every function, imported ones first
 	memories []limits // imported ones first
 	exports  []wasmExport
+	// stackFirst: the module looks linked with wasm-ld's --stack-first
+	// (see stackLayout), so a stack overflow runs below address 0 and
+	// traps as an out-of-bounds memory access.
+	stackFirst bool
 }
 
 // importsFrom reports whether w imports anything from module.
@@ -183,6 +187,7 @@ func parseWasm(b []byte) (*wasmBinary, error) {
 		return nil, fmt.Errorf("%w: binary format version 0x%08x (a component or a newer format), want 1", errNotWasm, v)
 	}
 	w := &wasmBinary{}
+	var lay stackLayout
 	r := &reader{b: b, off: 8}
 	for r.off < len(b) {
 		start := r.off
@@ -211,15 +216,91 @@ func parseWasm(b []byte) (*wasmBinary, error) {
 			for i := uint32(0); i < n && sec.err == nil; i++ {
 				w.memories = append(w.memories, sec.limits())
 			}
+		case 6:
+			lay.readGlobals(&reader{b: b[:end], off: r.off})
 		case 7:
 			w.readExports(sec)
+		case 11:
+			lay.readData(&reader{b: b[:end], off: r.off})
 		}
 		if sec.err != nil {
 			return nil, sec.fail(start, fmt.Sprintf("section %d", id))
 		}
 		r.off = end
 	}
+	w.stackFirst = lay.stackFirst()
 	return w, nil
+}
+
+// stackLayout tells a module linked with --stack-first from one that is
+// not, cheaply and only from what wasm-ld always writes: its first defined
+// global is __stack_pointer (mutable i32, i32.const top), and with
+// --stack-first every data segment lies at or above that top, the stack
+// being [0, top); by default the data comes first, from 1024, and the
+// stack above it. The globals and data sections are read only for this, so
+// what they hold beyond it is left to wazero's validation: reading stops
+// at the first thing it does not expect, and the module is then taken as
+// not stack-first.
+type stackLayout struct {
+	top        uint32 // __stack_pointer's initial value
+	hasTop     bool
+	data       int  // active data segments, all at or above top so far
+	dataBelow  bool // a segment below top, or one at an unknown address
+	dataUnread bool
+}
+
+func (l *stackLayout) stackFirst() bool {
+	return l.hasTop && l.top > 0 && l.data > 0 && !l.dataBelow && !l.dataUnread
+}
+
+// readGlobals reads the first defined global, when it is a mutable i32
+// set by i32.const.
+func (l *stackLayout) readGlobals(r *reader) {
+	if r.u32() == 0 {
+		return
+	}
+	typ, mut := valType(r.u8()), r.u8()
+	v, ok := r.i32ConstExpr()
+	if r.err == nil && ok && typ == valI32 && mut == 1 && v > 0 {
+		l.top, l.hasTop = uint32(v), true
+	}
+}
+
+// readData reads where each active data segment of memory 0 starts.
+func (l *stackLayout) readData(r *reader) {
+	n := r.u32()
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		flags := r.u32()
+		switch flags {
+		case 0, 2:
+			if flags == 2 && r.u32() != 0 {
+				l.dataUnread = true // another memory's segment: nothing to tell
+				return
+			}
+			v, ok := r.i32ConstExpr()
+			if !ok {
+				l.dataBelow = true // e.g. global.get __memory_base: unknown
+				return
+			}
+			if !l.hasTop || uint32(v) < l.top {
+				l.dataBelow = true
+			} else {
+				l.data++
+			}
+		case 1: // passive: placed by memory.init, from code
+		default:
+			l.dataUnread = true
+			return
+		}
+		size := r.u32()
+		if r.err == nil && uint64(size) > uint64(len(r.b)-r.off) {
+			r.err = errTruncated
+		}
+		r.off += int(size)
+	}
+	if r.err != nil {
+		l.dataUnread = true
+	}
 }
 
 func (w *wasmBinary) readTypes(r *reader) {
@@ -326,6 +407,34 @@ func (r *reader) leb(maxBits uint) uint64 {
 }
 
 func (r *reader) u32() uint32 { return uint32(r.leb(35)) }
+
+// i32ConstExpr reads a constant expression; ok when it is exactly
+// i32.const v, end.
+func (r *reader) i32ConstExpr() (v int32, ok bool) {
+	if r.u8() != 0x41 {
+		return 0, false
+	}
+	var x int64
+	var shift uint
+	for {
+		c := r.u8()
+		if r.err != nil || shift >= 35 {
+			return 0, false
+		}
+		x |= int64(c&0x7f) << shift
+		shift += 7
+		if c&0x80 == 0 {
+			if c&0x40 != 0 {
+				x |= -1 << shift // sign-extend
+			}
+			break
+		}
+	}
+	if r.u8() != 0x0b || r.err != nil || x < -1<<31 || x >= 1<<31 {
+		return 0, false
+	}
+	return int32(x), true
+}
 
 func (r *reader) name() string {
 	n := r.u32()

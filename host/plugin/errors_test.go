@@ -2,6 +2,10 @@ package plugin
 
 import (
 	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -66,5 +70,82 @@ func TestTrapKeepsTheGuestsErrorText(t *testing.T) {
 	b, n = poisonBatch("trap") // a trap with no text says no more than before
 	if err := op.Process(0, b, n, &sink{}); err == nil || strings.Contains(err.Error(), "the guest's error") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestStackFirstOverflowHint: a module linked with --stack-first (the C
+// and Rust SDKs' builds) traps on a stack overflow as an out-of-bounds
+// access; the error says what that may be. The same module with its data
+// below the stack's top (wasm-ld's default layout) is not stack-first and
+// gets no hint.
+func TestStackFirstOverflowHint(t *testing.T) {
+	h := newHost(t, nil)
+	b, n := poisonBatch("")
+	run := func(m *Module) error {
+		return open(t, m, runtime.OpenContext{}).Process(0, b, n, &sink{})
+	}
+	const trap = "wasm trap: out of bounds memory access"
+	err := run(load(t, h, "stackfirst"))
+	var pe *PluginError
+	if !errors.As(err, &pe) || !errors.Is(err, ErrTrap) || pe.Cause.Error() != trap+stackFirstHint {
+		t.Fatalf("stack-first: %v", err)
+	}
+	if !strings.Contains(err.Error(), "out of bounds memory access (a C or Rust stack overflow traps this way with --stack-first: look for deep recursion or large locals)") {
+		t.Errorf("stack-first: %v", err)
+	}
+
+	src, err := os.ReadFile(filepath.Join("testdata", "stackfirst.wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataFirst := strings.Replace(string(src), "(data (i32.const 16384)", "(data (i32.const 1024)", 1)
+	wat := filepath.Join(t.TempDir(), "datafirst.wat")
+	os.WriteFile(wat, []byte(dataFirst), 0o644)
+	if msg, err := exec.Command("wat2wasm", wat, "-o", wat+".wasm").CombinedOutput(); err != nil {
+		t.Fatalf("wat2wasm: %v\n%s", err, msg)
+	}
+	bin, err := os.ReadFile(wat + ".wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.Load(context.Background(), "datafirst", bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(m); !errors.As(err, &pe) || pe.Cause.Error() != trap {
+		t.Fatalf("data first: %v", err)
+	}
+}
+
+// stackLayout tells --stack-first from wasm-ld's default layout by the
+// first global and the data segments only.
+func TestStackLayout(t *testing.T) {
+	globals := func(b ...byte) *reader { return &reader{b: append([]byte{1}, b...)} }
+	data := func(offsets ...byte) *reader {
+		b := []byte{byte(len(offsets))}
+		for _, o := range offsets {
+			b = append(b, 0, 0x41, o, 0x0b, 1, 'x') // active, i32.const o (one LEB byte), 1 byte
+		}
+		return &reader{b: b}
+	}
+	for _, c := range []struct {
+		name string
+		g, d *reader
+		want bool
+	}{
+		{"stack first", globals(0x7f, 1, 0x41, 0x20, 0x0b), data(0x20, 0x30), true},
+		{"data below the top", globals(0x7f, 1, 0x41, 0x20, 0x0b), data(0x10, 0x30), false},
+		{"immutable global", globals(0x7f, 0, 0x41, 0x20, 0x0b), data(0x20), false},
+		{"i64 global", globals(0x7e, 1, 0x42, 0x20, 0x0b), data(0x20), false},
+		{"negative top", globals(0x7f, 1, 0x41, 0x70, 0x0b), data(0x20), false},
+		{"no data", globals(0x7f, 1, 0x41, 0x20, 0x0b), &reader{b: []byte{0}}, false},
+		{"truncated data", globals(0x7f, 1, 0x41, 0x20, 0x0b), &reader{b: []byte{1, 0, 0x41}}, false},
+	} {
+		var l stackLayout
+		l.readGlobals(c.g)
+		l.readData(c.d)
+		if got := l.stackFirst(); got != c.want {
+			t.Errorf("%s: stackFirst = %v", c.name, got)
+		}
 	}
 }

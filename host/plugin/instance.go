@@ -221,12 +221,21 @@ func (in *instance) callFailure(parent context.Context, err error) error {
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\n") // drop the wasm stack trace
 	msg = strings.TrimPrefix(msg, "wasm error: ")
+	if msg == "out of bounds memory access" && in.m.bin.stackFirst {
+		msg += stackFirstHint
+	}
 	cause := fmt.Errorf("%w: %s", ErrTrap, msg)
 	if in.nearMemoryLimit() {
 		return in.memoryLimit(cause)
 	}
 	return cause
 }
+
+// stackFirstHint follows an out-of-bounds trap in a module linked with
+// --stack-first (wasmBinary.stackFirst), as the C and Rust SDKs' builds
+// are: its stack is [0, top), so an overflow runs below address 0 and
+// traps as an out-of-bounds access, not as "stack overflow".
+const stackFirstHint = " (a C or Rust stack overflow traps this way with --stack-first: look for deep recursion or large locals)"
 
 // nearMemoryLimit reports whether the guest's memory is within 1/16 of
 // the page limit (at least one page): a failure there is most likely a

@@ -57,6 +57,7 @@ func (s *Server) pluginConfig(t *tenant) plugin.Config {
 	cfg.RestartWindow = s.cfg.Host.RestartWindow
 	cfg.FuelRate = cmp.Or(t.cfg.FuelRate, s.cfg.Host.FuelRate)
 	cfg.FuelPacer = t.pacer // the rate is the tenant's, over all its jobs' hosts
+	cfg.CallFuel = s.cfg.Host.CallFuel
 	return cfg
 }
 

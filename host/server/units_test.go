@@ -174,3 +174,14 @@ func TestFuelRateIsPerTenant(t *testing.T) {
 		t.Error("no fuel-rate, yet a pacer")
 	}
 }
+
+// TestCallFuelReachesTenantHosts: the host's call-fuel (a deterministic
+// budget instead of call-timeout) is every tenant's plugin config's.
+func TestCallFuelReachesTenantHosts(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Host.CallFuel = 123456
+	s := newTestServer(t, cfg)
+	if got := s.pluginConfig(s.tenants["b"]).CallFuel; got != 123456 {
+		t.Errorf("CallFuel %d, want 123456", got)
+	}
+}

@@ -40,7 +40,7 @@ func newFileSink(o *options, b *Builtin, subtask, parallelism int) (*fileSink, e
 		o.fail("option \"path\" is required")
 	}
 	path := o.str("path", "")
-	format := o.oneOf("format", "json", "json", "csv")
+	format := o.oneOf("format", defaultFormat(path), "json", "csv")
 	if err := o.finish(); err != nil {
 		return nil, err
 	}

@@ -12,11 +12,19 @@ import (
 
 // roundTrip reads path with a file source and writes what it read with a
 // file sink to out, returning out's text.
+// roundTrip reads in and writes it to out, both in format ("": the
+// format the paths' extensions give).
 func roundTrip(t *testing.T, dir, in, out, format string) string {
 	t.Helper()
 	b := &Builtin{Root: dir}
-	c, _ := runSource(t, b, sourceSpec("read", "file", map[string]any{"path": in, "format": format}), 0, 1)
-	s := openSink(t, b, "write", "file", map[string]any{"path": out, "format": format}, 0, 1)
+	opts := func(path string) map[string]any {
+		if format == "" {
+			return map[string]any{"path": path}
+		}
+		return map[string]any{"path": path, "format": format}
+	}
+	c, _ := runSource(t, b, sourceSpec("read", "file", opts(in)), 0, 1)
+	s := openSink(t, b, "write", "file", opts(out), 0, 1)
 	var w abi.Writer
 	for _, r := range c.records {
 		w.Append(r.time, r.hasTime, r.key, r.value)
@@ -54,6 +62,14 @@ func TestFileSinkCSVRoundTrip(t *testing.T) {
 	writeFile(t, dir, "in.csv", text)
 	if got := roundTrip(t, dir, "in.csv", "out.csv", "csv"); got != text {
 		t.Errorf("round trip:\n%s\nwant:\n%s", got, text)
+	}
+	// with no format, a .csv path is CSV (any case), others JSON lines
+	writeFile(t, dir, "in.CSV", text)
+	if got := roundTrip(t, dir, "in.CSV", "out2.csv", ""); got != text {
+		t.Errorf("round trip without a format:\n%s\nwant:\n%s", got, text)
+	}
+	if got := roundTrip(t, dir, "in.csv", "out.jsonl", ""); !strings.HasPrefix(got, `{"name":"apple","qty":3,"price":1.25,"note":"fresh"}`+"\n") {
+		t.Errorf("a .csv read into a .jsonl sink: %q", got)
 	}
 }
 

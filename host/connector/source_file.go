@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/sluicehq/sluice/host/roots"
 
@@ -31,7 +33,7 @@ func newFileSource(o *options, b *Builtin, onError string, subtask, parallelism 
 		o.fail("option \"path\" is required")
 	}
 	path := o.str("path", "")
-	format := o.oneOf("format", "json", "json", "csv")
+	format := o.oneOf("format", defaultFormat(path), "json", "csv")
 	if err := o.finish(); err != nil {
 		return nil, err
 	}
@@ -140,4 +142,15 @@ func openFile(allowed []string, path string) (*os.File, error) {
 		return os.Open(path)
 	}
 	return roots.Open(allowed, path)
+}
+
+// defaultFormat is a file connector's format when the pipeline names none:
+// CSV for a path ending in .csv (a JSON reader on a CSV file failed at
+// its first line; a sink wrote JSON lines into a .csv file), else JSON
+// lines.
+func defaultFormat(path string) string {
+	if strings.EqualFold(filepath.Ext(path), ".csv") {
+		return "csv"
+	}
+	return "json"
 }

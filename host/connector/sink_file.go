@@ -60,20 +60,35 @@ func (s *fileSink) Open(*runtime.OpenContext) error {
 			if errors.Is(err, roots.ErrOutside) {
 				return fmt.Errorf("sink %q: %w", s.op, asWritten(err, s.given, s.setting))
 			}
-			return fmt.Errorf("sink %q: cannot write %s: %w", s.op, s.path, unwrapPath(err))
+			return s.createErr(err)
 		}
 		s.f = f
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
-		return fmt.Errorf("sink %q: cannot write %s: %w", s.op, s.path, unwrapPath(err))
+		return s.createErr(err)
 	}
 	f, err := os.Create(s.path)
 	if err != nil {
-		return fmt.Errorf("sink %q: cannot write %s: %w", s.op, s.path, unwrapPath(err))
+		return s.createErr(err)
 	}
 	s.f = f
 	return nil
+}
+
+// createErr says why the sink's file could not be created; when a folder
+// of its path is a file, it says which ("file exists" or "not a
+// directory" named neither).
+func (s *fileSink) createErr(err error) error {
+	for dir := filepath.Dir(s.path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		if fi, statErr := os.Stat(dir); statErr == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("sink %q: cannot write %s: %s is a file, not a folder", s.op, s.path, dir)
+			}
+			break
+		}
+	}
+	return fmt.Errorf("sink %q: cannot write %s: %w", s.op, s.path, unwrapPath(err))
 }
 
 // Process writes count records. On a record it cannot write, the records

@@ -126,18 +126,21 @@ func TestFileSinkOneFilePerSubtask(t *testing.T) {
 func TestFileSinkUnwritablePath(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "afile", "x")
-	for path, why := range map[string]string{
-		"afile/out.jsonl": "not a directory", // the folder is a file
-		".":               "is a directory",
-	} {
-		s, err := (&Builtin{Root: dir}).Sink(sinkSpec("out", "file", map[string]any{"path": path}), 0, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = s.Open(nil)
-		wantErrContaining(t, err, `sink "out": cannot write `+filepath.Join(dir, path), why)
-		if err := s.Close(nil); err != nil {
-			t.Errorf("Close after a failed Open: %v", err)
+	for _, b := range []*Builtin{{Root: dir}, {Root: dir, Roots: []string{dir}}} { // unconfined, confined
+		for path, why := range map[string]string{
+			"afile/out.jsonl":   filepath.Join(dir, "afile") + " is a file, not a folder",
+			"afile/x/out.jsonl": filepath.Join(dir, "afile") + " is a file, not a folder",
+			".":                 "is a directory",
+		} {
+			s, err := b.Sink(sinkSpec("out", "file", map[string]any{"path": path}), 0, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.Open(nil)
+			wantErrContaining(t, err, `sink "out": cannot write `+filepath.Join(dir, path), why)
+			if err := s.Close(nil); err != nil {
+				t.Errorf("Close after a failed Open: %v", err)
+			}
 		}
 	}
 	_, err := (&Builtin{}).Sink(sinkSpec("out", "file", map[string]any{"format": "csv"}), 0, 1)

@@ -150,8 +150,8 @@ func (p *Pipeline) files(op *Operator, c *Connector) []fileUse {
 }
 
 func name(op *Operator) string {
-	if op.ID == "" {
-		return "operator"
+	if op.ID == "" { // missing or invalid (which has its own error)
+		return "the operator"
 	}
 	return "operator '" + op.ID + "'"
 }
@@ -239,10 +239,10 @@ func (d *decoder) references(p *Pipeline, op *Operator, byID map[string]*Operato
 		d.plugin(p, op.Plugin, op.KeyPos[string(op.Kind)], name(op))
 	}
 	if op.KeyBy != nil && op.KeyBy.Plugin != "" {
-		d.plugin(p, op.KeyBy.Plugin, op.KeyBy.Pos, name(op)+" key-by")
+		d.plugin(p, op.KeyBy.Plugin, op.KeyBy.Pos, "the key-by of "+name(op))
 	}
 	if op.Partition != nil && op.Partition.Plugin != "" {
-		d.plugin(p, op.Partition.Plugin, op.Partition.Pos, name(op)+" partition")
+		d.plugin(p, op.Partition.Plugin, op.Partition.Pos, "the partition of "+name(op))
 	}
 	if pos, ok := op.KeyPos["config"]; ok && !op.Kind.UsesPlugin() && op.Kind != "" {
 		d.errs.errorf(d.file, pos, "%s is a %s: config is only for plugin operators", name(op), op.Kind)

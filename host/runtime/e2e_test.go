@@ -280,7 +280,7 @@ operators:
 `
 	// the sink's folder would be a regular file: it cannot be created
 	r = runPipeline(t, "inline.yaml", fmt.Sprintf(unwritable, filepath.Join(in, "out.jsonl")), nil, runtime.Options{})
-	if r.err == nil || !strings.HasPrefix(r.err.Error(), `operator "out" (subtask `) || !strings.Contains(r.err.Error(), "not a directory") {
+	if r.err == nil || !strings.HasPrefix(r.err.Error(), `operator "out" (subtask `) || !strings.Contains(r.err.Error(), "in.jsonl is a file, not a folder") {
 		t.Fatalf("unwritable sink: error %v", r.err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	suggestpkg "github.com/sluicehq/sluice/host/suggest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -276,35 +277,4 @@ func (d *decoder) unknownKey(k *yaml.Node, where string, known []string) {
 }
 
 // suggest returns the known word within edit distance 2 of w, if any.
-func suggest(w string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if dist := editDistance(strings.ToLower(w), k); dist < bestD {
-			best, bestD = k, dist
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+func suggest(w string, known []string) string { return suggestpkg.Closest(w, known) }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/host/suggest"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 )
@@ -125,7 +126,11 @@ func read(file string, env []string, flags *pflag.FlagSet) (*viper.Viper, origin
 				from[k] = "host config " + file
 			}
 			if !isKey(k) && !strings.HasPrefix(k, "tenants.") && k != "tenants" {
-				return nil, nil, fmt.Errorf("host config %s: unknown setting %q (known: %s)", file, k, strings.Join(append(Keys[:len(Keys):len(Keys)], ServerKeys...), ", "))
+				known := append(Keys[:len(Keys):len(Keys)], ServerKeys...)
+				if s := suggest.Closest(k, known); s != "" {
+					return nil, nil, fmt.Errorf("host config %s: unknown setting %q (did you mean %q?)", file, k, s)
+				}
+				return nil, nil, fmt.Errorf("host config %s: unknown setting %q (known: %s)", file, k, strings.Join(known, ", "))
 			}
 			// a bare number would be read as nanoseconds: a duration needs its unit
 			if _, isDuration := defaults.Get(k).(time.Duration); isDuration {

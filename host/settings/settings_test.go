@@ -49,8 +49,12 @@ func TestUnknownKeyAndInvalidValues(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "host.yaml")
 	os.WriteFile(file, []byte("slotz: 4\n"), 0o600)
-	if _, err := Load(file, nil, nil); err == nil || !strings.Contains(err.Error(), `unknown setting "slotz"`) {
-		t.Fatalf("err = %v, want unknown setting", err)
+	if _, err := Load(file, nil, nil); err == nil || !strings.Contains(err.Error(), `unknown setting "slotz" (did you mean "slots"?)`) {
+		t.Fatalf("err = %v, want unknown setting with a suggestion", err)
+	}
+	os.WriteFile(file, []byte("nothing-like-it: 4\n"), 0o600)
+	if _, err := Load(file, nil, nil); err == nil || !strings.Contains(err.Error(), `unknown setting "nothing-like-it" (known: slots, `) {
+		t.Fatalf("err = %v, want unknown setting with the known ones", err)
 	}
 	// the plugin runtime's own bound (plugin.Config.Validate): 65536 pages
 	// would be 4 GiB, one byte past what a 32-bit memory size holds

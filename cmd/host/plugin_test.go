@@ -290,4 +290,10 @@ func TestRunTakesThePluginLimitFlags(t *testing.T) {
 	if code == 0 || !strings.Contains(errs, "above the host's limit of 1 pages (64 KiB)") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
+	// every plugin that does not fit is named, not just the first
+	for _, name := range []string{`plugin "enrich"`, `plugin "valid"`} {
+		if !strings.Contains(errs, name) {
+			t.Errorf("%s is not named:\n%s", name, errs)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -24,6 +25,7 @@ func NewSet(ctx context.Context, h *Host, p *pipeline.Pipeline, g *plan.JobGraph
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	var errs []error // every plugin that does not load, not just the first
 	for _, name := range names {
 		pl := p.Plugins[name]
 		path := pl.Path
@@ -43,17 +45,23 @@ func NewSet(ctx context.Context, h *Host, p *pipeline.Pipeline, g *plan.JobGraph
 		}
 		if err != nil {
 			if strings.HasPrefix(err.Error(), fmt.Sprintf("plugin %q ", name)) {
-				return nil, fmt.Errorf("%s: %w", at, err) // it names the plugin already
+				errs = append(errs, fmt.Errorf("%s: %w", at, err)) // it names the plugin already
+			} else {
+				errs = append(errs, fmt.Errorf("%s: plugin %q: %w", at, name, err))
 			}
-			return nil, fmt.Errorf("%s: plugin %q: %w", at, name, err)
+			continue
 		}
 		grants, err := ParseGrants(pl.Grants)
 		if err != nil {
-			return nil, fmt.Errorf("%s: plugin %q: %w", at, name, err)
+			errs = append(errs, fmt.Errorf("%s: plugin %q: %w", at, name, err))
+			continue
 		}
 		m = m.Grant(grants)
 		m.name = name // errors name the plugin as the pipeline does
 		set.Modules[name] = m
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	// partitioners and key selectors are opened with their plugin's config
 	// and the upstream operator's parallelism

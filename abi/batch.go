@@ -59,8 +59,49 @@ func parseRecordTo(r *Record, b []byte, off, end int) error {
 }
 
 // parseHead reads the envelope's header, event time and key into r and
-// returns where the value starts.
+// returns where the value starts. Its fast path takes the heads writers
+// produce — [nil or an int, nil or a fixstr, ...] — with no call and few
+// live values (the slow one's error paths made it spill on every record);
+// anything else, an error included, parseHeadSlow decides.
 func parseHead(r *Record, b []byte, off int) (int, error) {
+	if uint(off)+2 >= uint(len(b)) || b[off] != 0x93 {
+		return parseHeadSlow(r, b, off)
+	}
+	p := off + 1
+	switch c := b[p]; {
+	case c == 0xc0:
+		r.Time, r.HasTime = 0, false
+		p++
+	case c <= 0x7f:
+		r.Time, r.HasTime = int64(c), true
+		p++
+	case c == 0xd3 && p+9 < len(b): // int64, the commonest event time
+		r.Time, r.HasTime = int64(binary.BigEndian.Uint64(b[p+1:])), true
+		p += 9
+	case c == 0xcd && p+3 < len(b): // uint16
+		r.Time, r.HasTime = int64(binary.BigEndian.Uint16(b[p+1:])), true
+		p += 3
+	case c == 0xce && p+5 < len(b): // uint32
+		r.Time, r.HasTime = int64(binary.BigEndian.Uint32(b[p+1:])), true
+		p += 5
+	default:
+		return parseHeadSlow(r, b, off)
+	}
+	switch c := b[p]; {
+	case c == 0xc0:
+		r.Key = nil
+		return p + 1, nil
+	case c-0xa0 < 0x20:
+		if end := p + 1 + int(c&0x1f); end < len(b) {
+			r.Key = b[p:end:end]
+			return end, nil
+		}
+	}
+	return parseHeadSlow(r, b, off)
+}
+
+// parseHeadSlow is parseHead for every head, with its errors.
+func parseHeadSlow(r *Record, b []byte, off int) (int, error) {
 	if off >= len(b) {
 		return 0, errAt(ErrTruncated, off)
 	}
@@ -171,7 +212,22 @@ func (r *Reader) Next() bool {
 		end = int(binary.LittleEndian.Uint32(r.ends[len(r.ends)-4*r.left:]))
 		err = parseRecordTo(&r.rec, r.buf, r.off, end)
 	} else {
-		end, err = parseRecord(&r.rec, r.buf, r.off)
+		// parseRecord, written out: a call less on every record
+		b := r.buf
+		var kEnd int
+		if kEnd, err = parseHead(&r.rec, b, r.off); err == nil {
+			ok := false
+			if kEnd < len(b) && b[kEnd]&0xf0 == 0x80 {
+				end, ok = skipSeq(b, kEnd+1, 2*int(b[kEnd]&0x0f), 1)
+			}
+			if !ok {
+				end, err = skipValue(b, kEnd, 1)
+			}
+			if err == nil {
+				r.rec.Value = b[kEnd:end:end]
+				r.rec.Raw = b[r.off:end:end]
+			}
+		}
 	}
 	if err != nil {
 		r.err = err

@@ -247,6 +247,12 @@ func FuzzScanPaths(f *testing.F) {
 	f.Add(append(bytes.Repeat([]byte{0x81, 0xa1, 'x'}, MaxDepth), 0xc0))
 	f.Add(bytes.Repeat([]byte{0x91}, MaxDepth+1))
 	f.Add([]byte{0x83, 0xa1, 'a', 0xd9, 0x05, 'x', 0xc1, 0x90})
+	f.Add([]byte{0x93, 0xcd, 0x01, 0x00, 0xa1, 'k', 0x81, 0xa9, 'a', 'c', 'c', 'o', 'u', 'n', 't', 'I', 'd', 0x01})
+	f.Add([]byte{0x93, 0xd3, 0, 0, 1, 0x8b, 0xcf, 0xe7, 0x5c, 0, 0xc0, 0x80})
+	f.Add([]byte{0x93, 0xce, 0, 1, 0, 0, 0xd9, 1, 'k', 0x80})
+	f.Add([]byte{0x93, 0xcd, 0x01, 0xc0, 0xc0, 0x80}) // a time whose last byte reads as nil
+	f.Add([]byte{0x93, 0xce, 0, 0, 0x01, 0xa1, 0xc0, 0x80})
+	f.Add([]byte{0x93, 0xd3, 0, 0, 0, 0, 0, 0, 0x01, 0xc0, 0xc0, 0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for off := 0; off <= len(b) && off < 64; off++ {
 			for _, depth := range []int{0, 1, MaxDepth - 1} {
@@ -256,12 +262,20 @@ func FuzzScanPaths(f *testing.F) {
 					t.Fatalf("skip at %d depth %d: fast %d %v, exact %d %v", off, depth, fast, ferr, exact, eerr)
 				}
 			}
-			for _, name := range []string{"a", "amount", "x"} {
+			for _, name := range []string{"a", "amount", "x", "accountId", "0123456789abcdef", "k0123456"} {
 				fr, fok, ferr := MapField(b[off:], name)
 				er, eok, eerr := mapField(b[off:], name)
 				if !bytes.Equal(fr, er) || fok != eok || fmt.Sprint(ferr) != fmt.Sprint(eerr) {
 					t.Fatalf("MapField(%q) at %d: fast %x %v %v, exact %x %v %v", name, off, fr, fok, ferr, er, eok, eerr)
 				}
+			}
+			// the envelope head's fast path against the slow one
+			var fr, sr Record
+			fend, ferr := parseHead(&fr, b, off)
+			send, serr := parseHeadSlow(&sr, b, off)
+			if fend != send || fmt.Sprint(ferr) != fmt.Sprint(serr) ||
+				ferr == nil && (fr.Time != sr.Time || fr.HasTime != sr.HasTime || !bytes.Equal(fr.Key, sr.Key) || (fr.Key == nil) != (sr.Key == nil)) {
+				t.Fatalf("parseHead at %d: fast %d %v %+v, slow %d %v %+v", off, fend, ferr, fr, send, serr, sr)
 			}
 		}
 	})

@@ -373,10 +373,18 @@ func MapField(m []byte, name string) (raw []byte, ok bool, err error) {
 		if vEnd > len(m) {
 			return mapField(m, name)
 		}
-		// the length first, here: eqName is a call, and most keys a
-		// lookup passes differ in length from the one it looks for
-		if kEnd-off-1 == len(name) && eqName(m[off+1:kEnd], name) {
-			return m[kEnd:vEnd], true, nil
+		// the length first, here: most keys a lookup passes differ in
+		// length from the one it looks for; then the names fields have,
+		// 8 to 16 bytes, in two overlapping words without a call
+		if n := kEnd - off - 1; n == len(name) {
+			k := m[off+1 : kEnd]
+			if n >= 8 && n <= 16 {
+				if binary.LittleEndian.Uint64(k) == le64(name) && binary.LittleEndian.Uint64(k[n-8:]) == le64(name[n-8:]) {
+					return m[kEnd:vEnd], true, nil
+				}
+			} else if eqName(k, name) {
+				return m[kEnd:vEnd], true, nil
+			}
 		}
 		off = vEnd
 	}

@@ -37,6 +37,7 @@ type aggregate struct {
 	store  *KeyedStore
 	w      abi.Writer
 	tmp    []byte
+	newVal []byte                     // the cell of a new key being built (insert copies it)
 	seen   int64                      // records processed, for error positions
 	reject func(*RecordFailure) error // the on-error; nil: fail
 }
@@ -196,6 +197,7 @@ func (a *aggregate) add(r *abi.Record) (*cell, error) {
 				return nil, err
 			}
 			c = a.store.insert(kg, 0, r.Key, v)
+			a.newVal = v[:0]
 		} else {
 			f := cellField(c.val)
 			putFixed(f, num{i: readFixed(f).i + 1})
@@ -217,6 +219,7 @@ func (a *aggregate) add(r *abi.Record) (*cell, error) {
 		if err != nil {
 			return nil, err
 		}
+		a.newVal = v[:0]
 		return a.store.insert(kg, 0, r.Key, v), nil
 	}
 	if err := a.update(c, r, raw); err != nil {
@@ -226,11 +229,11 @@ func (a *aggregate) add(r *abi.Record) (*cell, error) {
 	return c, nil
 }
 
-// first builds the cell of a new key from its first record.
+// first builds the cell of a new key from its first record, in a.newVal's
+// room.
 func (a *aggregate) first(r *abi.Record, raw []byte) ([]byte, error) {
 	off := fieldOffset(r.Value, raw)
-	v := make([]byte, 0, cellHeader+len(r.Value)+9)
-	v = putHeader(v, off, r.Time, r.HasTime)
+	v := putHeader(a.newVal[:0], off, r.Time, r.HasTime)
 	switch a.kind {
 	case pipeline.KindMinBy, pipeline.KindMaxBy:
 		if _, err := compareValues(raw, raw); err != nil {
@@ -309,7 +312,7 @@ func (a *aggregate) update(c *cell, r *abi.Record, raw []byte) error {
 // countValue builds the cell of a new key for count: the key's fields then
 // "count": 1.
 func (a *aggregate) countValue(key []byte) ([]byte, error) {
-	v := putHeader(nil, 0, 0, false)
+	v := putHeader(a.newVal[:0], 0, 0, false)
 	names := a.keyFields
 	if len(names) == 0 {
 		names = []string{"key"}

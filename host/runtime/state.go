@@ -2,42 +2,54 @@ package runtime
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/partition"
 )
 
-// KeyedStore is the keyed state of one subtask of a keyed operator: a map
-// per key group (and per state slot) from the key's msgpack bytes to a
-// value, so that a checkpoint can save key groups and a rescale can move
-// whole key groups between subtasks, as Flink's heap state backend does.
-// Keys keep the order in which they were first stored, which makes
-// iteration (batch-mode finals, snapshots) deterministic. An index over all
-// key groups (per slot, sharing the cells) finds the cell of a key without
-// computing its key group: the hot path of a keyed operator.
+// KeyedStore is the keyed state of one subtask of a keyed operator: per
+// key group (and per state slot) the keys and their values, so that a
+// checkpoint can save key groups and a rescale can move whole key groups
+// between subtasks, as Flink's heap state backend does. Keys keep the order
+// in which they were first stored, which makes iteration (batch-mode
+// finals, snapshots) deterministic. One index per slot over all key groups
+// finds the cell of a key without computing its key group: the hot path of
+// a keyed operator. Each key group only lists its cells in order: iteration
+// walks that list and does no lookup.
 //
 // It implements KeyedState for plugins; built-in aggregations use its cells
 // directly. One subtask goroutine uses it: it is not safe for concurrent
 // use.
 type KeyedStore struct {
 	maxP, start, end int
-	groups           [][]*slotMap       // [keyGroup-start][slot]
-	index            []map[string]*cell // [slot]: every key group's cells
+	groups           [][]*slotList      // [keyGroup-start][slot]
+	index            []map[string]*cell // [slot]: every key group's cells, deleted ones too
+	arena            arena              // keys and values of the cells of insert
+	cells            []cell             // the rest of the block of cells insert hands out
+	cellBlock        int                // size of the last block: 16 doubling to 256
 }
 
-type slotMap struct {
-	m       map[string]*cell
-	order   []string // keys in first-stored order; may hold deleted keys
-	deleted bool     // order may hold stale or repeated keys
+// slotList is the cells of one slot in one key group, in first-stored
+// order, deleted ones included until a compaction drops them.
+type slotList struct {
+	order      []*cell
+	live, dead int
 }
 
-type cell struct{ val []byte }
+// cell is the state of one key in one slot. A deleted cell stays listed
+// (and indexed) so that a key stored again keeps its first-stored place.
+type cell struct {
+	key  string
+	val  []byte
+	dead bool
+}
 
 // NewKeyedStore returns the empty state of the subtask owning key groups
 // [start, end] of maxParallelism.
 func NewKeyedStore(maxParallelism, start, end int) *KeyedStore {
 	n := max(end-start+1, 0)
-	return &KeyedStore{maxP: maxParallelism, start: start, end: end, groups: make([][]*slotMap, n)}
+	return &KeyedStore{maxP: maxParallelism, start: start, end: end, groups: make([][]*slotList, n)}
 }
 
 // KeyGroup returns the key group of key (raw msgpack), checking that this
@@ -54,7 +66,7 @@ func (s *KeyedStore) KeyGroup(key []byte) (int, error) {
 	return kg, nil
 }
 
-func (s *KeyedStore) slot(kg, slot int, create bool) *slotMap {
+func (s *KeyedStore) slot(kg, slot int, create bool) *slotList {
 	if slot < 0 {
 		return nil
 	}
@@ -63,43 +75,61 @@ func (s *KeyedStore) slot(kg, slot int, create bool) *slotMap {
 		if !create {
 			return nil
 		}
-		g = append(g, make([]*slotMap, slot+1-len(g))...)
+		g = append(g, make([]*slotList, slot+1-len(g))...)
 		s.groups[kg-s.start] = g
 	}
-	sm := g[slot]
-	if sm == nil && create {
-		sm = &slotMap{m: make(map[string]*cell)}
-		g[slot] = sm
+	sl := g[slot]
+	if sl == nil && create {
+		sl = &slotList{}
+		g[slot] = sl
 	}
-	return sm
+	return sl
 }
 
-// lookup returns the cell of key, or nil.
+// lookup returns the live cell of key, or nil.
 func (s *KeyedStore) lookup(slot int, key []byte) *cell {
 	if slot < 0 || slot >= len(s.index) {
 		return nil
 	}
-	return s.index[slot][string(key)]
+	if c := s.index[slot][string(key)]; c != nil && !c.dead {
+		return c
+	}
+	return nil
 }
 
-// insert stores a new cell holding val (not copied) for key, whose key
-// group is kg.
+// insert stores a new cell for key, whose key group is kg, holding a copy
+// of val, and returns it. key must not be stored in slot. Cells come in
+// blocks, keys and values from the store's arena (a few blocks without
+// pointers instead of three small objects per key): for the built-in
+// aggregations, which never delete a key. A value that outgrows its room
+// moves to the heap.
 func (s *KeyedStore) insert(kg, slot int, key, val []byte) *cell {
-	sm := s.slot(kg, slot, true)
-	k := string(key)
-	c := &cell{val: val}
-	if _, ok := sm.m[k]; !ok {
-		if sm.deleted && len(sm.order) > 2*len(sm.m)+16 {
-			sm.compact() // keys deleted and stored again must not grow order forever
-		}
-		sm.order = append(sm.order, k)
+	if len(s.cells) == 0 {
+		s.cellBlock = min(max(2*s.cellBlock, 16), 256)
+		s.cells = make([]cell, s.cellBlock)
 	}
-	sm.m[k] = c
+	c := &s.cells[0]
+	s.cells = s.cells[1:]
+	kv := s.arena.alloc(len(key) + len(val))
+	copy(kv, key)
+	copy(kv[len(key):], val)
+	if len(key) > 0 {
+		c.key = unsafe.String(&kv[0], len(key)) // never written again
+	}
+	c.val = kv[len(key):len(kv):len(kv)]
+	s.add(kg, slot, c)
+	return c
+}
+
+// add lists and indexes the new cell c of key group kg.
+func (s *KeyedStore) add(kg, slot int, c *cell) {
+	sl := s.slot(kg, slot, true)
+	sl.order = append(sl.order, c)
+	sl.live++
 	for len(s.index) <= slot {
 		s.index = append(s.index, map[string]*cell{})
 	}
-	s.index[slot][k] = c
-	return c
+	s.index[slot][c.key] = c
 }
 
 // Get copies the value of (slot, key) into dst[:0] and returns it.
@@ -119,7 +149,11 @@ func (s *KeyedStore) Put(slot int, key, val []byte) error {
 	if slot < 0 {
 		return fmt.Errorf("state slot %d is negative", slot)
 	}
-	if c := s.lookup(slot, key); c != nil {
+	var c *cell
+	if slot < len(s.index) {
+		c = s.index[slot][string(key)]
+	}
+	if c != nil && !c.dead {
 		c.val = append(c.val[:0], val...)
 		return nil
 	}
@@ -127,7 +161,14 @@ func (s *KeyedStore) Put(slot int, key, val []byte) error {
 	if err != nil {
 		return err
 	}
-	s.insert(kg, slot, key, append([]byte(nil), val...))
+	if c != nil { // deleted, stored again: in its first-stored place
+		c.val, c.dead = append(c.val[:0], val...), false
+		sl := s.slot(kg, slot, true)
+		sl.live++
+		sl.dead--
+		return nil
+	}
+	s.add(kg, slot, &cell{key: string(key), val: append([]byte(nil), val...)})
 	return nil
 }
 
@@ -137,12 +178,16 @@ func (s *KeyedStore) Delete(slot int, key []byte) error {
 	if err != nil {
 		return err
 	}
-	if sm := s.slot(kg, slot, false); sm != nil {
-		if _, ok := sm.m[string(key)]; ok {
-			delete(sm.m, string(key))
-			delete(s.index[slot], string(key))
-			sm.deleted = true
-		}
+	c := s.lookup(slot, key)
+	if c == nil {
+		return nil
+	}
+	c.dead, c.val = true, c.val[:0]
+	sl := s.slot(kg, slot, false)
+	sl.live--
+	sl.dead++
+	if sl.dead > sl.live+16 {
+		s.compact(sl, slot) // keys deleted for good must not grow the store forever
 	}
 	return nil
 }
@@ -151,8 +196,8 @@ func (s *KeyedStore) Delete(slot int, key []byte) error {
 func (s *KeyedStore) Len(slot int) int {
 	n := 0
 	for kg := s.start; kg <= s.end; kg++ {
-		if sm := s.slot(kg, slot, false); sm != nil {
-			n += len(sm.m)
+		if sl := s.slot(kg, slot, false); sl != nil {
+			n += sl.live
 		}
 	}
 	return n
@@ -164,34 +209,58 @@ func (s *KeyedStore) Range(kg, slot int, fn func(key string, val []byte) bool) {
 	if kg < s.start || kg > s.end {
 		return
 	}
-	sm := s.slot(kg, slot, false)
-	if sm == nil {
+	sl := s.slot(kg, slot, false)
+	if sl == nil {
 		return
 	}
-	if sm.deleted {
-		sm.compact()
-	}
-	for _, k := range sm.order {
-		if !fn(k, sm.m[k].val) {
+	for _, c := range sl.order {
+		if !c.dead && !fn(c.key, c.val) {
 			return
 		}
 	}
 }
 
-// compact drops deleted and repeated keys from the order.
-func (sm *slotMap) compact() {
-	seen := make(map[string]bool, len(sm.m))
-	keep := sm.order[:0]
-	for _, k := range sm.order {
-		if _, ok := sm.m[k]; ok && !seen[k] {
-			seen[k] = true
-			keep = append(keep, k)
+// compact drops the deleted cells of sl, a list of slot, from the list and
+// the index: a key stored after this goes last.
+func (s *KeyedStore) compact(sl *slotList, slot int) {
+	keep := sl.order[:0]
+	for _, c := range sl.order {
+		if c.dead {
+			delete(s.index[slot], c.key)
+			continue
 		}
+		keep = append(keep, c)
 	}
-	sm.order, sm.deleted = keep, false
+	clear(sl.order[len(keep):])
+	sl.order, sl.dead = keep, 0
 }
 
 // KeyGroups returns the inclusive range of key groups the store holds.
 func (s *KeyedStore) KeyGroups() (start, end int) { return s.start, s.end }
+
+// arena hands out byte slices carved from blocks that hold no pointers:
+// the garbage collector neither scans them nor tracks each slice. Blocks
+// double from 256 bytes to 64 KiB (a store with few keys stays small). A
+// block lives as long as any slice of it.
+type arena struct {
+	block []byte
+	size  int // of the last block
+}
+
+const arenaBlock = 64 << 10
+
+// alloc returns n bytes (len and cap n).
+func (a *arena) alloc(n int) []byte {
+	if n > arenaBlock/8 {
+		return make([]byte, n)
+	}
+	if len(a.block) < n {
+		a.size = min(max(2*a.size, 256), arenaBlock)
+		a.block = make([]byte, a.size)
+	}
+	b := a.block[:n:n]
+	a.block = a.block[n:]
+	return b
+}
 
 var _ KeyedState = (*KeyedStore)(nil)

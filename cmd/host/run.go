@@ -284,7 +284,7 @@ func progressLine(r *runtime.Result) string {
 	}
 	var bp int64
 	for _, m := range r.Operators {
-		bp = max(bp, m.BackPressuredMs)
+		bp = max(bp, m.MaxBackPressuredMs) // a subtask's: a sum over subtasks can exceed the time
 	}
 	if bp > 0 {
 		fmt.Fprintf(&b, ", back-pressured %s", (time.Duration(bp) * time.Millisecond).Round(time.Millisecond))

@@ -206,7 +206,7 @@ func TestProgressLine(t *testing.T) {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}
 	r = &runtime.Result{Job: "j", Duration: time.Second, Done: 1234, Total: -1,
-		Operators: []runtime.OperatorMetrics{{ID: "a", BackPressuredMs: 300}}}
+		Operators: []runtime.OperatorMetrics{{ID: "a", BackPressuredMs: 900, MaxBackPressuredMs: 300}}}
 	if got, want := progressLine(r), "j: 1234 records, 1234 records/s, back-pressured 300ms"; got != want {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}

@@ -71,7 +71,12 @@ type OperatorMetrics struct {
 
 	RecordsIn, RecordsOut int64
 	BytesIn, BytesOut     int64
+	// BackPressuredMs is summed over the subtasks: with p subtasks it can
+	// be up to p times the job's time. MaxBackPressuredMs is the busiest
+	// subtask's, at most the job's time: what the summary shows, as
+	// Flink's web UI shows back-pressure per subtask.
 	BackPressuredMs       int64
+	MaxBackPressuredMs    int64
 	Skipped, DeadLettered int64
 	Restarts              int64
 	LogLinesDropped       int64
@@ -120,6 +125,7 @@ func (m *OperatorMetrics) sum() {
 		m.BytesIn += s.BytesIn
 		m.BytesOut += s.BytesOut
 		m.BackPressuredMs += s.BackPressuredMs
+		m.MaxBackPressuredMs = max(m.MaxBackPressuredMs, s.BackPressuredMs)
 		m.Skipped += s.Skipped
 		m.DeadLettered += s.DeadLettered
 		m.Restarts += s.Restarts

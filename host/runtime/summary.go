@@ -10,11 +10,12 @@ import (
 
 // WriteSummary prints the end-of-run summary: per operator the records in
 // and out, the rate, the skew (busiest subtask's records against the mean,
-// 1.00 is even) and the back-pressured time, then a warning for every hot
-// key of a HASH edge.
+// 1.00 is even) and the back-pressured time of the operator's busiest
+// subtask with its share of the job's time (summed over subtasks it could
+// exceed the job's time), then a warning for every hot key of a HASH edge.
 func (r *Result) WriteSummary(w io.Writer) error {
 	secs := r.Duration.Seconds()
-	rows := [][]string{{"operator", "kind", "par", "records in", "records out", "records/s", "skew", "back-pressured"}}
+	rows := [][]string{{"operator", "kind", "par", "records in", "records out", "records/s", "skew", "back-pressured (max subtask)"}}
 	for _, m := range r.Operators {
 		n := m.RecordsIn
 		if n == 0 {
@@ -29,7 +30,7 @@ func (r *Result) WriteSummary(w io.Writer) error {
 			skew = strconv.FormatFloat(m.Skew, 'f', 2, 64)
 		}
 		rows = append(rows, []string{m.ID, m.Kind, strconv.Itoa(m.Parallelism), group(m.RecordsIn), group(m.RecordsOut),
-			rate, skew, strconv.FormatInt(m.BackPressuredMs, 10) + "ms"})
+			rate, skew, backPressured(m.MaxBackPressuredMs, r.Duration)})
 	}
 	width := make([]int, len(rows[0]))
 	for _, row := range rows {
@@ -70,6 +71,16 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// backPressured is a subtask's back-pressured time and its share of the
+// job's time d: "6,203ms (78%)", "0ms".
+func backPressured(ms int64, d time.Duration) string {
+	s := group(ms) + "ms"
+	if ms > 0 && d > 0 {
+		s += fmt.Sprintf(" (%.0f%%)", min(100, 100*float64(ms)/float64(d.Milliseconds())))
+	}
+	return s
 }
 
 // group writes n with thousands separators.

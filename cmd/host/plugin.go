@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -96,21 +97,32 @@ problem found.`,
 				return err
 			}
 			defer h.Close(context.Background())
+			show := func(info plugin.Info) error {
+				if asJSON {
+					enc := json.NewEncoder(cmd.OutOrStdout())
+					enc.SetIndent("", "  ")
+					return enc.Encode(info)
+				}
+				printInfo(cmd.OutOrStdout(), info)
+				return nil
+			}
 			m, err := h.LoadFile(cmd.Context(), args[0])
 			if err != nil {
+				// what the module holds still helps its author: the exports
+				// and imports beside the problems (a file within the size
+				// limit that parses as wasm)
+				if bin, rerr := readCapped(args[0], h.Config().MaxModuleBytes); rerr == nil {
+					if info, ok := plugin.StaticInfo(strings.TrimSuffix(filepath.Base(args[0]), ".wasm"), args[0], bin); ok {
+						_ = show(info)
+					}
+				}
 				return err
 			}
 			info, err := m.Inspect(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(info)
-			}
-			printInfo(cmd.OutOrStdout(), info)
-			return nil
+			return show(info)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the description as JSON")
@@ -434,4 +446,16 @@ func printGuestOutput(w io.Writer, name string, op *plugin.Operator) {
 			}
 		}
 	}
+}
+
+// readCapped reads path when it is at most limit bytes.
+func readCapped(path string, limit int) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > int64(limit) {
+		return nil, fmt.Errorf("%s: not a regular file within %d bytes", path, limit)
+	}
+	return os.ReadFile(path)
 }

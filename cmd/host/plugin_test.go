@@ -73,6 +73,11 @@ func TestPluginInspectRefusesNonPlugins(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "cannot be loaded: missing the ABI marker export sluice_abi_v1") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
+	// a module that fails a check still shows its author what it holds
+	code, out, errs = runPluginCLI(t, "", "plugin", "inspect", watFixture(t, "missing_export"))
+	if code != 1 || !strings.Contains(errs, "cannot be loaded:") || !strings.Contains(out, "sluice_abi_v1") || !strings.Contains(out, "exports") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr: %s", code, out, errs)
+	}
 }
 
 func TestPluginRun(t *testing.T) {

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 
@@ -84,6 +85,19 @@ func (m *Module) Info() Info {
 		info.Memory = Memory{Min: l.min, Max: l.max, HasMax: l.hasMax, Imported: l.imported}
 	}
 	return info
+}
+
+// StaticInfo describes the module bin from its sections alone, without
+// checking it against the ABI or compiling it: what `host plugin inspect`
+// still shows of a module that does not load, so that its author sees
+// what is there. ok is false when bin is not a wasm module it can read.
+func StaticInfo(name, path string, bin []byte) (info Info, ok bool) {
+	w, err := parseWasm(bin)
+	if err != nil {
+		return Info{}, false
+	}
+	m := &Module{name: name, path: path, size: len(bin), sum: sha256.Sum256(bin), bin: w}
+	return m.Info(), true
 }
 
 // Inspect returns Info with the plugin's own description when it exports

@@ -15,26 +15,28 @@ import (
 // replaced as Java replaces it (JavaString), a NaN as Java's canonical NaN
 // (Double.equals compares doubleToLongBits), an array element by element.
 // As in Java, 0.0 and -0.0 stay two keys, and so do a float32 and a float64
-// (a Float and a Double). It returns key itself when key is canonical or
-// not a key KeyHash accepts (KeyHash then says why), else the canonical
-// form written over dst[:0]. The keys writers produce, an ASCII fixstr or a
-// fixint, take one test.
-func CanonicalKey(dst, key []byte) []byte {
+// (a Float and a Double). canon is key itself when key is canonical or not
+// a key KeyHash accepts (KeyHash then says why), else the canonical form
+// written over buf[:0]; next is buf, grown perhaps, to pass to the next
+// call, so that keys that need a look (non-ASCII strings, wide ints)
+// allocate nothing in steady state. The keys writers produce, an ASCII
+// fixstr or a fixint, take one test.
+func CanonicalKey(buf, key []byte) (canon, next []byte) {
 	if len(key) > 0 {
 		if c := key[0]; c <= 0x7f || c >= 0xe0 || c == 0xc2 || c == 0xc3 ||
 			c-0xa0 < 0x20 && int(c&0x1f) == len(key)-1 && ascii(key[1:]) {
-			return key
+			return key, buf
 		}
 	}
-	return canonicalKey(dst, key)
+	return canonicalKey(buf, key)
 }
 
-func canonicalKey(dst, key []byte) []byte {
-	out, ok := appendCanonical(dst[:0], key, true)
+func canonicalKey(buf, key []byte) (canon, next []byte) {
+	out, ok := appendCanonical(buf[:0], key, true)
 	if !ok || bytes.Equal(out, key) {
-		return key
+		return key, out[:0]
 	}
-	return out
+	return out, out[:0]
 }
 
 // ascii reports whether every byte of s is below 0x80: in two

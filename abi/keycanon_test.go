@@ -87,20 +87,20 @@ func TestCanonicalKeyOneEncodingPerJavaKey(t *testing.T) {
 
 	seen := map[string]int{}
 	for g, enc := range groups {
-		want := CanonicalKey(nil, enc[0])
+		want, _ := CanonicalKey(nil, enc[0])
 		wantHash, err := KeyHash(enc[0])
 		if err != nil {
 			t.Fatalf("group %d: KeyHash(%x): %v", g, enc[0], err)
 		}
 		for _, e := range enc {
-			got := CanonicalKey(make([]byte, 0, 4), e)
+			got, _ := CanonicalKey(make([]byte, 0, 4), e)
 			if string(got) != string(want) {
 				t.Fatalf("group %d: CanonicalKey(%x) = %x, CanonicalKey(%x) = %x: one Java key, two encodings", g, e, got, enc[0], want)
 			}
 			if h, err := KeyHash(got); err != nil || h != wantHash {
 				t.Fatalf("group %d: KeyHash(%x) = %d, %v; KeyHash(%x) = %d", g, got, h, err, enc[0], wantHash)
 			}
-			if again := CanonicalKey(nil, got); &again[0] != &got[0] {
+			if again, _ := CanonicalKey(nil, got); &again[0] != &got[0] {
 				t.Fatalf("group %d: CanonicalKey(%x) copied a canonical key", g, got)
 			}
 		}
@@ -116,21 +116,36 @@ func TestCanonicalKeyOneEncodingPerJavaKey(t *testing.T) {
 // refuse.
 func TestCanonicalKeyLeavesTheRestAlone(t *testing.T) {
 	for _, k := range [][]byte{AppendStr(nil, "acct-0042"), AppendStr(nil, "0123456789abcdef0123456789abcde"), {0x05}, {0xff}, {0xc3}} {
-		if got := CanonicalKey(nil, k); &got[0] != &k[0] {
+		if got, _ := CanonicalKey(nil, k); &got[0] != &k[0] {
 			t.Errorf("CanonicalKey(%x) copied it", k)
 		}
 	}
 	for _, k := range [][]byte{AppendMapHeader(nil, 0), {0xc4, 1, 0}, {0x91, 0x91, 0x01}, {0xd9, 5, 'a'}, {0xc0}, nil, binary.BigEndian.AppendUint64([]byte{0xcf}, math.MaxUint64)} {
-		if got := CanonicalKey(nil, k); string(got) != string(k) {
+		if got, _ := CanonicalKey(nil, k); string(got) != string(k) {
 			t.Errorf("CanonicalKey(%x) = %x, want it unchanged", k, got)
 		}
 	}
 }
 
+// TestCanonicalKeyReusesItsBuffer: keys that need a look, canonical or
+// not, allocate nothing once the buffer has grown.
+func TestCanonicalKeyReusesItsBuffer(t *testing.T) {
+	keys := [][]byte{AppendStr(nil, "é€😀-a-long-enough-non-ascii-key-of-many-bytes"), {0xd3, 0, 0, 0, 0, 0, 0, 0, 5}, AppendInt(nil, 1<<40)}
+	var buf []byte
+	allocs := testing.AllocsPerRun(100, func() {
+		for _, k := range keys {
+			_, buf = CanonicalKey(buf, k)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations a round, want 0", allocs)
+	}
+}
+
 func BenchmarkCanonicalKey(b *testing.B) {
 	k := AppendStr(nil, "acct-0042")
-	var dst []byte
+	var buf []byte
 	for i := 0; i < b.N; i++ {
-		dst = CanonicalKey(dst, k)
+		_, buf = CanonicalKey(buf, k)
 	}
 }

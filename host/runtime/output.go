@@ -56,7 +56,7 @@ type edgeOut struct {
 	routed  int64 // records routed, for error positions
 	chanIdx []int32
 	rekeyed abi.Writer
-	canon   []byte                  // a key re-encoded by abi.CanonicalKey
+	canon   []byte                  // abi.CanonicalKey's buffer
 	memo    *[hashMemoSize]hashMemo // routeHash
 }
 
@@ -145,9 +145,7 @@ func (o *edgeOut) emitHash(b []byte, count int, ends []byte) error {
 			return o.keyErr(fmt.Errorf("record %d: %w: %s", o.routed+1, err, preview(r.Value)))
 		}
 		// one encoding per Java key: keyed state finds cells by bytes
-		if c := abi.CanonicalKey(o.canon, key); len(c) > 0 && &c[0] != &key[0] {
-			key, o.canon = c, c // re-encoded into o.canon, grown perhaps
-		}
+		key, o.canon = abi.CanonicalKey(o.canon, key)
 		ch := 0
 		if !one || !hashable(key) {
 			h, err := abi.KeyHash(key)

@@ -1,6 +1,9 @@
 package abi
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // Record is one decoded envelope: views into the batch buffer, no copies.
 type Record struct {
@@ -75,8 +78,12 @@ func parseHead(r *Record, b []byte, off int) (int, error) {
 	case c <= 0x7f:
 		r.Time, r.HasTime = int64(c), true
 		p++
-	case c == 0xd3 && p+9 < len(b): // int64, the commonest event time
-		r.Time, r.HasTime = int64(binary.BigEndian.Uint64(b[p+1:])), true
+	case (c == 0xcf || c == 0xd3) && p+9 < len(b): // uint64 or int64: ms since the epoch, the commonest event time
+		u := binary.BigEndian.Uint64(b[p+1:])
+		if c == 0xcf && u > math.MaxInt64 {
+			return parseHeadSlow(r, b, off)
+		}
+		r.Time, r.HasTime = int64(u), true
 		p += 9
 	case c == 0xcd && p+3 < len(b): // uint16
 		r.Time, r.HasTime = int64(binary.BigEndian.Uint16(b[p+1:])), true

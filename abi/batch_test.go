@@ -253,6 +253,8 @@ func FuzzScanPaths(f *testing.F) {
 	f.Add([]byte{0x93, 0xcd, 0x01, 0xc0, 0xc0, 0x80}) // a time whose last byte reads as nil
 	f.Add([]byte{0x93, 0xce, 0, 0, 0x01, 0xa1, 0xc0, 0x80})
 	f.Add([]byte{0x93, 0xd3, 0, 0, 0, 0, 0, 0, 0x01, 0xc0, 0xc0, 0x80})
+	f.Add([]byte{0x93, 0xcf, 0, 0, 1, 0x8c, 0xbe, 0x5a, 0x18, 0, 0xc0, 0x80}) // a uint64 time (AppendInt's for ms since the epoch)
+	f.Add([]byte{0x93, 0xcf, 0x80, 0, 0, 0, 0, 0, 0, 0, 0xc0, 0x80})          // a uint64 time past int64
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for off := 0; off <= len(b) && off < 64; off++ {
 			for _, depth := range []int{0, 1, MaxDepth - 1} {

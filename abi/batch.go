@@ -219,22 +219,7 @@ func (r *Reader) Next() bool {
 		end = int(binary.LittleEndian.Uint32(r.ends[len(r.ends)-4*r.left:]))
 		err = parseRecordTo(&r.rec, r.buf, r.off, end)
 	} else {
-		// parseRecord, written out: a call less on every record
-		b := r.buf
-		var kEnd int
-		if kEnd, err = parseHead(&r.rec, b, r.off); err == nil {
-			ok := false
-			if kEnd < len(b) && b[kEnd]&0xf0 == 0x80 {
-				end, ok = skipSeq(b, kEnd+1, 2*int(b[kEnd]&0x0f), 1)
-			}
-			if !ok {
-				end, err = skipValue(b, kEnd, 1)
-			}
-			if err == nil {
-				r.rec.Value = b[kEnd:end:end]
-				r.rec.Raw = b[r.off:end:end]
-			}
-		}
+		end, err = parseRecord(&r.rec, r.buf, r.off)
 	}
 	if err != nil {
 		r.err = err

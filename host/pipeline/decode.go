@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	suggestpkg "github.com/sluicehq/sluice/host/suggest"
+	"github.com/sluicehq/sluice/host/suggest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -263,7 +263,7 @@ func (d *decoder) value(n *yaml.Node, what string) (any, bool) {
 // unknownKey reports a key that is not one of known, suggesting the
 // nearest known key when one is close.
 func (d *decoder) unknownKey(k *yaml.Node, where string, known []string) {
-	if s := suggest(k.Value, known); s != "" {
+	if s := suggest.Closest(k.Value, known); s != "" {
 		d.errorf(k, "unknown key %q in %s (did you mean %q?)", k.Value, where, s)
 		return
 	}
@@ -275,6 +275,3 @@ func (d *decoder) unknownKey(k *yaml.Node, where string, known []string) {
 	}
 	d.errorf(k, "unknown key %q in %s", k.Value, where)
 }
-
-// suggest returns the known word within edit distance 2 of w, if any.
-func suggest(w string, known []string) string { return suggestpkg.Closest(w, known) }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/sluicehq/sluice/host/suggest"
 )
 
 // validate checks what spans operators: unique ids, default and named
@@ -286,7 +288,7 @@ func didYouMean(id string, byID map[string]*Operator) string {
 		known = append(known, k)
 	}
 	sort.Strings(known)
-	if s := suggest(id, known); s != "" {
+	if s := suggest.Closest(id, known); s != "" {
 		return " (did you mean " + s + "?)"
 	}
 	return ""

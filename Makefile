@@ -10,7 +10,9 @@ GO_PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # ("context deadline exceeded", go.dev/issue/75804, fixed in Go 1.27).
 # FUZZTIME=30s (any -fuzztime value) sets one budget for every target.
 FUZZTIME ?=
-fuzz1 = $(GO) test -run='^$$' -fuzz='^$(1)$$' -fuzztime=$(or $(FUZZTIME),$(2)) $(3)
+# Minimising each new input is capped (Go's default is 60 s an input, and a
+# run that finds several spends minutes there with no execs counted).
+fuzz1 = $(GO) test -run='^$$' -fuzz='^$(1)$$' -fuzztime=$(or $(FUZZTIME),$(2)) -fuzzminimizetime=$(or $(FUZZMINIMIZETIME),5s) $(3)
 
 .PHONY: all build plugins run demo-plugins test fuzz bench check clean tools
 

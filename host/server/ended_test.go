@@ -92,3 +92,21 @@ operators:
 		t.Errorf("jobs: %+v", got)
 	}
 }
+
+// TestUploadReportsTheDescribedKind: an upload answers with what the
+// plugin's own sluice_describe says (as host plugin inspect does), not
+// what its exports alone suggest: valid is a filter, every operator
+// exports sluice_process.
+func TestUploadReportsTheDescribedKind(t *testing.T) {
+	s := newTestServer(t, testConfig(t))
+	pi, err := s.UploadPlugin(t.Context(), tenantA, "valid", validWasm(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pi.Kind != "filter" || pi.SDK != "go" || pi.Keyed {
+		t.Errorf("upload of valid: kind %q sdk %q keyed %v, want filter, go, false", pi.Kind, pi.SDK, pi.Keyed)
+	}
+	if list := s.Plugins(tenantA); len(list) != 1 || list[0].Kind != "filter" {
+		t.Errorf("listed: %+v", list)
+	}
+}

@@ -31,6 +31,9 @@ type PluginInfo struct {
 	Digest     string    `json:"digest"` // sha256:<hex>, what a pipeline may name instead of the name
 	Size       int       `json:"size"`
 	Kind       string    `json:"kind"`
+	SDK        string    `json:"sdk,omitempty"`     // from the plugin's sluice_describe
+	Outputs    []string  `json:"outputs,omitempty"` // its side-output tags
+	Keyed      bool      `json:"keyed,omitempty"`   // it keeps keyed state: a pipeline must key its input
 	ABIVersion int       `json:"abi_version"`
 	Exports    []string  `json:"exports"`
 	MemoryMin  uint64    `json:"memory_min_pages"`
@@ -104,7 +107,10 @@ func (s *Server) UploadPlugin(ctx context.Context, p Principal, name string, bin
 	m, err := h.Load(ctx, name, bin)
 	var info plugin.Info
 	if err == nil {
-		info = m.Info()
+		// the plugin's own sluice_describe, as host plugin inspect reads
+		// it (one instance under the tenant's limits): the exports alone
+		// say "process" for every operator
+		info, err = m.Inspect(ctx)
 	}
 	_ = h.Close(context.Background())
 	if err != nil {
@@ -180,7 +186,7 @@ func (s *Server) reuseLocked(t *tenant, name, digest string) (PluginInfo, bool, 
 
 func (sp *storedPlugin) view(tenant string) PluginInfo {
 	pi := PluginInfo{Tenant: tenant, Name: sp.name, Digest: sp.digest, Size: len(sp.bin), Kind: string(sp.info.Kind),
-		ABIVersion: sp.info.ABIVersion, MemoryMin: sp.info.Memory.Min, Uploaded: sp.uploaded, Exports: []string{}}
+		SDK: sp.info.SDK, Outputs: sp.info.Outputs, Keyed: sp.info.Keyed, ABIVersion: sp.info.ABIVersion, MemoryMin: sp.info.Memory.Min, Uploaded: sp.uploaded, Exports: []string{}}
 	if sp.info.Memory.HasMax {
 		pi.MemoryMax = sp.info.Memory.Max
 	}

@@ -50,6 +50,7 @@ without compiling it.`,
 		},
 	}
 	addPluginRootFlag(cmd, &roots)
+	settings.AddFlags(cmd.Flags(), "memory-pages", "max-module-bytes", "data-roots")
 	return cmd
 }
 

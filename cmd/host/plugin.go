@@ -19,6 +19,7 @@ import (
 	"github.com/sluicehq/sluice/host/codec"
 	"github.com/sluicehq/sluice/host/plugin"
 	"github.com/sluicehq/sluice/host/runtime"
+	"github.com/sluicehq/sluice/host/settings"
 )
 
 func init() { addCommand(newPluginCmd) }
@@ -50,6 +51,7 @@ func newPluginCmd() *cobra.Command {
 	}
 	f := cmd.PersistentFlags()
 	addPluginLimitFlags(f)
+	settings.AddFlags(f, "max-output-bytes", "max-module-bytes", "fuel-rate")
 	cmd.AddCommand(newPluginInspectCmd(), newPluginRunCmd())
 	for _, c := range pluginCommands {
 		cmd.AddCommand(c())

@@ -59,6 +59,7 @@ lines; none prints no progress.`,
 	cmd.Flags().Int("slots", 0, "task slots this host offers (0: unlimited); the job is refused if it needs more")
 	cmd.Flags().Int64("fuel-rate", 0, "fuel units per second the job's plugins may spend, over all instances (0: no cap)")
 	addPluginLimitFlags(cmd.Flags())
+	settings.AddFlags(cmd.Flags(), settings.Keys...) // the rest of the host settings
 	addPluginRootFlag(cmd, &roots)
 	return cmd
 }

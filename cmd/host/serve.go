@@ -60,6 +60,7 @@ restart, and read a job's output before the server stops.`,
 	f.Int("max-pipeline-bytes", 0, "largest pipeline a tenant may submit, at most 4 MiB (default 1 MiB)")
 	f.Int("slots", 0, "task slots this host offers over all tenants (0: unlimited)")
 	f.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
+	settings.AddFlags(f, append(append([]string{}, settings.Keys...), settings.ServerKeys...)...)
 	cmd.AddCommand(newServeTokenCmd())
 	return cmd
 }

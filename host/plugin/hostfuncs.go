@@ -164,7 +164,7 @@ func (in *instance) emitWith(port int32, ptr, n uint32, count int32, hasEnds boo
 	}
 	max := in.m.host.cfg.MaxOutputBytes
 	if int64(c.bytes)+int64(n) > int64(max) {
-		return c.refuse(abi.StatusLimit, fmt.Errorf("%w: the call emitted %d bytes, then %d more, past the limit of %d bytes per call (MaxOutputBytes)",
+		return c.refuse(abi.StatusLimit, fmt.Errorf("%w: the call emitted %d bytes, then %d more, past the limit of %d bytes per call (the max-output-bytes setting)",
 			ErrOutputLimit, c.bytes, n, max))
 	}
 	checked := -1 // where the ends go in c.ends once checked

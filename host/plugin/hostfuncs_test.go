@@ -74,7 +74,7 @@ func TestEmitOutputLimitBeforeCopy(t *testing.T) {
 	s.do(opEmit, 0, 0, 0, 100000, 1000)          // would pass 64 bytes
 	inst := op.r.inst
 	out, err := s.run(op)
-	pe := wantErr(t, err, prefix+"output limit: the call emitted 16 bytes, then 100000 more, past the limit of 64 bytes per call (MaxOutputBytes)")
+	pe := wantErr(t, err, prefix+"output limit: the call emitted 16 bytes, then 100000 more, past the limit of 64 bytes per call (the max-output-bytes setting)")
 	if !errors.Is(err, ErrOutputLimit) || pe.Poisoned || len(out.got) != 0 {
 		t.Fatalf("poisoned %v, %d emits", pe.Poisoned, len(out.got))
 	}

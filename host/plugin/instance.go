@@ -248,7 +248,7 @@ func (in *instance) nearMemoryLimit() bool {
 
 func (in *instance) memoryLimit(cause error) error {
 	limit := uint64(in.m.host.cfg.MemoryLimitPages)
-	return fmt.Errorf("%w: guest memory at %d of %d pages (%s, MemoryLimitPages) could not grow: %w",
+	return fmt.Errorf("%w: guest memory at %d of %d pages (%s, the memory-pages setting) could not grow: %w",
 		ErrMemoryLimit, uint64(in.mem.Size())/65536, limit, sizeText(limit*65536), cause)
 }
 

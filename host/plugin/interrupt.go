@@ -90,7 +90,7 @@ func (d deadlineInterrupter) prepare(bin []byte) ([]byte, error) { return bin, n
 func (deadlineInterrupter) instantiate(context.Context, wazero.Runtime) error { return nil }
 
 func (d deadlineInterrupter) limit() string {
-	return "the call ran past its deadline of " + d.timeout.String() + " (CallTimeout)"
+	return "the call ran past its deadline of " + d.timeout.String() + " (the call-timeout setting)"
 }
 
 func (d deadlineInterrupter) bind(parent context.Context, _ api.Module) (callBound, error) {

@@ -23,14 +23,14 @@ func CheckFile(path string, cfg Config) (problems []string, err error) {
 		return nil, err
 	}
 	if st.Size() > int64(cfg.MaxModuleBytes) {
-		return []string{fmt.Sprintf("is %d bytes, above the limit of %d bytes (MaxModuleBytes)", st.Size(), cfg.MaxModuleBytes)}, nil
+		return []string{fmt.Sprintf("is %d bytes, above the limit of %d bytes (the max-module-bytes setting)", st.Size(), cfg.MaxModuleBytes)}, nil
 	}
 	bin, err := io.ReadAll(io.LimitReader(f, int64(cfg.MaxModuleBytes)+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(bin) > cfg.MaxModuleBytes {
-		return []string{fmt.Sprintf("is more than %d bytes, the limit (MaxModuleBytes)", cfg.MaxModuleBytes)}, nil
+		return []string{fmt.Sprintf("is more than %d bytes, the limit (the max-module-bytes setting)", cfg.MaxModuleBytes)}, nil
 	}
 	w, err := parseWasm(bin)
 	if err != nil {

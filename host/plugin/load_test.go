@@ -113,12 +113,12 @@ func TestLoadSizeCapBeforeCompiling(t *testing.T) {
 	path := fixturePath(t, "identity")
 	size := len(fixture(t, "identity"))
 	_, err := h.LoadFile(context.Background(), path)
-	le := wantLoadErr(t, err, fmt.Sprintf("is %d bytes, above the limit of 100 bytes (MaxModuleBytes)", size))
-	if want := fmt.Sprintf("plugin \"identity\" (%s) cannot be loaded: is %d bytes, above the limit of 100 bytes (MaxModuleBytes)", path, size); le.Error() != want {
+	le := wantLoadErr(t, err, fmt.Sprintf("is %d bytes, above the limit of 100 bytes (the max-module-bytes setting)", size))
+	if want := fmt.Sprintf("plugin \"identity\" (%s) cannot be loaded: is %d bytes, above the limit of 100 bytes (the max-module-bytes setting)", path, size); le.Error() != want {
 		t.Errorf("error text\n got: %s\nwant: %s", le, want)
 	}
 	_, err = h.Load(context.Background(), "identity", fixture(t, "identity"))
-	wantLoadErr(t, err, "is more than 100 bytes, the limit (MaxModuleBytes)")
+	wantLoadErr(t, err, "is more than 100 bytes, the limit (the max-module-bytes setting)")
 	if len(h.compiled) != 0 {
 		t.Error("an oversized module reached the compiler")
 	}

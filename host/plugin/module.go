@@ -73,7 +73,7 @@ func (h *Host) loadOpened(ctx context.Context, name, path string, f *os.File) (*
 		return nil, fail("is a directory, not a .wasm file")
 	}
 	if st.Size() > int64(h.cfg.MaxModuleBytes) {
-		return nil, fail("is %d bytes, above the limit of %d bytes (MaxModuleBytes)", st.Size(), h.cfg.MaxModuleBytes)
+		return nil, fail("is %d bytes, above the limit of %d bytes (the max-module-bytes setting)", st.Size(), h.cfg.MaxModuleBytes)
 	}
 	// The file may grow between Stat and read: read at most one byte more
 	// than the limit.
@@ -92,7 +92,7 @@ func (h *Host) Load(ctx context.Context, name string, bin []byte) (*Module, erro
 func (h *Host) load(ctx context.Context, name, path string, bin []byte) (*Module, error) {
 	fail := func(problems ...string) error { return &LoadError{Plugin: name, Path: path, Problems: problems} }
 	if len(bin) > h.cfg.MaxModuleBytes {
-		return nil, fail(fmt.Sprintf("is more than %d bytes, the limit (MaxModuleBytes)", h.cfg.MaxModuleBytes))
+		return nil, fail(fmt.Sprintf("is more than %d bytes, the limit (the max-module-bytes setting)", h.cfg.MaxModuleBytes))
 	}
 	w, err := parseWasm(bin)
 	if err != nil {

@@ -210,7 +210,7 @@ func TestDeadline(t *testing.T) {
 		{"fuel-budget", func(c *Config) { c.CallFuel = 12345 },
 			"deadline exceeded: the call spent its CPU budget of 12345 fuel units (CallFuel)"},
 		{"deadline", func(c *Config) { c.CallTimeout = 50 * time.Millisecond; c.Interruption = InterruptDeadline },
-			"deadline exceeded: the call ran past its deadline of 50ms (CallTimeout)"},
+			"deadline exceeded: the call ran past its deadline of 50ms (the call-timeout setting)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHost(t, tc.edit)
@@ -302,7 +302,7 @@ func TestMemoryLimit(t *testing.T) {
 	t.Run("trap", func(t *testing.T) {
 		op := open(t, m, runtime.OpenContext{})
 		_, err := (&script{}).do(opGrow, 0, 0).run(op)
-		pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: memory limit: guest memory at 32 of 32 pages (2 MiB, MemoryLimitPages) could not grow: wasm trap: unreachable`)
+		pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: memory limit: guest memory at 32 of 32 pages (2 MiB, the memory-pages setting) could not grow: wasm trap: unreachable`)
 		if !pe.Poisoned || !errors.Is(err, ErrMemoryLimit) || !errors.Is(err, ErrTrap) {
 			t.Fatalf("poisoned %v, cause %v", pe.Poisoned, pe.Cause)
 		}
@@ -310,7 +310,7 @@ func TestMemoryLimit(t *testing.T) {
 	t.Run("status", func(t *testing.T) {
 		op := open(t, m, runtime.OpenContext{})
 		_, err := (&script{}).do(opGrow, -2, 1).run(op)
-		pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: memory limit: guest memory at 32 of 32 pages (2 MiB, MemoryLimitPages) could not grow: plugin returned status -2 (out of memory): out of memory`)
+		pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: memory limit: guest memory at 32 of 32 pages (2 MiB, the memory-pages setting) could not grow: plugin returned status -2 (out of memory): out of memory`)
 		if !pe.Poisoned || pe.Status != abi.StatusOutOfMemory {
 			t.Fatalf("poisoned %v status %d", pe.Poisoned, pe.Status)
 		}
@@ -329,7 +329,7 @@ func TestMemoryLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = op.Process(0, make([]byte, 3<<20), 1, &sink{})
-		wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_buffer: memory limit: guest memory at 2 of 32 pages (2 MiB, MemoryLimitPages) could not grow: returned 0 for 3145728 bytes: the guest could not allocate its input`)
+		wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_buffer: memory limit: guest memory at 2 of 32 pages (2 MiB, the memory-pages setting) could not grow: returned 0 for 3145728 bytes: the guest could not allocate its input`)
 	})
 }
 

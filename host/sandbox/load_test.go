@@ -46,7 +46,7 @@ func TestSandbox11_RefusedAtLoad(t *testing.T) {
 		{"wrong signature", wasm(t, "badsig"), []string{"has signature"}},
 		{"not wasm", file("text.wasm", []byte("#!/bin/sh\nrm -rf /\n")), []string{`is not a WebAssembly module: it starts with "#!/bin/s", not the wasm magic \0asm`}},
 		{"truncated wasm", file("cut.wasm", identity[:len(identity)/2]), []string{"is a truncated WebAssembly module"}},
-		{"oversized", file("big.wasm", garbage), []string{"is 5000 bytes, above the limit of 4096 bytes (MaxModuleBytes)"}},
+		{"oversized", file("big.wasm", garbage), []string{"is 5000 bytes, above the limit of 4096 bytes (the max-module-bytes setting)"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := h.LoadFile(context.Background(), tt.path)

@@ -26,7 +26,7 @@ func TestSandbox02_MemoryBomb(t *testing.T) {
 		j := runYAML(t, h, t.TempDir(), poisonJob(`[{n: 1}, {n: 2, c: grow}]`, "fail"), runtime.Options{}, nil)
 		failed(t, h, j)
 		wantWords(t, j.err, `plugin "poison" (operator m, subtask 1/1) export sluice_process at input record 2`,
-			"memory limit: guest memory at 64 of 64 pages (4 MiB, MemoryLimitPages) could not grow", "wasm trap")
+			"memory limit: guest memory at 64 of 64 pages (4 MiB, the memory-pages setting) could not grow", "wasm trap")
 		if !errors.Is(j.err, plugin.ErrMemoryLimit) {
 			t.Errorf("errors.Is(err, ErrMemoryLimit) is false")
 		}

@@ -156,7 +156,11 @@ func read(file string, env []string, flags *pflag.FlagSet) (*viper.Viper, origin
 	if flags != nil {
 		flags.Visit(func(f *pflag.Flag) {
 			if isKey(f.Name) {
-				v.Set(f.Name, f.Value.String())
+				if sv, ok := f.Value.(pflag.SliceValue); ok { // data-roots: String() is "[a,b]"
+					v.Set(f.Name, sv.GetSlice())
+				} else {
+					v.Set(f.Name, f.Value.String())
+				}
 				from[f.Name] = "--" + f.Name
 			}
 		})

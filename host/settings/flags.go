@@ -1,0 +1,83 @@
+package settings
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Usage is the one-line help of each setting, for the flag named like it.
+var Usage = map[string]string{
+	"slots":              "task slots this host offers (0: unlimited); a job that needs more is refused",
+	"memory-pages":       "memory limit per plugin instance, in 64 KiB pages",
+	"call-timeout":       "longest each call into a plugin may run, on the clock",
+	"max-output-bytes":   "most bytes one plugin call may emit",
+	"max-module-bytes":   "largest plugin module file",
+	"cache-dir":          "compiled-plugin cache folder (\"\": none)",
+	"batch-size":         "records per batch between tasks",
+	"batch-bytes":        "bytes per batch between tasks",
+	"linger":             "longest a partly filled batch waits before it is sent",
+	"queue-capacity":     "batches each channel between tasks holds before the sender waits",
+	"restart-attempts":   "plugin instances an operator subtask may replace within restart-window after a poisoned record",
+	"restart-delay":      "delay before each plugin instance replacement",
+	"restart-window":     "sliding window restart-attempts counts in",
+	"job-memory":         "plugin linear memory a job may reserve, in MiB (0: no budget)",
+	"data-roots":         "folders file sources and sinks may use besides the pipeline's own (repeat or comma-separate)",
+	"fuel-rate":          "fuel units per second the plugins may spend, over all instances (0: no cap)",
+	"call-fuel":          "a deterministic CPU budget per plugin call, in fuel units (about one wasm instruction), instead of call-timeout",
+	"listen":             "address to listen on",
+	"tenants-file":       "YAML file with tenants: (and admin-token-sha256:)",
+	"admin-token-sha256": "hex SHA-256 of the admin token (\"\": no admin)",
+	"max-request-bytes":  "largest plugin upload",
+	"max-pipeline-bytes": "largest pipeline a tenant may submit, at most 4 MiB",
+	"rate-limit":         "requests per second per tenant",
+	"rate-burst":         "requests a tenant may make at once",
+	"drain-timeout":      "how long shutdown lets running jobs end by themselves before cancelling them",
+	"output-records":     "records a collect sink keeps per job",
+	"output-bytes":       "bytes a collect sink keeps per job",
+	"job-history":        "ended jobs kept per tenant",
+}
+
+// AddFlags gives fs a flag for each of keys that it does not have yet,
+// named like the setting, of its type, showing its default: flags that
+// are not set change nothing (Load reads only the ones given), so the
+// host config file and SLUICE_* variables still apply below them.
+func AddFlags(fs *pflag.FlagSet, keys ...string) {
+	hs, ss := Default(), DefaultServer()
+	def := map[string]any{
+		"slots": hs.Slots, "memory-pages": hs.MemoryPages, "call-timeout": hs.CallTimeout,
+		"max-output-bytes": hs.MaxOutputBytes, "max-module-bytes": hs.MaxModuleBytes, "cache-dir": hs.CacheDir,
+		"batch-size": hs.BatchSize, "batch-bytes": hs.BatchBytes, "linger": hs.Linger, "queue-capacity": hs.QueueCapacity,
+		"restart-attempts": hs.RestartAttempts, "restart-delay": hs.RestartDelay, "restart-window": hs.RestartWindow,
+		"job-memory": hs.JobMemory, "data-roots": hs.DataRoots, "fuel-rate": hs.FuelRate, "call-fuel": hs.CallFuel,
+		"listen": ss.Listen, "tenants-file": ss.TenantsFile, "admin-token-sha256": ss.AdminTokenSHA256,
+		"max-request-bytes": ss.MaxRequestBytes, "max-pipeline-bytes": ss.MaxPipelineBytes, "rate-limit": ss.RateLimit,
+		"rate-burst": ss.RateBurst, "drain-timeout": ss.DrainTimeout, "output-records": ss.OutputRecords,
+		"output-bytes": ss.OutputBytes, "job-history": ss.JobHistory,
+	}
+	for _, k := range keys {
+		if fs.Lookup(k) != nil {
+			continue
+		}
+		usage := Usage[k]
+		switch d := def[k].(type) {
+		case int:
+			fs.Int(k, d, usage)
+		case int64:
+			fs.Int64(k, d, usage)
+		case uint32:
+			fs.Uint32(k, d, usage)
+		case float64:
+			fs.Float64(k, d, usage)
+		case string:
+			fs.String(k, d, usage)
+		case time.Duration:
+			fs.Duration(k, d, usage)
+		case []string:
+			fs.StringSlice(k, d, usage)
+		default:
+			panic(fmt.Sprintf("settings.AddFlags: no flag type for setting %q (%T)", k, def[k]))
+		}
+	}
+}

@@ -23,11 +23,12 @@ import (
 // use.
 type KeyedStore struct {
 	maxP, start, end int
-	groups           [][]*slotList      // [keyGroup-start][slot]
-	index            []map[string]*cell // [slot]: every key group's cells, deleted ones too
-	arena            arena              // keys and values of the cells of insert
-	cells            []cell             // the rest of the block of cells insert hands out
-	cellBlock        int                // size of the last block: 16 doubling to 256
+	groups           [][]*slotList // [keyGroup-start][slot]
+	index            []cellIndex   // [slot]: every key group's cells, deleted ones too
+	hasher           keyHasher     // the index's seeded hash
+	arena            arena         // keys and values of the cells of insert
+	cells            []cell        // the rest of the block of cells insert hands out
+	cellBlock        int           // size of the last block: 16 doubling to 256
 }
 
 // slotList is the cells of one slot in one key group, in first-stored
@@ -49,7 +50,7 @@ type cell struct {
 // [start, end] of maxParallelism.
 func NewKeyedStore(maxParallelism, start, end int) *KeyedStore {
 	n := max(end-start+1, 0)
-	return &KeyedStore{maxP: maxParallelism, start: start, end: end, groups: make([][]*slotList, n)}
+	return &KeyedStore{maxP: maxParallelism, start: start, end: end, groups: make([][]*slotList, n), hasher: newKeyHasher()}
 }
 
 // KeyGroup returns the key group of key (raw msgpack), checking that this
@@ -88,11 +89,16 @@ func (s *KeyedStore) slot(kg, slot int, create bool) *slotList {
 
 // lookup returns the live cell of key, or nil.
 func (s *KeyedStore) lookup(slot int, key []byte) *cell {
-	if slot < 0 || slot >= len(s.index) {
-		return nil
+	if uint(slot) < uint(len(s.index)) {
+		return s.index[slot].find(&s.hasher, key, false)
 	}
-	if c := s.index[slot][string(key)]; c != nil && !c.dead {
-		return c
+	return nil
+}
+
+// find returns the cell of key, deleted or not, or nil.
+func (s *KeyedStore) find(slot int, key []byte) *cell {
+	if uint(slot) < uint(len(s.index)) {
+		return s.index[slot].find(&s.hasher, key, true)
 	}
 	return nil
 }
@@ -126,10 +132,10 @@ func (s *KeyedStore) add(kg, slot int, c *cell) {
 	sl := s.slot(kg, slot, true)
 	sl.order = append(sl.order, c)
 	sl.live++
-	for len(s.index) <= slot {
-		s.index = append(s.index, map[string]*cell{})
+	if len(s.index) <= slot {
+		s.index = append(s.index, make([]cellIndex, slot+1-len(s.index))...)
 	}
-	s.index[slot][c.key] = c
+	s.index[slot].put(s.hasher.hashString(c.key), c)
 }
 
 // Get copies the value of (slot, key) into dst[:0] and returns it.
@@ -149,10 +155,7 @@ func (s *KeyedStore) Put(slot int, key, val []byte) error {
 	if slot < 0 {
 		return fmt.Errorf("state slot %d is negative", slot)
 	}
-	var c *cell
-	if slot < len(s.index) {
-		c = s.index[slot][string(key)]
-	}
+	c := s.find(slot, key)
 	if c != nil && !c.dead {
 		c.val = append(c.val[:0], val...)
 		return nil
@@ -226,7 +229,7 @@ func (s *KeyedStore) compact(sl *slotList, slot int) {
 	keep := sl.order[:0]
 	for _, c := range sl.order {
 		if c.dead {
-			delete(s.index[slot], c.key)
+			s.index[slot].remove(s.hasher.hashString(c.key), c)
 			continue
 		}
 		keep = append(keep, c)

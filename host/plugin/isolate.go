@@ -25,10 +25,12 @@ import (
 //     A record whose failure poisoned the instance counts as one crash of
 //     the restart policy (restart.go); the replacements made while
 //     bisecting do not.
-//   - fail: nothing of the failed batch is handed on; the bisection only
-//     finds the first record that fails alone, which the job's error
-//     names (its position in the subtask's input and its key). A deadline
-//     is not bisected under fail: each step would wait a whole deadline.
+//   - fail: the bisection finds the first record that fails alone, which
+//     the job's error names (its position in the subtask's input and its
+//     key); the output of the records before it is handed on first, as a
+//     Flink task would have emitted it before it reached the bad record.
+//     A deadline is not bisected under fail (each step would wait a whole
+//     deadline): nothing of that batch is handed on.
 //
 // A batch of n records with one bad record costs about 2·log2(n) calls.
 
@@ -84,10 +86,11 @@ func (o *Operator) narrow(input int, batch []byte, spans []span, idx int, out ru
 		at := idx + h*mid
 		in, err := o.run(input, batch[part[0].start:part[len(part)-1].end], len(part))
 		if err == nil {
-			if o.policy != runtime.PolicyFail {
-				if err := in.deliver(out); err != nil {
-					return found, err
-				}
+			// under fail too: a half that passes lies before the first
+			// record that fails alone (halves run in order, and that
+			// record's reject ends the bisection)
+			if err := in.deliver(out); err != nil {
+				return found, err
 			}
 			continue
 		}

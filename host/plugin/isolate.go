@@ -29,10 +29,12 @@ import (
 //     the job's error names (its position in the subtask's input and its
 //     key); the output of the records before it is handed on first, as a
 //     Flink task would have emitted it before it reached the bad record.
-//     A deadline is not bisected under fail (each step would wait a whole
-//     deadline): nothing of that batch is handed on.
 //
 // A batch of n records with one bad record costs about 2·log2(n) calls.
+// A call stopped at its call-timeout (or call-fuel) is not bisected: each
+// half holding the runaway record would wait a whole timeout again (nine
+// of them for a batch of 512); its records run one call each instead, so
+// only the runaway ones wait, and one timeout is counted per such record.
 
 // span is one record of a batch: batch[start:end].
 type span struct{ start, end int }
@@ -50,10 +52,14 @@ func (o *Operator) isolatable(err error) bool {
 	switch {
 	case errors.Is(pe.Cause, ErrCanceled), errors.Is(pe.Cause, ErrRestartLimit):
 		return false
-	case errors.Is(pe.Cause, ErrDeadline) && o.policy == runtime.PolicyFail:
-		return false
 	}
 	return true
+}
+
+// slow reports whether err stopped a call at its call-timeout or budget.
+func slow(err error) bool {
+	var pe *PluginError
+	return errors.As(err, &pe) && errors.Is(pe.Cause, ErrDeadline)
 }
 
 // isolate narrows down the failure first of a batch of count records.
@@ -69,7 +75,13 @@ func (o *Operator) isolate(input int, batch []byte, count int, out runtime.Colle
 	if count == 1 {
 		return o.rejectOne(batch, o.spans[0], 0, first)
 	}
-	found, err := o.narrow(input, batch, o.spans, 0, out)
+	var found bool
+	var err error
+	if slow(first) {
+		found, err = o.each(input, batch, o.spans, 0, out)
+	} else {
+		found, err = o.narrow(input, batch, o.spans, 0, out)
+	}
 	if err == nil && !found && o.policy == runtime.PolicyFail {
 		return first // every half passed alone: fail with the batch's error
 	}
@@ -104,9 +116,36 @@ func (o *Operator) narrow(input int, batch []byte, spans []span, idx int, out ru
 			}
 			continue
 		}
-		f, err := o.narrow(input, batch, part, at, out)
+		narrow := o.narrow
+		if slow(err) {
+			narrow = o.each
+		}
+		f, err := narrow(input, batch, part, at, out)
 		found = found || f
 		if err != nil {
+			return found, err
+		}
+	}
+	return found, nil
+}
+
+// each runs the records of spans (records idx... of the batch) one call
+// each, in order, handing on the output of those that pass and the others
+// to the on-error: narrow for a batch that ran past its call-timeout.
+func (o *Operator) each(input int, batch []byte, spans []span, idx int, out runtime.Collector) (found bool, err error) {
+	for i, s := range spans {
+		in, err := o.run(input, batch[s.start:s.end], 1)
+		if err == nil {
+			if err := in.deliver(out); err != nil {
+				return found, err
+			}
+			continue
+		}
+		if !o.isolatable(err) {
+			return found, err
+		}
+		found = true
+		if err := o.rejectOne(batch, s, idx+i, err); err != nil {
 			return found, err
 		}
 	}

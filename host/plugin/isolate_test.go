@@ -159,3 +159,46 @@ func TestJournalUndoesFailedCall(t *testing.T) {
 		t.Errorf("state after the failed call: %q %v, %d values; want \"old\" and 1 value", got, ok, st.Len())
 	}
 }
+
+// TestIsolateRunawayCostsOneTimeout: a batch stopped at its call-timeout is
+// narrowed one record a call, not by halves (each half holding the runaway
+// would wait a whole timeout again: 1 + log2(16) = 5 of them here): with 16
+// records and one runaway, two timeouts in all (the batch's and the
+// record's), the 15 good records out once and in order, one restart. The
+// host's clock is a fake that moves 10 ms at each reading, so the count of
+// readings says how many timeouts were waited, whatever the machine's load.
+func TestIsolateRunawayCostsOneTimeout(t *testing.T) {
+	h := newHost(t, func(c *Config) { c.CallTimeout, c.RestartDelay = time.Second, 0 })
+	words := make([]string, 16)
+	words[9] = "spin"
+	b, n := poisonBatch(words...)
+	want := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16}
+	for _, policy := range []runtime.ErrorPolicy{runtime.PolicySkip, runtime.PolicyFail} {
+		op, r := openPolicy(t, h, policy)
+		var clock time.Time
+		readings := 0
+		fuelBoundOf(t, op).f.now = func() time.Time { readings++; clock = clock.Add(10 * time.Millisecond); return clock }
+		out := &sink{}
+		err := op.Process(0, b, n, out)
+		// a timeout is ~100 readings (1 s at 10 ms), a call that ends at once 2
+		if readings > 300 {
+			t.Errorf("%s: %d clock readings: more than two timeouts were waited", policy, readings)
+		}
+		if policy == runtime.PolicyFail {
+			wantErr(t, err, `plugin "poison" (operator op1, subtask 1/1) export sluice_process at input record 10 (key "kj"): deadline exceeded: the call ran past its call-timeout of 1s`)
+			if got := ns(t, out); !slices.Equal(got, want[:9]) {
+				t.Errorf("fail: output %v, want records 1 to 9", got)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ns(t, out); !slices.Equal(got, want) {
+			t.Errorf("skip: output %v, want %v", got, want)
+		}
+		if len(r.got) != 1 || r.got[0].Position != 10 || !r.got[0].Restart || !errors.Is(r.got[0].Err, ErrDeadline) {
+			t.Fatalf("skip: rejected %+v, want record 10 once, by its deadline", r.got)
+		}
+	}
+}

@@ -57,6 +57,23 @@ func TestStartFunctionTrapInOneLine(t *testing.T) {
 	}
 }
 
+// TestStartFunctionRunsOnStartFuel: a start function that never ends
+// stops at the end of StartFuel (it ran on the call's whole budget,
+// call-timeout at FuelPerSecond: over a minute of spinning at the default
+// 5 s that no signal stopped), and the message says why it may have ended.
+func TestStartFunctionRunsOnStartFuel(t *testing.T) {
+	m := load(t, newHost(t, nil), "startloop")
+	op := m.NewOperator(context.Background(), "op1", nil)
+	err := op.Open(&runtime.OpenContext{Operator: "op1", Parallelism: 1, MaxParallelism: 128})
+	if err == nil {
+		t.Fatal("the open succeeded")
+	}
+	want := `instantiate: the module's start function failed: unreachable (a start function runs on at most 1073741824 fuel units`
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("%q lacks %q", err, want)
+	}
+}
+
 // TestTrapKeepsTheGuestsErrorText: an SDK's panic or abort handler sends
 // its text through the error import, then traps; the trap's error carries
 // the text (it was dropped: "wasm trap: unreachable" and nothing else).

@@ -371,6 +371,9 @@ func startError(err error) error {
 	if m := startFunction.FindString(msg); m != "" {
 		// no index: metering adds an import, which shifts every function's
 		msg = "the module's start function failed: " + strings.TrimPrefix(msg[len(m):], "wasm error: ")
+		if strings.HasSuffix(msg, ": unreachable") {
+			msg += fmt.Sprintf(" (a start function runs on at most %d fuel units, well under a second: one that does not end stops so)", int64(StartFuel))
+		}
 	}
 	if msg == err.Error() {
 		return err

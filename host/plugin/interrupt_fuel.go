@@ -48,6 +48,16 @@ const (
 	yieldSlices = 8
 )
 
+// StartFuel is all a module's start function gets (package fuel's
+// InitialFuel): it runs during instantiation, before the host has a call
+// to hand slices to or a clock to check, so its budget is fixed and small.
+// 2^30 units are 0.15–0.5 s of a C guest's work and far more than any
+// static initialiser needs (AssemblyScript's top-level code is the only
+// start function among the SDKs); a runaway start function traps at the end
+// of it. It was the call's whole budget (call-timeout at FuelPerSecond:
+// 2.5·10¹¹ units, a minute or more of spinning that no signal stopped).
+const StartFuel = 1 << 30
+
 // maxSiteCharge caps what one function entry or loop header charges (see
 // fuel.Options.MaxSiteCharge): Go guests' functions are large jump tables
 // of which one path runs, and charging their whole body made a Go batch
@@ -152,12 +162,12 @@ func (f *fuelInterrupter) prepare(bin []byte) ([]byte, error) {
 		sum := sha256.Sum256(bin)
 		// The budget is part of the module (a start function runs on its
 		// initial fuel), so it is part of the name.
-		path = filepath.Join(f.cacheDir, fmt.Sprintf("%s-%d.wasm", hex.EncodeToString(sum[:]), f.budget))
+		path = filepath.Join(f.cacheDir, fmt.Sprintf("%s-%d.wasm", hex.EncodeToString(sum[:]), f.startFuel()))
 		if b, err := os.ReadFile(path); err == nil {
 			return b, nil
 		}
 	}
-	out, err := fuel.Instrument(bin, fuel.Options{InitialFuel: f.budget, MaxSiteCharge: maxSiteCharge, Refuel: true})
+	out, err := fuel.Instrument(bin, fuel.Options{InitialFuel: f.startFuel(), MaxSiteCharge: maxSiteCharge, Refuel: true})
 	if err != nil {
 		return nil, fmt.Errorf("cannot meter the module: %w", err)
 	}
@@ -169,6 +179,10 @@ func (f *fuelInterrupter) prepare(bin []byte) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// startFuel is the budget of a start function: StartFuel, or the call
+// budget when that is smaller.
+func (f *fuelInterrupter) startFuel() int64 { return min(f.budget, StartFuel) }
 
 func (f *fuelInterrupter) bind(parent context.Context, mod api.Module) (callBound, error) {
 	g, ok := mod.ExportedGlobal(fuel.ExportName).(api.MutableGlobal)

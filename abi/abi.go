@@ -110,7 +110,8 @@ const (
 
 	// ImportStateGet: state_get(slot i32, key_ptr i32, key_len i32,
 	// buf_ptr i32, buf_cap i32) -> len i32.
-	// Reads the keyed state value under (slot, key), where key is the
+	// Reads the keyed state value under (slot, key), where slot is 0 to
+	// MaxStateSlots-1 (an operator's state descriptors) and key is the
 	// msgpack-encoded record key. Returns the value's length and copies it
 	// into buf when it fits; when len > buf_cap nothing is written and the
 	// guest calls again with a larger buffer. Returns -1 when there is no
@@ -120,7 +121,9 @@ const (
 	ImportStateGet = "state_get"
 
 	// ImportStatePut: state_put(slot i32, key_ptr i32, key_len i32,
-	// val_ptr i32, val_len i32) -> status i32. Stores a copy of the value.
+	// val_ptr i32, val_len i32) -> status i32. Stores a copy of the value;
+	// a slot outside 0..MaxStateSlots-1 or a value longer than
+	// MaxStateValue is refused with StatusState.
 	ImportStatePut = "state_put"
 
 	// ImportStateDel: state_del(slot i32, key_ptr i32, key_len i32) -> status i32.
@@ -177,6 +180,13 @@ const (
 	MaxErrorText = 4096
 	// MaxTagLen is the longest side-output tag.
 	MaxTagLen = 256
+	// MaxStateSlots bounds the state slots of a keyed operator (Flink's
+	// state descriptors): a slot is 0 to MaxStateSlots-1. The host keeps a
+	// list per slot, so an unbounded slot number let one state_put make
+	// it allocate gigabytes.
+	MaxStateSlots = 1024
+	// MaxStateValue is the longest keyed-state value, 16 MiB.
+	MaxStateValue = 16 << 20
 )
 
 // Kind is what an operator plugin does; reported by describe.

@@ -140,6 +140,9 @@ func (s *KeyedStore) add(kg, slot int, c *cell) {
 
 // Get copies the value of (slot, key) into dst[:0] and returns it.
 func (s *KeyedStore) Get(slot int, key []byte, dst []byte) ([]byte, bool, error) {
+	if err := checkSlot(slot); err != nil {
+		return nil, false, err
+	}
 	c := s.lookup(slot, key)
 	if c == nil {
 		if _, err := s.KeyGroup(key); err != nil {
@@ -152,8 +155,11 @@ func (s *KeyedStore) Get(slot int, key []byte, dst []byte) ([]byte, bool, error)
 
 // Put stores a copy of val under (slot, key).
 func (s *KeyedStore) Put(slot int, key, val []byte) error {
-	if slot < 0 {
-		return fmt.Errorf("state slot %d is negative", slot)
+	if err := checkSlot(slot); err != nil {
+		return err
+	}
+	if len(val) > abi.MaxStateValue {
+		return fmt.Errorf("a state value of %d bytes is longer than the limit of %d", len(val), abi.MaxStateValue)
 	}
 	c := s.find(slot, key)
 	if c != nil && !c.dead {
@@ -175,8 +181,19 @@ func (s *KeyedStore) Put(slot int, key, val []byte) error {
 	return nil
 }
 
+// checkSlot refuses a slot outside 0..abi.MaxStateSlots-1.
+func checkSlot(slot int) error {
+	if slot < 0 || slot >= abi.MaxStateSlots {
+		return fmt.Errorf("state slot %d is out of range: slots are 0 to %d", slot, abi.MaxStateSlots-1)
+	}
+	return nil
+}
+
 // Delete removes (slot, key).
 func (s *KeyedStore) Delete(slot int, key []byte) error {
+	if err := checkSlot(slot); err != nil {
+		return err
+	}
 	kg, err := s.KeyGroup(key)
 	if err != nil {
 		return err

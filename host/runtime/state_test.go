@@ -151,3 +151,32 @@ func TestPreview(t *testing.T) {
 		t.Fatalf("malformed: %q", got)
 	}
 }
+
+// TestKeyedStoreBoundsSlotsAndValues: slots are 0 to abi.MaxStateSlots-1
+// and values at most abi.MaxStateValue long; the others are refused
+// before anything is allocated (one state_put of slot 40,000,000 made the
+// host allocate 2.9 GB of slot lists).
+func TestKeyedStoreBoundsSlotsAndValues(t *testing.T) {
+	s := NewKeyedStore(128, 0, 127)
+	key := abi.AppendStr(nil, "k")
+	if err := s.Put(abi.MaxStateSlots-1, key, []byte{1}); err != nil {
+		t.Fatalf("the last slot: %v", err)
+	}
+	for _, slot := range []int{-1, abi.MaxStateSlots, 40_000_000} {
+		if err := s.Put(slot, key, []byte{1}); err == nil || !strings.Contains(err.Error(), "out of range: slots are 0 to 1023") {
+			t.Errorf("Put slot %d: %v", slot, err)
+		}
+		if _, _, err := s.Get(slot, key, nil); err == nil {
+			t.Errorf("Get slot %d: no error", slot)
+		}
+		if err := s.Delete(slot, key); err == nil {
+			t.Errorf("Delete slot %d: no error", slot)
+		}
+	}
+	if len(s.index) != abi.MaxStateSlots {
+		t.Errorf("%d slot indexes after the refused puts, want %d", len(s.index), abi.MaxStateSlots)
+	}
+	if err := s.Put(0, key, make([]byte, abi.MaxStateValue+1)); err == nil || !strings.Contains(err.Error(), "longer than the limit") {
+		t.Errorf("a value past the limit: %v", err)
+	}
+}

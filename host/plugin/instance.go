@@ -162,6 +162,7 @@ func (in *instance) invoke(e int, mode outMode) (abi.Status, error) {
 	name := exportNames[e]
 	in.c.reset(name, mode)
 	in.stderr.startCall()
+	in.stdout.startCall()
 	err := in.fns[e].CallWithStack(in.bound.start(), in.stack[:])
 	if cause := in.bound.stop(err); cause != nil {
 		return 0, in.poison(name, cause)

@@ -23,13 +23,23 @@ type tailBuffer struct {
 	// the report's own bulk (a Go runtime's goroutine dump) pushes out of
 	// the tail.
 	call []byte
+	// callBytes is how much the current call wrote (startCall).
+	callBytes int64
 }
 
 // callHeadCap is how much of each call's output is kept from its start.
 const callHeadCap = 2 << 10
 
+// floodBytes is how much one call may write before the rest of what it
+// writes is only counted, in bytes: a guest's fd_write is a host call that
+// fuel does not charge, and one with 4096 iovecs over 15 MiB of memory
+// made the tail scan 60 GiB for newlines (9 s past a 5 s call-timeout;
+// a hundred such calls ran on for minutes). Lines past it are not
+// counted.
+const floodBytes = 16 << 20
+
 // startCall forgets the previous call's start.
-func (t *tailBuffer) startCall() { t.call = t.call[:0] }
+func (t *tailBuffer) startCall() { t.call, t.callBytes = t.call[:0], 0 }
 
 // crashLines are how guest runtimes begin a report of a crash they cannot
 // recover from (Go: "runtime: out of memory: ...", "fatal error: ...",
@@ -75,6 +85,10 @@ func (t *tailBuffer) droppedLines(b []byte) {
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
+	if t.callBytes += int64(len(p)); t.callBytes > floodBytes {
+		t.dropped += int64(len(p)) // a flood: counted, not kept or scanned
+		return len(p), nil
+	}
 	if room := callHeadCap - len(t.call); room > 0 {
 		t.call = append(t.call, p[:min(len(p), room)]...)
 	}

@@ -58,6 +58,13 @@ const (
 // 2.5·10¹¹ units, a minute or more of spinning that no signal stopped).
 const StartFuel = 1 << 30
 
+// MaxTableEntries caps the size of a module's tables (fuel.Options): a
+// table without a maximum (every Go wasip1 module's: ~6,000 entries for the
+// examples) may grow to it, and table.grow past it fails. Unbounded, one
+// guest grew a table to 24 GB and the kernel killed the host. 2^18 entries
+// are a few MB.
+const MaxTableEntries = 1 << 18
+
 // maxSiteCharge caps what one function entry or loop header charges (see
 // fuel.Options.MaxSiteCharge): Go guests' functions are large jump tables
 // of which one path runs, and charging their whole body made a Go batch
@@ -65,8 +72,9 @@ const StartFuel = 1 << 30
 const maxSiteCharge = 64
 
 // fuelCacheVersion names the folder of rewritten modules: a new rewrite
-// (v3: the refuel import) must not reuse the files of an older one.
-const fuelCacheVersion = "fuel-v3"
+// (v3: the refuel import; v4: capped tables) must not reuse the files of
+// an older one.
+const fuelCacheVersion = "fuel-v4"
 
 // fuelInterrupter meters every module (package fuel): function entries
 // and loop headers spend fuel from a counter the host fills before each
@@ -167,7 +175,7 @@ func (f *fuelInterrupter) prepare(bin []byte) ([]byte, error) {
 			return b, nil
 		}
 	}
-	out, err := fuel.Instrument(bin, fuel.Options{InitialFuel: f.startFuel(), MaxSiteCharge: maxSiteCharge, Refuel: true})
+	out, err := fuel.Instrument(bin, fuel.Options{InitialFuel: f.startFuel(), MaxSiteCharge: maxSiteCharge, Refuel: true, MaxTableEntries: MaxTableEntries})
 	if err != nil {
 		return nil, fmt.Errorf("cannot meter the module: %w", err)
 	}

@@ -62,6 +62,11 @@ type Options struct {
 	// function and initialise in an exported _initialize the host calls
 	// with a budget like any other export.
 	InitialFuel int64
+	// MaxTableEntries, when positive, caps every table's maximum size:
+	// a table without a maximum, or with a larger one, gets this one, so
+	// that table.grow past it fails (returns -1) instead of allocating
+	// without bound; a table whose minimum is larger is refused.
+	MaxTableEntries uint32
 }
 
 // Instrument returns a copy of the module wasm with fuel metering added:
@@ -100,6 +105,7 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 	var funcTypes []uint32  // type of each defined function
 	var imported, importedFuncs uint32
 	var typeSec, importSec, globalSec, exportSec, startSec, codeSec, elemSec, dataSec *section
+	var out0 [len(sectionRank)][]byte // payloads rewritten while reading
 	for i := range sections {
 		s := &sections[i]
 		switch s.id {
@@ -112,7 +118,11 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 		case secFunction:
 			funcTypes, err = readFunctions(*s, uint32(len(typeParams)))
 		case secTable:
-			err = checkTables(*s)
+			if opts.MaxTableEntries > 0 {
+				out0[secTable], err = capTables(*s, opts.MaxTableEntries)
+			} else {
+				err = checkTables(*s)
+			}
 		case secMemory:
 			err = checkMemories(*s)
 		case secGlobal:
@@ -133,7 +143,7 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 		}
 	}
 	types := uint32(len(typeParams))
-	var out rewritten
+	out := rewritten{payload: out0}
 	var sh funcShift
 	var funcs uint32 // bounds function indices when they are renumbered
 	if opts.Refuel {

@@ -1,5 +1,7 @@
 package fuel
 
+import "math"
+
 // The memory, table, element and data sections pass through unchanged, but
 // they are walked anyway: to refuse memory64 and a constant expression
 // that reads the counter's index, and so that every vector count in the
@@ -39,6 +41,57 @@ func checkTables(s section) error {
 		}
 	}
 	return trailing(r)
+}
+
+// capTables is checkTables writing the table section again with every
+// table's maximum at most limit entries: a table without a maximum (Go's
+// wasip1 modules declare none) or with a larger one gets limit, so that
+// table.grow past it returns -1 as the spec has it for a maximum (§4.4.6)
+// instead of making the runtime allocate without bound; a table whose
+// minimum is above limit is refused.
+func capTables(s section, limit uint32) ([]byte, error) {
+	r := newReader(s.payload, s.offset)
+	n, err := r.count()
+	if err != nil {
+		return nil, err
+	}
+	out := appendU32(make([]byte, 0, len(s.payload)+5*int(min(n, 1<<16))), n)
+	for i := uint32(0); i < n; i++ {
+		c, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		if c != 0x70 && c != 0x6f {
+			r.off--
+			return nil, r.errorf(ErrUnsupported, "reference type %#02x", c)
+		}
+		flag, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		if flag > 1 {
+			r.off--
+			return nil, r.errorf(ErrUnsupported, "table limits flag %#02x", flag)
+		}
+		lo, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		hi := uint32(math.MaxUint32)
+		if flag == 1 {
+			if hi, err = r.u32(); err != nil {
+				return nil, err
+			}
+		}
+		if lo > limit {
+			return nil, r.errorf(ErrUnsupported, "table %d has %d entries, more than the limit of %d", i, lo, limit)
+		}
+		out = appendU32(appendU32(append(out, c, 0x01), lo), min(hi, limit))
+	}
+	if err := trailing(r); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // checkElements reads the element section (§5.5.12 "Element Section"),

@@ -159,6 +159,10 @@ func check(w *wasmBinary, memoryLimitPages uint32, wasi map[string]funcType) []s
 	// Memory.
 	if len(w.memories) == 0 {
 		add("defines no memory; the host exchanges records through the plugin's linear memory")
+	} else if e, ok := w.export("memory"); !ok {
+		add("does not export its memory as \"memory\" (ABI v%d: the host writes records into it and reads what the plugin emits)", abi.Version)
+	} else if e.kind != extMemory {
+		add("exports a %s named \"memory\"; ABI v%d requires its linear memory under that name", extName(e.kind), abi.Version)
 	}
 	for i, m := range w.memories {
 		if m.mem64 {

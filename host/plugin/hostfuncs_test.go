@@ -329,6 +329,11 @@ func TestInspect(t *testing.T) {
 	if err != nil || info.Kind != abi.KindPartitioner || info.KindFrom != "exports" {
 		t.Errorf("partition: %v %+v", err, info)
 	}
+	// describe is optional: one that answers "unsupported" describes nothing
+	info, err = load(t, h, "nodescribe").Inspect(context.Background())
+	if err != nil || info.Kind != abi.KindProcess || info.KindFrom != "exports" {
+		t.Errorf("nodescribe: %v %+v", err, info)
+	}
 }
 
 func TestTailBuffer(t *testing.T) {

@@ -113,7 +113,10 @@ func (m *Module) Inspect(ctx context.Context) (Info, error) {
 		return info, err
 	}
 	defer in.close()
-	if _, err := in.invoke(expDescribe, outValues); err != nil {
+	if st, err := in.invoke(expDescribe, outValues); err != nil {
+		if st == abi.StatusUnsupported && in.c.refusal == nil {
+			return info, nil // describe is optional: "not implemented" describes nothing
+		}
 		return info, err
 	}
 	fail := func(format string, args ...any) error {

@@ -40,6 +40,9 @@ func TestLoadRefusesBadModules(t *testing.T) {
 		{"command", []string{
 			"exports _start, so it is a WASI command, not a reactor: build it as a library (Go: -buildmode=c-shared; C: -mexec-model=reactor)",
 		}},
+		{"hiddenmem", []string{
+			`exports a table named "memory"; ABI v1 requires its linear memory under that name`,
+		}},
 		{"bigmem", []string{
 			"declares 300 pages (18.8 MiB) of initial memory, above the host's limit of 256 pages (16 MiB)",
 		}},

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -238,4 +240,39 @@ operators:
 			t.Errorf("exit %d, want 1 and %q in:\n%s", code, c.want, errs)
 		}
 	}
+}
+
+// TestRunStdinRecordsFlowBeforeEndOfInput: a record piped into a stdin
+// source is printed while the input stays open (tail -f log | host run);
+// the source held records until 512 of them or end of input.
+func TestRunStdinRecordsFlowBeforeEndOfInput(t *testing.T) {
+	t.Chdir("../..")
+	p := filepath.Join(t.TempDir(), "live.yaml")
+	writeFile(t, p, "version: 1\nname: live\noperators:\n  - { id: in, source: { type: stdin } }\n  - { id: out, sink: { type: print } }\n")
+	pr, pw := io.Pipe()
+	var out lockedBuffer
+	var errs bytes.Buffer
+	done := make(chan int)
+	go func() { done <- run(context.Background(), []string{"run", "--progress=none", p}, pr, &out, &errs) }()
+	for i := 1; i <= 2; i++ {
+		if _, err := fmt.Fprintf(pw, "{\"i\":%d}\n", i); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("{\"i\":%d}\n", i)
+		for deadline := time.Now().Add(10 * time.Second); !strings.HasSuffix(out.String(), want); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("record %d not printed while stdin is open; stdout %q", i, out.String())
+			}
+		}
+	}
+	pw.Close()
+	if code := <-done; code != 0 || out.String() != "{\"i\":1}\n{\"i\":2}\n" {
+		t.Fatalf("exit %d, stdout %q: %s", code, out.String(), errs.String())
+	}
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -270,5 +271,88 @@ func TestFileSourceOutsideTheRootsSaysNothingOfWhatItIs(t *testing.T) {
 	_, err := runSourceErr(t, &Builtin{Root: dir, Roots: []string{dir}}, sourceSpec("read", "file", map[string]any{"path": "/dev/zero"}), 0, 1)
 	if err == nil || strings.Contains(err.Error(), "device") || !strings.Contains(err.Error(), "outside the allowed root") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestStdinSourceLiveInput: records piped in one at a time (tail -f) go
+// downstream as they come, not when 512 of them are held or at end of
+// input; bulk input still fills batches.
+func TestStdinSourceLiveInput(t *testing.T) {
+	for _, tc := range []struct{ format, head, line, want string }{
+		{"json", "", "{\"i\":%d}\n", `{"i":%d}`},
+		{"csv", "i\n", "%d\n", `{"i":%d}`},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			pr, pw := io.Pipe()
+			src, err := (&Builtin{Stdin: pr}).Source(sourceSpec("in", "stdin", map[string]any{"format": tc.format}), 0, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan []string, 10)
+			c := &collector{t: t, onEmit: func(c *collector) { got <- c.jsons() }}
+			done := make(chan error, 1)
+			go func() { done <- src.Run(context.Background(), c) }()
+			if tc.head != "" {
+				if _, err := io.WriteString(pw, tc.head); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := 1; i <= 3; i++ {
+				if _, err := fmt.Fprintf(pw, tc.line, i); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case recs := <-got:
+					if want := fmt.Sprintf(tc.want, i); len(recs) != i || recs[i-1] != want {
+						t.Fatalf("after line %d: records %q, want the last to be %s", i, recs, want)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("record %d did not reach the collector while the input stayed open", i)
+				}
+			}
+			pw.Close()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	// bulk input written at once still goes in full batches
+	var in strings.Builder
+	for i := 0; i < 5*maxBatchRecords; i++ {
+		fmt.Fprintf(&in, "{\"i\":%d}\n", i)
+	}
+	c, _ := runSource(t, &Builtin{Stdin: strings.NewReader(in.String())}, sourceSpec("in", "stdin", nil), 0, 1)
+	if len(c.records) != 5*maxBatchRecords || c.batches > 7 {
+		t.Errorf("bulk input: %d records in %d batches", len(c.records), c.batches)
+	}
+}
+
+// TestLineReaderCancelHandsOnWhatItRead: a source cancelled while it holds
+// a partial batch emits it before it returns (it dropped it).
+func TestLineReaderCancelHandsOnWhatItRead(t *testing.T) {
+	for _, isCSV := range []bool{false, true} {
+		pr, pw := io.Pipe()
+		l := &lineReader{op: "in", input: "stdin", csv: isCSV, parallelism: 1}
+		ctx, cancel := context.WithCancel(context.Background())
+		stop := context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })
+		c := &collector{t: t}
+		done := make(chan error, 1)
+		go func() { done <- l.run(ctx, pr, c) }()
+		text := "{\"a\":1}\n{\"a\":2}\n"
+		if isCSV {
+			text = "a\n1\n2\n"
+		}
+		if _, err := io.WriteString(pw, text); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		err := <-done
+		stop()
+		if err == nil { // the closed pipe's error: stdinSource.Run returns ctx.Err()
+			t.Errorf("csv %v: run = nil after cancel", isCSV)
+		}
+		if got := strings.Join(c.jsons(), " "); got != `{"a":1} {"a":2}` {
+			t.Errorf("csv %v: records emitted on cancel: %q", isCSV, got)
+		}
 	}
 }

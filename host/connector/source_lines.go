@@ -53,8 +53,11 @@ type lineReader struct {
 	onError     string                             // the operator's on-error
 	badRecord   func(*RecordError) error           // Builtin.BadRecord
 	reject      func(*runtime.RecordFailure) error // the engine's on-error
-	skipped     atomic.Int64
-	w           abi.Writer
+	// live (stdin) hands a batch on before a read that may block: a
+	// file's reads never block, and its batches stay full
+	live    bool
+	skipped atomic.Int64
+	w       abi.Writer
 }
 
 // Skipped is how many bad lines were skipped.
@@ -82,17 +85,34 @@ func (l *lineReader) bad(line int, raw []byte, err error) error {
 }
 
 // flush hands the batch downstream when it is full, or when force is set
-// and it is not empty.
+// and it is not empty. Once ctx is cancelled it still hands on what was
+// read (best effort: downstream may refuse it), then returns ctx.Err().
 func (l *lineReader) flush(ctx context.Context, out runtime.Collector, force bool) error {
 	if l.w.Count == 0 || !force && l.w.Count < maxBatchRecords && len(l.w.Buf) < maxBatchBytes {
 		return nil
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	err := out.Emit(0, l.w.Buf, l.w.Count)
 	l.w.Reset()
+	if err == nil {
+		err = ctx.Err()
+	}
 	return err
+}
+
+// idle hands a live reader's partial batch on when br holds no complete
+// line, so that the next read may wait for input: records typed or piped
+// in one at a time (tail -f) flow on at once, while bulk input, which
+// keeps br full, still fills batches.
+func (l *lineReader) idle(ctx context.Context, out runtime.Collector, br *bufio.Reader) error {
+	if !l.live || l.w.Count == 0 {
+		return nil
+	}
+	if n := br.Buffered(); n > 0 {
+		if p, _ := br.Peek(n); bytes.IndexByte(p, '\n') >= 0 {
+			return nil
+		}
+	}
+	return l.flush(ctx, out, true)
 }
 
 func (l *lineReader) run(ctx context.Context, r io.Reader, out runtime.Collector) error {
@@ -104,11 +124,10 @@ func (l *lineReader) run(ctx context.Context, r io.Reader, out runtime.Collector
 		err = l.runJSON(ctx, r, out)
 	}
 	if err != nil {
-		if ctx.Err() == nil {
-			// what was read before the problem still goes downstream
-			if ferr := l.flush(ctx, out, true); ferr != nil {
-				return ferr
-			}
+		// what was read before the problem (or the cancel) still goes
+		// downstream
+		if ferr := l.flush(ctx, out, true); ferr != nil && ctx.Err() == nil {
+			return ferr
 		}
 		return err
 	}
@@ -121,6 +140,9 @@ func (l *lineReader) runJSON(ctx context.Context, r io.Reader, out runtime.Colle
 	index := 0
 lines:
 	for line := 1; ; line++ {
+		if err := l.idle(ctx, out, br); err != nil {
+			return err
+		}
 		b, err := br.ReadSlice('\n')
 		for errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long[:0], b...)
@@ -189,7 +211,8 @@ func (l *lineReader) appendJSON(text []byte) error {
 }
 
 func (l *lineReader) runCSV(ctx context.Context, r io.Reader, out runtime.Collector) error {
-	cr := csv.NewReader(bufio.NewReaderSize(r, 64<<10))
+	br := bufio.NewReaderSize(r, 64<<10)
+	cr := csv.NewReader(br) // reads br itself: it is a bufio.Reader already
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err == io.EOF {
@@ -210,6 +233,9 @@ func (l *lineReader) runCSV(ctx context.Context, r io.Reader, out runtime.Collec
 		names[i] = abi.AppendStr(nil, h)
 	}
 	for index := 0; ; index++ {
+		if err := l.idle(ctx, out, br); err != nil {
+			return err
+		}
 		fields, err := cr.Read()
 		if err == io.EOF {
 			return nil

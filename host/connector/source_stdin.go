@@ -29,7 +29,7 @@ func newStdinSource(o *options, b *Builtin, onError string, parallelism int) (*s
 	}
 	s := &stdinSource{r: b.stdin()}
 	s.lineReader = lineReader{op: o.op, input: "stdin", csv: format == "csv", parallelism: 1,
-		onError: onError, badRecord: b.BadRecord}
+		onError: onError, badRecord: b.BadRecord, live: true}
 	return s, nil
 }
 
@@ -44,12 +44,17 @@ func (s *stdinSource) Close() error { return nil }
 
 // Run reads until end of input. A read from a terminal cannot be
 // interrupted, so reading happens in a goroutine behind a pipe that a
-// cancelled ctx closes: Run returns at once, and the goroutine ends at the
-// next line or end of input.
+// cancelled ctx closes: Run returns at once (handing on the records it
+// had read), and the goroutine ends at the next line or end of input.
+// Records go downstream as soon as no more input is waiting (see
+// lineReader.idle), not when a batch is full.
 func (s *stdinSource) Run(ctx context.Context, out runtime.Collector) error {
 	pr, pw := io.Pipe()
 	go func() {
-		_, err := io.Copy(pw, s.r)
+		// reads as large as the line reader's buffer (io.Copy's are 32
+		// KiB), so that bulk input fills batches; struct{io.Reader}
+		// hides a WriterTo, which would choose its own size
+		_, err := io.CopyBuffer(pw, struct{ io.Reader }{s.r}, make([]byte, 64<<10))
 		pw.CloseWithError(err)
 	}()
 	stop := context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })

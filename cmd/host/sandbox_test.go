@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,5 +142,47 @@ func TestRunConfinesDataPaths(t *testing.T) {
 		" (the data-roots setting chooses the allowed roots besides the pipeline's folder)\n"
 	if code != 1 || !strings.HasSuffix(errs, want) {
 		t.Errorf("exit %d, want the suffix %q in:\n%s", code, want, errs)
+	}
+}
+
+// runHostStdin is runHost with text on standard input.
+func runHostStdin(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	t.Chdir("../..")
+	t.Setenv("SLUICE_SLOTS", "")
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestRunCSVDeadLetterKeepsTheRow: a bad CSV row's dead letter holds the
+// row as read, without its line ending (its "record" was "").
+func TestRunCSVDeadLetterKeepsTheRow(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "p.yaml")
+	writeFile(t, p, `version: 1
+name: csvdl
+operators:
+  - id: in
+    source: { type: stdin, format: csv }
+    on-error: dead-letter
+  - id: out
+    sink: { type: print, prefix: ok }
+  - id: bad
+    input: in.dead-letter
+    sink: { type: print, prefix: bad }
+`)
+	code, out, errs := runHostStdin(t, "id,name,amt\r\n1,ann,2.5\r\n2,bob\r\n\r\n3,\"c\"x,1\r\n4,dan,3\r\n", "run", "--progress=none", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"ok> {\"id\":1,\"name\":\"ann\",\"amt\":2.5}\n",
+		`bad> {"error":"wrong number of fields","operator":"in","subtask":0,"input":"stdin","line":3,"record":"2,bob"}` + "\n",
+		`"input":"stdin","line":5,"record":"3,\"c\"x,1"}` + "\n",
+		"ok> {\"id\":4,\"name\":\"dan\",\"amt\":3}\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
 	}
 }

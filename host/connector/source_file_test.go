@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -353,6 +354,40 @@ func TestLineReaderCancelHandsOnWhatItRead(t *testing.T) {
 		}
 		if got := strings.Join(c.jsons(), " "); got != `{"a":1} {"a":2}` {
 			t.Errorf("csv %v: records emitted on cancel: %q", isCSV, got)
+		}
+	}
+}
+
+// TestCSVBadRecordKeepsItsText: a bad CSV record's RecordError (and so its
+// dead letter) holds the record's text as read, without its line ending,
+// wherever it is in the input and at any parallelism (Raw was nil).
+func TestCSVBadRecordKeepsItsText(t *testing.T) {
+	dir := t.TempDir()
+	var in strings.Builder
+	in.WriteString("id,name\r\n")
+	for i := 0; i < 20000; i++ { // past what the reader's buffer holds
+		fmt.Fprintf(&in, "%d,name %d\r\n", i, i)
+	}
+	in.WriteString("\r\n\nbad,row,3\r\n")         // line 20002, after two blank lines
+	in.WriteString("x,\"two\nlines\",more\n")     // line 20005, spans two lines
+	in.WriteString("y,\"open\n\n  to the end,\n") // line 20007: a quote left open
+	writeFile(t, dir, "in.csv", in.String())
+	spec := sourceSpec("read", "file", map[string]any{"path": "in.csv"})
+	for _, par := range []int{1, 3} {
+		var seen []string
+		b := &Builtin{Root: dir, BadRecord: func(e *RecordError) error {
+			seen = append(seen, fmt.Sprintf("%d %q", e.Line, e.Raw))
+			return nil
+		}}
+		var n int
+		for st := 0; st < par; st++ {
+			c, _ := runSource(t, b, spec, st, par)
+			n += len(c.records)
+		}
+		slices.Sort(seen)
+		want := []string{`20004 "bad,row,3"`, `20005 "x,\"two\nlines\",more"`, `20007 "y,\"open\n\n  to the end,"`}
+		if n != 20000 || !slices.Equal(seen, want) {
+			t.Errorf("parallelism %d: %d records, bad records %q, want %q", par, n, seen, want)
 		}
 	}
 }

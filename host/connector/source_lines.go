@@ -33,7 +33,7 @@ type RecordError struct {
 	Subtask  int
 	Input    string // the file's path, or "stdin"
 	Line     int    // 1-based
-	Raw      []byte // the line as read (JSON lines only), for a dead-letter output
+	Raw      []byte // the line (a CSV record: its lines) as read, without the line ending, for a dead-letter output
 	Err      error
 }
 
@@ -211,7 +211,8 @@ func (l *lineReader) appendJSON(text []byte) error {
 }
 
 func (l *lineReader) runCSV(ctx context.Context, r io.Reader, out runtime.Collector) error {
-	br := bufio.NewReaderSize(r, 64<<10)
+	kept := &keptInput{r: r}
+	br := bufio.NewReaderSize(kept, 64<<10)
 	cr := csv.NewReader(br) // reads br itself: it is a bufio.Reader already
 	cr.ReuseRecord = true
 	header, err := cr.Read()
@@ -236,6 +237,8 @@ func (l *lineReader) runCSV(ctx context.Context, r io.Reader, out runtime.Collec
 		if err := l.idle(ctx, out, br); err != nil {
 			return err
 		}
+		start := cr.InputOffset()
+		kept.drop(start)
 		fields, err := cr.Read()
 		if err == io.EOF {
 			return nil
@@ -249,7 +252,7 @@ func (l *lineReader) runCSV(ctx context.Context, r io.Reader, out runtime.Collec
 		}
 		if err != nil {
 			line, cause := csvProblem(pe)
-			if v := l.bad(line, nil, cause); v != nil {
+			if v := l.bad(line, csvRecordText(kept.text(start, cr.InputOffset())), cause); v != nil {
 				return v
 			}
 			continue
@@ -264,6 +267,51 @@ func (l *lineReader) runCSV(ctx context.Context, r io.Reader, out runtime.Collec
 			return err
 		}
 	}
+}
+
+// keptInput keeps what was read from r since the offset last dropped, so
+// that a bad CSV record's text (csv.Reader.InputOffset before and after
+// it) can go into its dead letter: csv.Reader gives only its fields.
+type keptInput struct {
+	r    io.Reader
+	buf  []byte
+	base int64 // the input offset of buf[0]
+}
+
+func (k *keptInput) Read(p []byte) (int, error) {
+	n, err := k.r.Read(p)
+	k.buf = append(k.buf, p[:n]...)
+	return n, err
+}
+
+// drop forgets the input before offset off, moving what is kept only
+// once there is at least as much to forget (amortised O(1) a byte).
+func (k *keptInput) drop(off int64) {
+	if n := int(off - k.base); n > 0 && n >= len(k.buf)-n {
+		k.buf = k.buf[:copy(k.buf, k.buf[n:])]
+		k.base = off
+	}
+}
+
+// text is the input between offsets from and to (not dropped yet).
+func (k *keptInput) text(from, to int64) []byte {
+	return k.buf[from-k.base : to-k.base]
+}
+
+// csvRecordText is a record's text as csv.Reader read it: without the
+// blank lines it skipped before it and without its line ending.
+func csvRecordText(b []byte) []byte {
+	for {
+		if len(b) > 0 && b[0] == '\n' {
+			b = b[1:]
+		} else if len(b) > 1 && b[0] == '\r' && b[1] == '\n' {
+			b = b[2:]
+		} else {
+			break
+		}
+	}
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	return bytes.TrimSuffix(b, []byte("\r"))
 }
 
 func (l *lineReader) csvError(err error, line int) error {

@@ -186,3 +186,15 @@ operators:
 		}
 	}
 }
+
+// TestRunInvalidUTF8IsDeadLettered: a JSON line that is not UTF-8 is
+// dead-lettered with its bytes (base64, as bin), not printed with U+FFFD.
+func TestRunInvalidUTF8IsDeadLettered(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "p.yaml")
+	writeFile(t, p, "version: 1\nname: utf\noperators:\n  - { id: in, source: { type: stdin }, on-error: dead-letter }\n  - { id: out, sink: { type: print, prefix: ok } }\n  - { id: bad, input: in.dead-letter, sink: { type: print, prefix: bad } }\n")
+	code, out, errs := runHostStdin(t, "{\"a\":\"\xff\xfe\"}\n{\"a\":\"é\"}\n", "run", "--progress=none", p)
+	bad := "bad> {\"error\":\"malformed JSON: json: invalid UTF-8 at byte 7\",\"operator\":\"in\",\"subtask\":0,\"input\":\"stdin\",\"line\":1,\"record\":\"eyJhIjoi//4ifQ==\"}\n"
+	if code != 0 || len(out) != len(bad)+len("ok> {\"a\":\"é\"}\n") || !strings.Contains(out, bad) || !strings.Contains(out, "ok> {\"a\":\"é\"}\n") {
+		t.Fatalf("exit %d, stdout\n%s\nwant\n%s%s", code, out, bad, errs)
+	}
+}

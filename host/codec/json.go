@@ -22,8 +22,13 @@ import (
 // JSONToMsgpack appends the msgpack encoding of the one JSON value in js
 // to dst. Objects become maps with their keys in the order written;
 // integers (no fraction, no exponent) become msgpack ints, other numbers
-// float64. Nesting deeper than abi.MaxDepth is refused.
+// float64. Nesting deeper than abi.MaxDepth is refused, and so is text
+// that is not valid UTF-8 (encoding/json would make each bad byte U+FFFD;
+// JSON text is UTF-8, and Jackson refuses it too).
 func JSONToMsgpack(dst, js []byte) ([]byte, error) {
+	if !utf8.Valid(js) {
+		return dst, fmt.Errorf("json: invalid UTF-8 at byte %d", InvalidUTF8(js)+1)
+	}
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.UseNumber()
 	out, err := fromJSON(dec, dst, 0)
@@ -34,6 +39,23 @@ func JSONToMsgpack(dst, js []byte) ([]byte, error) {
 		return dst, fmt.Errorf("json: more than one value: input goes on after byte %d", end)
 	}
 	return out, nil
+}
+
+// InvalidUTF8 is the offset of the first byte of b that is not part of
+// valid UTF-8, or -1 when b is valid.
+func InvalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 func atEOF(dec *json.Decoder) bool {

@@ -97,3 +97,22 @@ func TestMsgpackToJSONOtherTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONToMsgpackRefusesInvalidUTF8: a bad byte is an error naming its
+// place (1-based), not U+FFFD (encoding/json's replacement).
+func TestJSONToMsgpackRefusesInvalidUTF8(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"{\"a\":\"\xff\xfe\"}", "json: invalid UTF-8 at byte 7"},
+		{"{\"é\":\"ok\xe2\x82\"}", "json: invalid UTF-8 at byte 10"}, // a truncated €
+		{"\"\xed\xa0\x80\"", "json: invalid UTF-8 at byte 2"},        // a surrogate
+	} {
+		if _, err := JSONToMsgpack(nil, []byte(tc.in)); err == nil || err.Error() != tc.want {
+			t.Errorf("%q: %v, want %s", tc.in, err, tc.want)
+		}
+	}
+	if mp, err := JSONToMsgpack(nil, []byte(`{"a":"\ufffd é ☃ 😀"}`)); err != nil {
+		t.Errorf("valid UTF-8: %v", err)
+	} else if js, _ := MsgpackToJSON(nil, mp); string(js) != `{"a":"� é ☃ 😀"}` {
+		t.Errorf("valid UTF-8: %s", js)
+	}
+}

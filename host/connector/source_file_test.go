@@ -391,3 +391,26 @@ func TestCSVBadRecordKeepsItsText(t *testing.T) {
 		}
 	}
 }
+
+// TestSourceRefusesInvalidUTF8: a JSON line or CSV row that is not UTF-8
+// is a bad record under the on-error policy (JSON made each bad byte
+// U+FFFD, CSV kept it in a string); the record keeps the bytes.
+func TestSourceRefusesInvalidUTF8(t *testing.T) {
+	for _, tc := range []struct{ format, in, err, raw, good string }{
+		{"json", "{\"a\":1}\n{\"a\":\"\xff\xfe\"}\n{\"a\":3}\n", "stdin:2: malformed JSON: json: invalid UTF-8 at byte 7", "{\"a\":\"\xff\xfe\"}", `{"a":1} {"a":3}`},
+		{"csv", "a,b\n1,x\n2,caf\xe9\r\n3,y\n", "stdin:3: invalid UTF-8 at byte 6", "2,caf\xe9", `{"a":1,"b":"x"} {"a":3,"b":"y"}`},
+	} {
+		spec := sourceSpec("in", "stdin", map[string]any{"format": tc.format})
+		_, err := runSourceErr(t, &Builtin{Stdin: strings.NewReader(tc.in)}, spec, 0, 1)
+		wantErrContaining(t, err, `source "in": `+tc.err)
+		var seen []*RecordError
+		b := &Builtin{Stdin: strings.NewReader(tc.in), BadRecord: func(e *RecordError) error { seen = append(seen, e); return nil }}
+		c, _ := runSource(t, b, spec, 0, 1)
+		if got := strings.Join(c.jsons(), " "); got != tc.good || len(seen) != 1 || string(seen[0].Raw) != tc.raw {
+			t.Errorf("%s: records %s, bad records %v", tc.format, got, seen)
+		}
+	}
+	// a CSV header that is not UTF-8 fails the source, as its other faults do
+	_, err := runSourceErr(t, &Builtin{Stdin: strings.NewReader("a,\xff\n1,2\n")}, sourceSpec("in", "stdin", map[string]any{"format": "csv"}), 0, 1)
+	wantErrContaining(t, err, `source "in": stdin:1: invalid UTF-8 at byte 3 of the header`)
+}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/codec"
@@ -223,6 +224,10 @@ func (l *lineReader) runCSV(ctx context.Context, r io.Reader, out runtime.Collec
 		return l.csvError(err, 1)
 	}
 	header[0] = strings.TrimPrefix(header[0], "\ufeff") // a byte order mark
+	if head := csvRecordText(kept.text(0, cr.InputOffset())); !utf8.Valid(head) {
+		return &RecordError{Operator: l.op, Subtask: l.subtask, Input: l.input, Line: 1, Raw: head,
+			Err: fmt.Errorf("invalid UTF-8 at byte %d of the header", codec.InvalidUTF8(head)+1)}
+	}
 	names := make([][]byte, len(header))
 	seen := map[string]bool{}
 	for i, h := range header {
@@ -250,9 +255,18 @@ func (l *lineReader) runCSV(ctx context.Context, r io.Reader, out runtime.Collec
 		if index%l.parallelism != l.subtask {
 			continue // another subtask's record, and its problem
 		}
+		text := csvRecordText(kept.text(start, cr.InputOffset()))
 		if err != nil {
 			line, cause := csvProblem(pe)
-			if v := l.bad(line, csvRecordText(kept.text(start, cr.InputOffset())), cause); v != nil {
+			if v := l.bad(line, text, cause); v != nil {
+				return v
+			}
+			continue
+		}
+		if !utf8.Valid(text) {
+			// as for JSON lines: a bad byte is an error, not U+FFFD
+			line, _ := cr.FieldPos(0)
+			if v := l.bad(line, text, fmt.Errorf("invalid UTF-8 at byte %d", codec.InvalidUTF8(text)+1)); v != nil {
 				return v
 			}
 			continue

@@ -198,3 +198,14 @@ func TestRunInvalidUTF8IsDeadLettered(t *testing.T) {
 		t.Fatalf("exit %d, stdout\n%s\nwant\n%s%s", code, out, bad, errs)
 	}
 }
+
+// TestRunDuplicateFieldIsSkipped: a line naming a field twice is a bad
+// record (key-by read the first "k", a JSON reader the last).
+func TestRunDuplicateFieldIsSkipped(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "p.yaml")
+	writeFile(t, p, "version: 1\nname: dup\noperators:\n  - { id: in, source: { type: stdin }, on-error: skip }\n  - { id: s, key-by: k, sum: v }\n  - { id: out, sink: { type: print } }\n")
+	code, out, errs := runHostStdin(t, "{\"k\":\"a\",\"v\":1}\n{\"k\":\"a\",\"v\":1,\"k\":\"b\"}\n{\"k\":\"a\",\"v\":2}\n", "run", "--progress=none", p)
+	if code != 0 || out != "{\"k\":\"a\",\"v\":1}\n{\"k\":\"a\",\"v\":3}\n" || !strings.Contains(errs, `operator "in": 1 record skipped`) {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, errs)
+	}
+}

@@ -87,12 +87,16 @@ func fromJSON(dec *json.Decoder, dst []byte, depth int) ([]byte, error) {
 			return dst, errTooDeep
 		}
 		var body []byte
+		var keys fieldNames
 		n := 0
 		for dec.More() {
 			if v == '{' {
 				k, err := dec.Token()
 				if err != nil {
 					return dst, err
+				}
+				if keys.seen(k.(string)) {
+					return dst, fmt.Errorf("duplicate field %q", k)
 				}
 				body = abi.AppendStr(body, k.(string))
 			}
@@ -120,6 +124,42 @@ func fromJSON(dec *json.Decoder, dst []byte, depth int) ([]byte, error) {
 		return abi.AppendNil(dst), nil
 	}
 	return dst, fmt.Errorf("unexpected token %v", tok)
+}
+
+// fieldNames are the keys of one object so far. An object that names a
+// field twice is refused: a record would keep both, key-by would read the
+// first and JSON readers downstream the last (Jackson's
+// STRICT_DUPLICATE_DETECTION refuses it too). A few keys are compared in
+// turn; more go into a map.
+type fieldNames struct {
+	few  [8]string
+	n    int
+	many map[string]struct{}
+}
+
+// seen reports whether k was seen before, and notes it.
+func (f *fieldNames) seen(k string) bool {
+	if f.many == nil {
+		for _, s := range f.few[:f.n] {
+			if s == k {
+				return true
+			}
+		}
+		if f.n < len(f.few) {
+			f.few[f.n] = k
+			f.n++
+			return false
+		}
+		f.many = make(map[string]struct{}, 2*len(f.few))
+		for _, s := range f.few {
+			f.many[s] = struct{}{}
+		}
+	}
+	if _, ok := f.many[k]; ok {
+		return true
+	}
+	f.many[k] = struct{}{}
+	return false
 }
 
 func appendNumber(dst []byte, s string) ([]byte, error) {

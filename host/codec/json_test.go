@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -114,5 +115,36 @@ func TestJSONToMsgpackRefusesInvalidUTF8(t *testing.T) {
 		t.Errorf("valid UTF-8: %v", err)
 	} else if js, _ := MsgpackToJSON(nil, mp); string(js) != `{"a":"� é ☃ 😀"}` {
 		t.Errorf("valid UTF-8: %s", js)
+	}
+}
+
+// TestJSONToMsgpackRefusesDuplicateFields: an object naming a field twice
+// is refused at any depth (the record kept both: key-by read the first,
+// JSON readers downstream the last); the same key in sibling objects is
+// fine, and so are many distinct keys (past the linear scan).
+func TestJSONToMsgpackRefusesDuplicateFields(t *testing.T) {
+	var many strings.Builder
+	many.WriteString("{")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&many, `"k%d":%d,`, i, i)
+	}
+	for _, tc := range []struct{ in, dup string }{
+		{`{"k":"a","v":1,"k":"b"}`, "k"},
+		{`{"m":{"x":1,"y":2,"x":3}}`, "x"},
+		{`[1,{"a":[{"b":{"c":1,"c":2}}]}]`, "c"},
+		{`{"":1,"":2}`, ""},
+		{many.String() + `"k3":0}`, "k3"},
+		{many.String() + `"k39":0}`, "k39"},
+		{many.String() + `"new":0,"new":1}`, "new"},
+	} {
+		_, err := JSONToMsgpack(nil, []byte(tc.in))
+		if want := fmt.Sprintf("duplicate field %q", tc.dup); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%.60s: %v, want %s", tc.in, err, want)
+		}
+	}
+	for _, ok := range []string{`{"a":{"k":1},"b":{"k":2},"k":3}`, `[{"k":1},{"k":2}]`, many.String() + `"last":0}`, `{"K":1,"k":2,"é":3,"e":4}`} {
+		if _, err := JSONToMsgpack(nil, []byte(ok)); err != nil {
+			t.Errorf("%.60s: %v", ok, err)
+		}
 	}
 }

@@ -414,3 +414,20 @@ func TestSourceRefusesInvalidUTF8(t *testing.T) {
 	_, err := runSourceErr(t, &Builtin{Stdin: strings.NewReader("a,\xff\n1,2\n")}, sourceSpec("in", "stdin", map[string]any{"format": "csv"}), 0, 1)
 	wantErrContaining(t, err, `source "in": stdin:1: invalid UTF-8 at byte 3 of the header`)
 }
+
+// TestSourceRefusesDuplicateFields: a JSON line whose object names a field
+// twice is a malformed line under on-error (it was read with both).
+func TestSourceRefusesDuplicateFields(t *testing.T) {
+	in := "{\"k\":\"a\",\"v\":1}\n{\"k\":\"a\",\"v\":1,\"k\":\"b\"}\n{\"k\":\"c\",\"m\":{\"v\":1,\"v\":2}}\n{\"k\":\"d\"}\n"
+	_, err := runSourceErr(t, &Builtin{Stdin: strings.NewReader(in)}, sourceSpec("in", "stdin", nil), 0, 1)
+	wantErrContaining(t, err, `source "in": stdin:2: malformed JSON: json: duplicate field "k"`)
+	var seen []string
+	b := &Builtin{Stdin: strings.NewReader(in), BadRecord: func(e *RecordError) error {
+		seen = append(seen, fmt.Sprintf("%d %s", e.Line, e.Raw))
+		return nil
+	}}
+	c, _ := runSource(t, b, sourceSpec("in", "stdin", nil), 0, 1)
+	if got := strings.Join(c.jsons(), " "); got != `{"k":"a","v":1} {"k":"d"}` || len(seen) != 2 || seen[1] != `3 {"k":"c","m":{"v":1,"v":2}}` {
+		t.Errorf("records %s, bad records %q", got, seen)
+	}
+}

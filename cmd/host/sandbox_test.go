@@ -209,3 +209,14 @@ func TestRunDuplicateFieldIsSkipped(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q: %s", code, out, errs)
 	}
 }
+
+// TestRunSumOverflowPrintsInfinity: a float sum past the largest float64
+// prints as Jackson writes it, "Infinity" (it printed Go's "+Inf").
+func TestRunSumOverflowPrintsInfinity(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "p.yaml")
+	writeFile(t, p, "version: 1\nname: inf\noperators:\n  - { id: in, source: { type: stdin } }\n  - { id: s, key-by: k, sum: v }\n  - { id: out, sink: { type: print } }\n")
+	code, out, errs := runHostStdin(t, "{\"k\":\"a\",\"v\":1e308}\n{\"k\":\"a\",\"v\":1e308}\n{\"k\":\"a\",\"v\":-1e308}\n", "run", "--progress=none", p)
+	if code != 0 || out != "{\"k\":\"a\",\"v\":1e+308}\n{\"k\":\"a\",\"v\":\"Infinity\"}\n{\"k\":\"a\",\"v\":\"Infinity\"}\n" {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, errs)
+	}
+}

@@ -191,7 +191,9 @@ func isInteger(s string) bool {
 // one value) to dst, map keys in their stored order. Keys that are not
 // strings are written as the JSON text of the key, quoted; bin is base64;
 // an ext is {"ext": type, "data": base64}; a float that is NaN or
-// infinite is written as the string "NaN", "+Inf" or "-Inf"; a whole
+// infinite is written as the string "NaN", "Infinity" or "-Infinity"
+// (JSON has neither; these are Jackson's spellings, which Flink's JSON
+// format writes and reads back, under QUOTE_NON_NUMERIC_NUMBERS); a whole
 // float keeps a ".0" so it reads back as a float.
 func MsgpackToJSON(dst, mp []byte) ([]byte, error) {
 	end, err := abi.Skip(mp, 0) // bounds lengths and nesting once
@@ -287,12 +289,8 @@ func toJSON(dst, b []byte, off int) ([]byte, int, error) {
 
 func appendFloat(dst []byte, f float64, bits int) []byte {
 	switch {
-	case math.IsNaN(f):
-		return append(dst, `"NaN"`...)
-	case math.IsInf(f, 1):
-		return append(dst, `"+Inf"`...)
-	case math.IsInf(f, -1):
-		return append(dst, `"-Inf"`...)
+	case math.IsNaN(f), math.IsInf(f, 0):
+		return append(append(append(dst, '"'), NonFinite(f)...), '"')
 	}
 	format := byte('f')
 	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
@@ -304,6 +302,21 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 		dst = append(dst, ".0"...)
 	}
 	return dst
+}
+
+// NonFinite is the text of a NaN or infinite float as Java spells it
+// (Double.toString; Jackson quotes it in JSON): "NaN", "Infinity",
+// "-Infinity". It is "" for a finite float.
+func NonFinite(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	return ""
 }
 
 func binLen(v []byte) (n, hdr int) {

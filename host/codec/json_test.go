@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -146,5 +147,21 @@ func TestJSONToMsgpackRefusesDuplicateFields(t *testing.T) {
 		if _, err := JSONToMsgpack(nil, []byte(ok)); err != nil {
 			t.Errorf("%.60s: %v", ok, err)
 		}
+	}
+}
+
+// TestMsgpackToJSONNonFiniteFloats: JSON has no NaN or infinities; they
+// are written as Jackson writes them (QUOTE_NON_NUMERIC_NUMBERS), not as
+// Go's "+Inf".
+func TestMsgpackToJSONNonFiniteFloats(t *testing.T) {
+	mp := abi.AppendArrayHeader(nil, 5)
+	mp = abi.AppendFloat(mp, math.Inf(1))
+	mp = abi.AppendFloat(mp, math.Inf(-1))
+	mp = abi.AppendFloat(mp, math.NaN())
+	mp = append(mp, 0xca, 0xff, 0x80, 0, 0) // float32 -Inf
+	mp = abi.AppendFloat(mp, 1e308)
+	got, err := MsgpackToJSON(nil, mp)
+	if want := `["Infinity","-Infinity","NaN","-Infinity",1e+308]`; err != nil || string(got) != want {
+		t.Errorf("%s, %v; want %s", got, err, want)
 	}
 }

@@ -93,7 +93,8 @@ func (c *csvColumns) header(b, value []byte, n, off int) ([]byte, error) {
 }
 
 // appendCSVCell writes one value: a string as it is, nil (or a column
-// the record left out) as an empty cell, anything else as its JSON text,
+// the record left out) as an empty cell, a NaN or infinite float as Java
+// writes it (NaN, Infinity, -Infinity), anything else as its JSON text,
 // so numbers read back with their type (a whole float keeps ".0") and maps
 // and arrays stay readable.
 func appendCSVCell(b, v []byte) ([]byte, error) {
@@ -103,6 +104,10 @@ func appendCSVCell(b, v []byte) ([]byte, error) {
 	case abi.TypeStr:
 		s, err := abi.ReadStr(v)
 		return appendCSVText(b, s), err
+	case abi.TypeFloat:
+		if f, err := abi.ReadFloat(v); err == nil && codec.NonFinite(f) != "" {
+			return append(b, codec.NonFinite(f)...), nil
+		}
 	}
 	start := len(b)
 	b, err := codec.MsgpackToJSON(b, v)

@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,4 +146,34 @@ func TestFileSinkUnwritablePath(t *testing.T) {
 	}
 	_, err := (&Builtin{}).Sink(sinkSpec("out", "file", map[string]any{"format": "csv"}), 0, 1)
 	wantErrContaining(t, err, `sink "out" (file): option "path" is required`)
+}
+
+// TestFileSinkNonFiniteFloats: a NaN or infinite float is written as Java
+// writes it, NaN, Infinity and -Infinity: bare in CSV (Double.toString),
+// quoted in JSON lines (Jackson); it was "+Inf", and """+Inf""" in CSV.
+func TestFileSinkNonFiniteFloats(t *testing.T) {
+	dir := t.TempDir()
+	var w abi.Writer
+	for _, f := range []float64{math.Inf(1), math.Inf(-1), math.NaN(), 2.5} {
+		v := abi.AppendMapHeader(appendNoTimeNoKey(w.Buf), 2)
+		v = abi.AppendStr(v, "k")
+		v = abi.AppendStr(v, "a")
+		w.Buf = abi.AppendFloat(abi.AppendStr(v, "v"), f)
+		w.Count++
+	}
+	for _, tc := range []struct{ path, want string }{
+		{"o.csv", "k,v\na,Infinity\na,-Infinity\na,NaN\na,2.5\n"},
+		{"o.jsonl", `{"k":"a","v":"Infinity"}` + "\n" + `{"k":"a","v":"-Infinity"}` + "\n" + `{"k":"a","v":"NaN"}` + "\n" + `{"k":"a","v":2.5}` + "\n"},
+	} {
+		s := openSink(t, &Builtin{Root: dir}, "out", "file", map[string]any{"path": tc.path}, 0, 1)
+		if err := s.Process(0, w.Buf, w.Count, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(&collector{t: t}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, tc.path)); string(got) != tc.want {
+			t.Errorf("%s:\n%q\nwant\n%q", tc.path, got, tc.want)
+		}
+	}
 }

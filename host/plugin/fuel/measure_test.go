@@ -1,0 +1,142 @@
+package fuel
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMeasureModules prints, for every module named in FUEL_MEASURE
+// (a colon-separated list of files or globs), the figures the compile
+// limits (limits.go) are chosen from: defined functions, the deepest
+// control nesting of any function, the locals of the function with the
+// most and of the whole module, and the largest body. Skipped unless set.
+func TestMeasureModules(t *testing.T) {
+	spec := os.Getenv("FUEL_MEASURE")
+	if spec == "" {
+		t.Skip("set FUEL_MEASURE to a colon-separated list of .wasm files or globs")
+	}
+	for _, pat := range strings.Split(spec, ":") {
+		files, _ := filepath.Glob(pat)
+		for _, f := range files {
+			wasm, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := measure(wasm)
+			if err != nil {
+				t.Errorf("%s: %v", f, err)
+				continue
+			}
+			t.Logf("%-50s %8d B funcs %6d  depth %5d nestloops %2d blocks/fn %5d loops/fn %4d params %3d results %3d  maxlocals/fn %6d  locals %8d params %6d  maxbody %8d  code %8d",
+				filepath.Base(f), len(wasm), st.funcs, st.depth, st.loops, st.blocks, st.fnLoops, st.maxParams, st.maxResults, st.fnLocals, st.locals, st.params, st.body, st.code)
+		}
+	}
+}
+
+type moduleStats struct {
+	funcs, depth, loops, blocks, fnLoops, maxParams, maxResults, fnLocals, locals, params, body, code int
+}
+
+func measure(wasm []byte) (moduleStats, error) {
+	var st moduleStats
+	sections, err := splitSections(wasm)
+	if err != nil {
+		return st, err
+	}
+	var typeParams [][]byte
+	for _, s := range sections {
+		if s.id == secType {
+			if typeParams, err = readTypes(s); err != nil {
+				return st, err
+			}
+		}
+		if s.id == secType {
+			r := newReader(s.payload, 0)
+			n, _ := r.count()
+			for ; n > 0; n-- {
+				r.byte()
+				p, _ := r.vec()
+				res, _ := r.vec()
+				st.maxParams = max(st.maxParams, len(p))
+				st.maxResults = max(st.maxResults, len(res))
+			}
+		}
+		if s.id == secFunction {
+			fts, err := readFunctions(s, uint32(len(typeParams)))
+			if err != nil {
+				return st, err
+			}
+			for _, ft := range fts {
+				st.params += len(typeParams[ft])
+			}
+		}
+		if s.id != secCode {
+			continue
+		}
+		st.code = len(s.payload)
+		b := bounds{types: uint32(len(typeParams)), params: typeParams, globals: math.MaxUint32}
+		r := newReader(s.payload, s.offset)
+		n, err := r.count()
+		if err != nil {
+			return st, err
+		}
+		st.funcs = int(n)
+		for ; n > 0; n-- {
+			size, err := r.u32()
+			if err != nil {
+				return st, err
+			}
+			body, err := r.bytes(uint64(size))
+			if err != nil {
+				return st, err
+			}
+			st.body = max(st.body, len(body))
+			br := newReader(body, 0)
+			groups, _ := br.count()
+			locals := 0
+			for ; groups > 0; groups-- {
+				c, _ := br.u32()
+				br.byte()
+				locals += int(c)
+			}
+			st.fnLocals = max(st.fnLocals, locals)
+			st.locals += locals
+			var loops []bool
+			depth, inLoops, blocks, nloops := 1, 0, 0, 0
+			for !br.eof() {
+				in, err := readInstr(br, b)
+				if err != nil {
+					return st, err
+				}
+				switch in.kind {
+				case kBlock, kLoop, kIf:
+					depth++
+					st.depth = max(st.depth, depth)
+					loops = append(loops, in.kind == kLoop)
+					blocks++
+					st.blocks = max(st.blocks, blocks)
+					if in.kind == kLoop {
+						nloops++
+						st.fnLoops = max(st.fnLoops, nloops)
+					}
+					if in.kind == kLoop {
+						inLoops++
+						st.loops = max(st.loops, inLoops)
+					}
+				case kEnd:
+					depth--
+					if len(loops) > 0 {
+						if loops[len(loops)-1] {
+							inLoops--
+						}
+						loops = loops[:len(loops)-1]
+					}
+				}
+			}
+		}
+	}
+	return st, nil
+}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/host/plugin/fuel"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
@@ -66,7 +67,7 @@ type noInterrupter struct{}
 
 func (noInterrupter) configure(c wazero.RuntimeConfig) wazero.RuntimeConfig { return c }
 func (noInterrupter) instantiate(context.Context, wazero.Runtime) error     { return nil }
-func (noInterrupter) prepare(bin []byte) ([]byte, error)                    { return bin, nil }
+func (noInterrupter) prepare(bin []byte) ([]byte, error)                    { return checkLimits(bin) }
 func (noInterrupter) limit() string                                         { return "no limit" }
 func (noInterrupter) bind(parent context.Context, _ api.Module) (callBound, error) {
 	return unbound{parent}, nil
@@ -85,7 +86,18 @@ func (d deadlineInterrupter) configure(c wazero.RuntimeConfig) wazero.RuntimeCon
 	return c.WithCloseOnContextDone(true)
 }
 
-func (d deadlineInterrupter) prepare(bin []byte) ([]byte, error) { return bin, nil }
+func (d deadlineInterrupter) prepare(bin []byte) ([]byte, error) { return checkLimits(bin) }
+
+// checkLimits passes bin on unchanged if it is within the compile limits
+// that fuel.Instrument enforces when it meters a module (package fuel,
+// limits.go): wazero's compiler cannot be stopped, and a few kilobytes of
+// deeply nested blocks or of locals hold it for minutes or gigabytes.
+func checkLimits(bin []byte) ([]byte, error) {
+	if err := fuel.CheckLimits(bin); err != nil {
+		return nil, err
+	}
+	return bin, nil
+}
 
 func (deadlineInterrupter) instantiate(context.Context, wazero.Runtime) error { return nil }
 

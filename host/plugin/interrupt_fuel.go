@@ -72,9 +72,10 @@ const MaxTableEntries = 1 << 18
 const maxSiteCharge = 64
 
 // fuelCacheVersion names the folder of rewritten modules: a new rewrite
-// (v3: the refuel import; v4: capped tables) must not reuse the files of
-// an older one.
-const fuelCacheVersion = "fuel-v4"
+// must not reuse the files of an older one (v3: the refuel import; v4:
+// capped tables; v5: the compile limits, which an older file of an
+// over-limit module skipped).
+const fuelCacheVersion = "fuel-v5"
 
 // fuelInterrupter meters every module (package fuel): function entries
 // and loop headers spend fuel from a counter the host fills before each
@@ -176,6 +177,9 @@ func (f *fuelInterrupter) prepare(bin []byte) ([]byte, error) {
 		}
 	}
 	out, err := fuel.Instrument(bin, fuel.Options{InitialFuel: f.startFuel(), MaxSiteCharge: maxSiteCharge, Refuel: true, MaxTableEntries: MaxTableEntries})
+	if errors.Is(err, fuel.ErrLimit) {
+		return nil, err // names the function and the limit
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot meter the module: %w", err)
 	}

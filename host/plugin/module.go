@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sluicehq/sluice/host/plugin/fuel"
 	"github.com/sluicehq/sluice/host/roots"
 	"github.com/tetratelabs/wazero"
 )
@@ -109,6 +110,9 @@ func (h *Host) load(ctx context.Context, name, path string, bin []byte) (*Module
 	}
 	m := &Module{host: h, name: name, path: path, size: len(bin), sum: sha256.Sum256(bin), bin: w}
 	m.compiled, err = h.compile(ctx, m.sum, bin, wasi != nil)
+	if errors.Is(err, fuel.ErrLimit) {
+		return nil, fail("is refused before compiling: " + err.Error())
+	}
 	if err != nil {
 		return nil, fail("does not compile: " + err.Error())
 	}

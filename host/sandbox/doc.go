@@ -1,6 +1,6 @@
 // Package sandbox holds sluice's adversarial suite, in its tests only: one
 // named test per row of the sandbox brief (../shared/design/sandbox.md),
-// TestSandbox01_InfiniteLoop to TestSandbox19_NoisyNeighbour, each running
+// TestSandbox01_InfiniteLoop to TestSandbox20_CompileBomb, each running
 // tiny WAT fixtures (testdata/*.wat, built with wat2wasm from wabt) through
 // the real plugin host, engine and connectors, and asserting what a user
 // sees: the error's words (plugin, operator, subtask, cause), the job's
@@ -29,4 +29,5 @@
 //	17 SlowSink                 back-pressure keeps memory bounded
 //	18 LogFlood                 a guest writing stderr without end is capped
 //	19 NoisyNeighbour           one tenant's runaway jobs beside another's
+//	20 CompileBomb              nesting, loops or locals that would stall the compiler are refused at load
 package sandbox

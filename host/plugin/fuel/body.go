@@ -82,7 +82,10 @@ type frame struct {
 // Under sh, every function index (call, ref.func) gets a site that
 // renumbers it, and the plan records what the refuel paths save (see
 // emitter).
-func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh funcShift) (plan, error) {
+//
+// It also enforces the compile limits (limits.go): the locals of lim's
+// module so far, and the nesting, blocks and loops of this body.
+func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh funcShift, lim *limits) (plan, error) {
 	model := cm.model
 	var p plan
 	r := newReader(body, base)
@@ -98,7 +101,7 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 			return p, err
 		}
 		if locals += uint64(n); locals > maxLocals {
-			return p, r.errorf(ErrUnsupported, "more than %d locals", maxLocals)
+			return p, limitf("more than %d locals, the limit for one function", maxLocals)
 		}
 		c, err := r.byte()
 		if err != nil {
@@ -122,6 +125,10 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 	}
 	p.locals, p.localsEnd = uint32(locals), r.off
 	nlocals := uint64(len(params)) + locals
+	if lim.locals += nlocals; lim.locals > MaxModuleLocals {
+		return p, limitf("brings the module's locals and parameters to %d, more than the limit of %d for all functions together", lim.locals, MaxModuleLocals)
+	}
+	var blocks, loops int
 	sites := []site{{at: r.off, kind: siteEntry}}
 	regions := []int{0} // indices into sites; the last is the current region
 	frames := []frame{{kind: kBlock, regions: 1}}
@@ -159,9 +166,21 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 			inner = open[len(open)-1] + 1
 		}
 		switch in.kind {
+		case kBlock, kIf, kLoop:
+			if blocks++; blocks > MaxBlocks {
+				return p, limitf("more than %d blocks (block, loop and if), the limit", MaxBlocks)
+			}
+			if depth := len(frames); depth > MaxNesting { // frames[0] is the body itself
+				return p, limitf("blocks nested %d deep, more than the limit of %d", depth, MaxNesting)
+			}
+		}
+		switch in.kind {
 		case kBlock, kIf:
 			frames = append(frames, frame{kind: in.kind, regions: len(regions)})
 		case kLoop:
+			if loops++; loops > MaxLoops {
+				return p, limitf("more than %d loops, the limit", MaxLoops)
+			}
 			loop := site{at: r.off, kind: siteLoop, params: in.params}
 			if sh.on {
 				loop.saves = len(written) + 1

@@ -18,6 +18,13 @@
 // 50000 per function and checks type indices, because wazero 1.12
 // allocates from such counts (a 20-byte module can ask for gigabytes) and
 // panics on some bad type indices: run Instrument before CompileModule.
+// For the same reason it enforces compile limits (limits.go, ErrLimit):
+// block nesting (MaxNesting), blocks and loops per function (MaxBlocks,
+// MaxLoops), parameters and results per type (MaxParams, MaxResults) and
+// locals plus parameters per module (MaxModuleLocals), past which wazero's
+// compiler, which ignores its context, runs for seconds to minutes or
+// allocates gigabytes on modules of a few kilobytes. CheckLimits checks
+// the same limits without rewriting, for modules compiled unmetered.
 // References are to the WebAssembly Core Specification 2.0, chapter 5
 // "Binary Format".
 //

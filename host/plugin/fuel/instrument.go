@@ -1,6 +1,7 @@
 package fuel
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -90,6 +91,9 @@ func Instrument(wasm []byte, opts Options) ([]byte, error) {
 		return nil, fmt.Errorf("fuel: unknown cost model %d", opts.Model)
 	}
 	out, err := instrument(wasm, opts)
+	if errors.Is(err, ErrLimit) {
+		return nil, err // complete: it names the function and the limit
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fuel: %w", err)
 	}
@@ -196,6 +200,9 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 	var thunks []uint32
 	if codeSec != nil {
 		out.payload[secCode], sp, thunks, err = instrumentCode(*codeSec, funcTypes, params, b, costing{opts.Model, opts.MaxSiteCharge}, sh)
+		if i, ok := failedFunction(err); ok {
+			return nil, inFunction(err, sections, importedFuncs+i)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -238,6 +245,7 @@ func instrumentCode(s section, types []uint32, params [][]byte, b bounds, model 
 		sp = &spills{base: b.globals + 1}
 	}
 	var thunks []uint32 // the type of each thunk
+	var lim limits
 	for i := uint32(0); i < n; i++ {
 		size, err := r.u32()
 		if err != nil {
@@ -247,7 +255,10 @@ func instrumentCode(s section, types []uint32, params [][]byte, b bounds, model 
 		if raws[i], err = r.bytes(uint64(size)); err != nil {
 			return nil, nil, nil, err
 		}
-		if plans[i], err = scanBody(raws[i], at, b, params[i], model, sh); err != nil {
+		if plans[i], err = scanBody(raws[i], at, b, params[i], model, sh, &lim); err != nil {
+			if errors.Is(err, ErrLimit) {
+				return nil, nil, nil, &bodyError{i, err}
+			}
 			return nil, nil, nil, fmt.Errorf("defined function %d: %w", i, err)
 		}
 		if sp != nil {
@@ -305,4 +316,22 @@ func appendFunctions(types, thunks []uint32) []byte {
 type costing struct {
 	model     CostModel
 	maxCharge int64
+}
+
+// bodyError is a compile-limit error of the i-th defined function, which
+// instrument renames after the function's index and name.
+type bodyError struct {
+	i   uint32
+	err error
+}
+
+func (e *bodyError) Error() string { return fmt.Sprintf("defined function %d: %v", e.i, e.err) }
+func (e *bodyError) Unwrap() error { return e.err }
+
+func failedFunction(err error) (uint32, bool) {
+	var be *bodyError
+	if errors.As(err, &be) {
+		return be.i, true
+	}
+	return 0, false
 }

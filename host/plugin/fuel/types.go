@@ -23,10 +23,17 @@ func readTypes(s section) ([][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		if k > MaxParams {
+			return nil, limitf("type %d has %d parameters, more than the limit of %d", i, k, MaxParams)
+		}
 		// value types are one byte each
 		params[i] = r.b[r.off-int(k) : r.off]
-		if _, err := readValTypes(r); err != nil { // results
+		k, err = readValTypes(r) // results
+		if err != nil {
 			return nil, err
+		}
+		if k > MaxResults {
+			return nil, limitf("type %d has %d results, more than the limit of %d", i, k, MaxResults)
 		}
 	}
 	return params, trailing(r)

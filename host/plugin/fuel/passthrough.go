@@ -84,7 +84,7 @@ func capTables(s section, limit uint32) ([]byte, error) {
 			}
 		}
 		if lo > limit {
-			return nil, r.errorf(ErrUnsupported, "table %d has %d entries, more than the limit of %d", i, lo, limit)
+			return nil, r.errorf(ErrLimit, "table %d has %d entries, more than the limit of %d", i, lo, limit)
 		}
 		out = appendU32(appendU32(append(out, c, 0x01), lo), min(hi, limit))
 	}

@@ -36,7 +36,7 @@ func TestMaxTableEntries(t *testing.T) {
 		}
 	}
 	_, err := fuel.Instrument(watText(t, `(module (table 101 funcref))`), opts)
-	if !errors.Is(err, fuel.ErrUnsupported) || !strings.Contains(err.Error(), "table 0 has 101 entries, more than the limit of 100") {
+	if !errors.Is(err, fuel.ErrLimit) || !strings.Contains(err.Error(), "table 0 has 101 entries, more than the limit of 100") {
 		t.Errorf("a table above the cap: %v", err)
 	}
 }

@@ -60,6 +60,7 @@ fuzz:
 	$(call fuzz1,FuzzParse,150000x,./host/pipeline)
 	$(call fuzz1,FuzzCheckOutput,110000x,./host/plugin)
 	$(call fuzz1,FuzzInstrument,180000x,./host/plugin/fuel)
+	$(call fuzz1,FuzzJSONToMsgpack,100000x,./host/codec)
 
 bench: build plugins
 	$(GO) run ./bench/cmd/benchtable -go $(GO) -out docs/benchmarks.md

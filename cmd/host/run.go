@@ -33,7 +33,9 @@ func newRunCmd() *cobra.Command {
 file are printed as file:line:col and exit 1. Print sinks write to stdout,
 so it stays parseable; logs, progress and the end-of-run summary (records
 per operator, rate, skew, back-pressure, hot keys) go to stderr. Ctrl-C
-stops the job cleanly. A failed job exits 1 with the first error, naming
+(SIGINT) or SIGTERM cancels the job, which ends with its summary and exit
+130; a second one quits at once (a print sink blocked writing to a full
+pipe cannot end by itself). A failed job exits 1 with the first error, naming
 the operator and subtask.
 
 Plugin files are read, and the files of file sources and sinks are read
@@ -65,7 +67,7 @@ lines; none prints no progress.`,
 }
 
 func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []string) error {
-	stderr := cmd.ErrOrStderr()
+	stderr := &syncWriter{w: cmd.ErrOrStderr()}
 	if progress != "auto" && progress != "plain" && progress != "none" {
 		return fmt.Errorf("unknown --progress %q: use auto, plain or none", progress)
 	}
@@ -90,6 +92,10 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// the first signal cancels the job; say so, and that a second quits
+	// at once (a sink blocked on a full stdout pipe cannot end by itself)
+	stopAnnounce := announceCancel(ctx, stderr, fmt.Sprintf("cancelling job %q", p.Name))
+	defer stopAnnounce()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	plugins, closePlugins, err := loadPlugins(ctx, log, file, p, g, hs, roots)
 	if err != nil {
@@ -116,6 +122,7 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 	stopProgress := showProgress(stderr, progress, job)
 	res, err := job.Wait()
 	stopProgress()
+	stopAnnounce()
 	if res != nil {
 		_ = res.WriteSummary(stderr)
 	}

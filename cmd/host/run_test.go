@@ -1,16 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -275,4 +279,125 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// buildHost builds the binary, for the tests that signal a real process.
+func buildHost(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "host")
+	build := exec.Command(filepath.Join(goruntime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startForever starts the binary on an unbounded job whose print sink
+// writes to the returned pipe, and waits for its first record. Its stderr
+// lines arrive on the channel, which is closed when stderr closes.
+func startForever(t *testing.T, bin string) (*exec.Cmd, *os.File, <-chan string) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "forever.yaml")
+	writeFile(t, p, "version: 1\nname: forever\nparallelism: 2\noperators:\n  - id: nums\n    source: { type: generator, preset: sequence }\n  - id: out\n    sink: { type: print }\n")
+	stdout, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "--progress=none", p)
+	cmd.Dir = filepath.Dir(p)
+	cmd.Stdout = w
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); stdout.Close() })
+	lines := make(chan string, 100)
+	go func() {
+		defer close(lines)
+		s := bufio.NewScanner(stderr)
+		for s.Scan() {
+			lines <- s.Text()
+		}
+	}()
+	if _, err := stdout.Read(make([]byte, 1)); err != nil {
+		t.Fatalf("no record on stdout: %v", err)
+	}
+	return cmd, stdout, lines
+}
+
+// waitLine waits up to 10 s for a stderr line containing want.
+func waitLine(t *testing.T, lines <-chan string, want string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("stderr closed without %q", want)
+			}
+			if strings.Contains(l, want) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no %q on stderr in 10 s", want)
+		}
+	}
+}
+
+// TestRunSecondSignalQuitsAtOnce: a print sink blocked on a full stdout
+// pipe keeps the job from ending when the first SIGINT cancels it; the
+// run says so, and a second SIGINT ends the process at once.
+func TestRunSecondSignalQuitsAtOnce(t *testing.T) {
+	cmd, _, lines := startForever(t, buildHost(t)) // nobody reads stdout any more: the pipe fills
+	time.Sleep(200 * time.Millisecond)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	waitLine(t, lines, `cancelling job "forever" (interrupt again to quit at once)`)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		t.Fatalf("exited (%v) with its sink blocked: the test shows nothing", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+			t.Fatalf("ended by %v, want killed by SIGINT", cmd.ProcessState)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second SIGINT did not end the process")
+	}
+}
+
+// TestRunSignalCancelsCleanly: when nothing blocks, the first SIGINT
+// cancels the job, which ends with its summary and exit 130.
+func TestRunSignalCancelsCleanly(t *testing.T) {
+	cmd, stdout, lines := startForever(t, buildHost(t))
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	var errs strings.Builder
+	for l := range lines {
+		errs.WriteString(l + "\n")
+	}
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d (%v), want 130:\n%s", code, err, errs.String())
+	}
+	for _, want := range []string{`cancelling job "forever" (interrupt again to quit at once)`, `job "forever" (streaming)`, "records in",
+		`cancelled: job "forever" cancelled: interrupt signal received`} {
+		if !strings.Contains(errs.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs.String())
+		}
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"strconv"
 
 	"github.com/spf13/cobra"
 )
@@ -33,6 +34,6 @@ func newRootCmd() *cobra.Command {
 // its message (for example lint, which prints every problem then exits 1).
 type exitCode int
 
-func (e exitCode) Error() string { return "exit status " + string(rune('0'+int(e)%10)) }
+func (e exitCode) Error() string { return "exit status " + strconv.Itoa(int(e)) }
 
 func asExitCode(err error, ec *exitCode) bool { return errors.As(err, ec) }

@@ -34,7 +34,7 @@ file are printed as file:line:col and exit 1. Print sinks write to stdout,
 so it stays parseable; logs, progress and the end-of-run summary (records
 per operator, rate, skew, back-pressure, hot keys) go to stderr. Ctrl-C
 (SIGINT) or SIGTERM cancels the job, which ends with its summary and exit
-130; a second one quits at once (a print sink blocked writing to a full
+128+signal (130 for SIGINT, 143 for SIGTERM); a second one quits at once (a print sink blocked writing to a full
 pipe cannot end by itself). A failed job exits 1 with the first error, naming
 the operator and subtask.
 
@@ -131,7 +131,7 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 		return nil
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		fmt.Fprintln(stderr, "cancelled:", err)
-		return exitCode(130)
+		return cancelExit(ctx)
 	}
 	fmt.Fprintln(stderr, "error:", located(file, p, err))
 	return exitCode(1)

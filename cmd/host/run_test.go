@@ -378,26 +378,39 @@ func TestRunSecondSignalQuitsAtOnce(t *testing.T) {
 	}
 }
 
-// TestRunSignalCancelsCleanly: when nothing blocks, the first SIGINT
-// cancels the job, which ends with its summary and exit 130.
+// TestRunSignalCancelsCleanly: when nothing blocks, the first SIGINT or
+// SIGTERM cancels the job, which ends with its summary and exit
+// 128+signal.
 func TestRunSignalCancelsCleanly(t *testing.T) {
-	cmd, stdout, lines := startForever(t, buildHost(t))
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	var errs strings.Builder
-	for l := range lines {
-		errs.WriteString(l + "\n")
-	}
-	err := cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit %d (%v), want 130:\n%s", code, err, errs.String())
-	}
-	for _, want := range []string{`cancelling job "forever" (interrupt again to quit at once)`, `job "forever" (streaming)`, "records in",
-		`cancelled: job "forever" cancelled: interrupt signal received`} {
-		if !strings.Contains(errs.String(), want) {
-			t.Errorf("stderr lacks %q:\n%s", want, errs.String())
-		}
+	bin := buildHost(t)
+	for _, c := range []struct {
+		sig        syscall.Signal
+		code       int
+		hint, name string
+	}{
+		{syscall.SIGINT, 130, "interrupt again to quit at once", "interrupt"},
+		{syscall.SIGTERM, 143, "send SIGTERM again to quit at once", "terminated"},
+	} {
+		t.Run(c.sig.String(), func(t *testing.T) {
+			cmd, stdout, lines := startForever(t, bin)
+			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			if err := cmd.Process.Signal(c.sig); err != nil {
+				t.Fatal(err)
+			}
+			var errs strings.Builder
+			for l := range lines {
+				errs.WriteString(l + "\n")
+			}
+			err := cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != c.code {
+				t.Fatalf("exit %d (%v), want %d:\n%s", code, err, c.code, errs.String())
+			}
+			for _, want := range []string{`cancelling job "forever" (` + c.hint + `)`, `job "forever" (streaming)`, "records in",
+				`cancelled: job "forever" cancelled: ` + c.name + ` signal received`} {
+				if !strings.Contains(errs.String(), want) {
+					t.Errorf("stderr lacks %q:\n%s", want, errs.String())
+				}
+			}
+		})
 	}
 }

@@ -55,7 +55,20 @@ func againHint(sig os.Signal) string {
 	if sig == os.Interrupt {
 		return "interrupt again to quit at once"
 	}
+	if sig == syscall.SIGTERM {
+		return "send SIGTERM again to quit at once"
+	}
 	return fmt.Sprintf("send %s again to quit at once", sig)
+}
+
+// cancelExit is the exit code of a command that ctx's cancellation
+// stopped: 128+signal, as shells, systemd and timeout expect (130 for
+// SIGINT, 143 for SIGTERM), and 130 when no signal cancelled it.
+func cancelExit(ctx context.Context) exitCode {
+	if sig, ok := signalled(ctx).(syscall.Signal); ok {
+		return exitCode(128 + int(sig))
+	}
+	return exitCode(128 + int(syscall.SIGINT))
 }
 
 // announceCancel prints "<what> (interrupt again to quit at once)" to w,

@@ -97,8 +97,18 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 	stopAnnounce := announceCancel(ctx, stderr, fmt.Sprintf("cancelling job %q", p.Name))
 	defer stopAnnounce()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// a signal cancels the run wherever it is, and that is no failure
+	// (planning does not watch the context: loading or starting sees a
+	// signal that came meanwhile)
+	cancelled := func(stage string, err error) error {
+		fmt.Fprintf(stderr, "cancelled: job %q while %s: %v\n", p.Name, stage, err)
+		return cancelExit(ctx)
+	}
 	plugins, closePlugins, err := loadPlugins(ctx, log, file, p, g, hs, roots)
 	if err != nil {
+		if ctx.Err() != nil {
+			return cancelled("loading plugins", err)
+		}
 		fmt.Fprintln(stderr, "error:", err)
 		return exitCode(1)
 	}
@@ -116,6 +126,9 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 	}
 	job, err := runtime.Start(ctx, g, deps)
 	if err != nil {
+		if ctx.Err() != nil {
+			return cancelled("starting (opening its connectors)", err)
+		}
 		fmt.Fprintln(stderr, "error:", err)
 		return exitCode(1)
 	}
@@ -129,7 +142,7 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+	case ctx.Err() != nil: // cancelled, whatever stopped a task on the way
 		fmt.Fprintln(stderr, "cancelled:", err)
 		return cancelExit(ctx)
 	}

@@ -414,3 +414,26 @@ func TestRunSignalCancelsCleanly(t *testing.T) {
 		})
 	}
 }
+
+// TestRunCancelledWhileLoadingPlugins: a signal while the plugins load is
+// a cancellation (exit 128+signal, "cancelled: ..."), not an error, and
+// the message names the plugin once.
+func TestRunCancelledWhileLoadingPlugins(t *testing.T) {
+	t.Chdir("../..")
+	t.Setenv("SLUICE_CACHE_DIR", t.TempDir())
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(&signalError{syscall.SIGTERM}) // before run reaches the plugins
+	var out, errs bytes.Buffer
+	code := run(ctx, []string{"run", "--progress=none", "configs/languages.yaml"}, strings.NewReader(""), &out, &errs)
+	if code != 143 || out.Len() != 0 {
+		t.Fatalf("exit %d, stdout %q, want 143:\n%s", code, out.String(), errs.String())
+	}
+	got := errs.String()
+	if !strings.Contains(got, `cancelling job "languages" (send SIGTERM again to quit at once)`) ||
+		!strings.Contains(got, `cancelled: job "languages" while loading plugins: `) || strings.Contains(got, "error:") {
+		t.Fatalf("stderr:\n%s", got)
+	}
+	if n := strings.Count(got, `plugin "valid"`); n > 1 {
+		t.Fatalf("the plugin is named %d times:\n%s", n, got)
+	}
+}

@@ -33,6 +33,9 @@ func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*Mo
 		}
 		info, err := m.Inspect(ctx)
 		if err != nil {
+			if namesPlugin(err, name) { // a PluginError: plugin "valid" export ...
+				return nil, err
+			}
 			return nil, fmt.Errorf("plugin %q: %w", name, err)
 		}
 		if info.KindFrom != abi.ExportDescribe {
@@ -148,4 +151,13 @@ func useAs(k abi.Kind, name string) string {
 		return fmt.Sprintf("a key selector goes on an input: key-by: { plugin: %s }", name)
 	}
 	return fmt.Sprintf("write %s: %s", k, name)
+}
+
+// namesPlugin reports whether err's text starts with the plugin's name, as
+// a PluginError's and a LoadError's do, so that a caller adds no second
+// `plugin "name":` before it.
+func namesPlugin(err error, name string) bool {
+	prefix := fmt.Sprintf("plugin %q", name)
+	rest, ok := strings.CutPrefix(err.Error(), prefix)
+	return ok && (strings.HasPrefix(rest, " ") || strings.HasPrefix(rest, ":"))
 }

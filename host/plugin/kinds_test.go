@@ -2,7 +2,9 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/abi"
@@ -82,6 +84,41 @@ operators:
 		want := `keyed.yaml:10:5: operator "p" uses plugin "kp", which keeps keyed state (its sluice_describe), but has no key-by: keyed state needs one (add key-by: FIELD to the operator)`
 		if err == nil || err.Error() != want {
 			t.Errorf("without a key-by:\n got %v\nwant %s", err, want)
+		}
+	}
+}
+
+// TestCheckUsesNamesThePluginOnce: a describe that fails (here, a Go
+// plugin's _initialize, cancelled) is a PluginError, which names the
+// plugin already: CheckUses adds no second `plugin "kp":` before it.
+func TestCheckUsesNamesThePluginOnce(t *testing.T) {
+	h := newHost(t, nil)
+	m, err := h.LoadFile(context.Background(), goPlugin(t, "valid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.name = "kp"
+	p, err := pipeline.Parse("f.yaml", []byte("version: 1\nname: f\nplugins:\n  kp: { path: kp.wasm }\noperators:\n  - id: src\n    source: { type: generator, preset: sequence, count: 10 }\n  - id: v\n    filter: kp\n  - id: out\n    sink: { type: discard }\n"), pipeline.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = CheckUses(ctx, p, map[string]*Module{"kp": m})
+	if err == nil || !strings.HasPrefix(err.Error(), `plugin "kp" `) || strings.Count(err.Error(), `plugin "kp"`) != 1 {
+		t.Fatalf("got %v, want one `plugin \"kp\"` at the start", err)
+	}
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{errors.New(`plugin "kp": trap`), true},
+		{errors.New(`plugin "kp" export sluice_describe: trap`), true},
+		{errors.New(`plugin "kpx": trap`), false},
+		{errors.New(`open kp.wasm: no such file`), false},
+	} {
+		if got := namesPlugin(c.err, "kp"); got != c.want {
+			t.Errorf("namesPlugin(%q): %v", c.err, got)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
@@ -27,6 +26,9 @@ func NewSet(ctx context.Context, h *Host, p *pipeline.Pipeline, g *plan.JobGraph
 	sort.Strings(names)
 	var errs []error // every plugin that does not load, not just the first
 	for _, name := range names {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx) // cancelled: compile no more
+		}
 		pl := p.Plugins[name]
 		path := pl.Path
 		if !filepath.IsAbs(path) {
@@ -44,7 +46,7 @@ func NewSet(ctx context.Context, h *Host, p *pipeline.Pipeline, g *plan.JobGraph
 			at = fmt.Sprintf("%s:%d:%d", p.File, pl.Pos.Line, pl.Pos.Col)
 		}
 		if err != nil {
-			if strings.HasPrefix(err.Error(), fmt.Sprintf("plugin %q ", name)) {
+			if namesPlugin(err, name) {
 				errs = append(errs, fmt.Errorf("%s: %w", at, err)) // it names the plugin already
 			} else {
 				errs = append(errs, fmt.Errorf("%s: plugin %q: %w", at, name, err))

@@ -41,7 +41,7 @@ On SIGTERM or SIGINT it refuses new jobs (503; /readyz answers 503), lets
 running jobs end by themselves for up to drain-timeout, cancels the rest
 and closes every plugin instance, still answering reads (a job's status,
 metrics, output) meanwhile; then it stops accepting connections and exits
-0.
+0. A second SIGTERM or SIGINT quits at once, cutting the drain short.
 
 Everything the server holds lives in memory only and is lost when it
 stops: uploaded plugins, the job history (job-history ended jobs per
@@ -105,7 +105,13 @@ func serve(cmd *cobra.Command, logLevel string) error {
 	// The jobs drain first, while the API still answers: /readyz says 503
 	// and a submission is refused, but reads (a job's status, output,
 	// metrics) are served until every job has ended.
-	log.Info("shutting down: draining jobs, still serving reads", "drain_timeout", ss.DrainTimeout)
+	// a second signal quits at once (main gave the signals back their
+	// default action), cutting the drain short
+	hint := "signal again to quit at once"
+	if sig := signalled(ctx); sig != nil {
+		hint = againHint(sig)
+	}
+	log.Info("shutting down: draining jobs, still serving reads ("+hint+")", "drain_timeout", ss.DrainTimeout)
 	jctx, cancel := context.WithTimeout(context.Background(), ss.DrainTimeout+requestGrace)
 	defer cancel()
 	jobsErr := srv.Shutdown(jctx)

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/host/settings"
 )
@@ -177,5 +178,76 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 	}
 	if _, err := http.Get(base + "/healthz"); err == nil {
 		t.Error("the server still answers after exiting")
+	}
+}
+
+// TestServeSecondSignalQuitsAtOnce: the first SIGTERM starts the drain (a
+// long one here: the job is unbounded), and a second ends the process at
+// once.
+func TestServeSecondSignalQuitsAtOnce(t *testing.T) {
+	bin := buildHost(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "host.yaml")
+	writeFile(t, cfg, "listen: 127.0.0.1:0\ndrain-timeout: 60s\ncache-dir: \"\"\ntenants-file: tenants.yaml\n")
+	writeFile(t, filepath.Join(dir, "tenants.yaml"), "tenants:\n  - name: a\n    token-sha256: "+sha("token-a")+"\n    slots: 2\n")
+	cmd := exec.Command(bin, "serve", "--config", cfg)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan string, 100)
+	go func() {
+		defer close(lines)
+		s := bufio.NewScanner(stderr)
+		for s.Scan() {
+			lines <- s.Text()
+		}
+	}()
+	var base string
+	for l := range lines {
+		if m := regexp.MustCompile(`serving on (http://[0-9.:]+) `).FindStringSubmatch(l); m != nil {
+			base = m[1]
+			break
+		}
+	}
+	if base == "" {
+		t.Fatal("no serving line on stderr")
+	}
+	req, _ := http.NewRequest("POST", base+"/v1/jobs", strings.NewReader(
+		"version: 1\nname: forever\noperators:\n  - id: src\n    source: {type: generator, preset: sequence, rate: 100}\n  - id: out\n    sink: {type: collect}\n"))
+	req.Header.Set("Authorization", "Bearer token-a")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("submit: %d", res.StatusCode)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitLine(t, lines, "shutting down: draining jobs, still serving reads (send SIGTERM again to quit at once)")
+	go func() {
+		for range lines {
+		}
+	}()
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+			t.Fatalf("ended by %v, want killed by SIGTERM", cmd.ProcessState)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("still draining %v after the second SIGTERM", time.Since(start))
 	}
 }

@@ -83,7 +83,7 @@ type Options struct {
 // "name" is kept.
 //
 // Instrument never panics; a module it cannot instrument yields an error
-// wrapping ErrMalformed, ErrUnsupported or ErrExportExists. It does not
+// wrapping ErrMalformed, ErrUnsupported, ErrExportExists or ErrLimit. It does not
 // validate typing: the runtime does that when it compiles the output, and
 // a valid input gives a valid output.
 func Instrument(wasm []byte, opts Options) ([]byte, error) {

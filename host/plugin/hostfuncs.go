@@ -251,6 +251,9 @@ func (in *instance) stateGet(slot int32, kp, kl, bp, bc uint32) int32 {
 	if in.env.state == nil {
 		return int32(in.unkeyed("state_get"))
 	}
+	if st, bad := in.badSlot("state_get", slot, 0); bad {
+		return int32(st)
+	}
 	val, found, err := in.env.state.Get(int(slot), key, in.buf[:0])
 	if err != nil {
 		return int32(in.c.refuse(abi.StatusState, fmt.Errorf("%w: state_get slot %d: %w", ErrState, slot, err)))
@@ -268,6 +271,20 @@ func (in *instance) stateGet(slot int32, kp, kl, bp, bc uint32) int32 {
 	return int32(len(val))
 }
 
+// badSlot refuses a slot outside 0..abi.MaxStateSlots-1 or a value longer
+// than abi.MaxStateValue, whatever store holds the state (a job's, or
+// host plugin run's and check's in memory), so a plugin meets the same
+// limits everywhere.
+func (in *instance) badSlot(fn string, slot int32, valLen int) (abi.Status, bool) {
+	switch {
+	case slot < 0 || slot >= abi.MaxStateSlots:
+		return in.c.refuse(abi.StatusState, fmt.Errorf("%w: %s: state slot %d is out of range: slots are 0 to %d", ErrState, fn, slot, abi.MaxStateSlots-1)), true
+	case valLen > abi.MaxStateValue:
+		return in.c.refuse(abi.StatusState, fmt.Errorf("%w: %s slot %d: a state value of %d bytes is longer than the limit of %d", ErrState, fn, slot, valLen, abi.MaxStateValue)), true
+	}
+	return abi.StatusOK, false
+}
+
 func (in *instance) statePut(slot int32, kp, kl, vp, vl uint32) abi.Status {
 	key, ok := in.view(kp, kl)
 	if !ok {
@@ -279,6 +296,9 @@ func (in *instance) statePut(slot int32, kp, kl, vp, vl uint32) abi.Status {
 	}
 	if in.env.state == nil {
 		return in.unkeyed("state_put")
+	}
+	if st, bad := in.badSlot("state_put", slot, len(val)); bad {
+		return st
 	}
 	if err := in.env.state.Put(int(slot), key, val); err != nil {
 		return in.c.refuse(abi.StatusState, fmt.Errorf("%w: state_put slot %d: %w", ErrState, slot, err))
@@ -293,6 +313,9 @@ func (in *instance) stateDel(slot int32, kp, kl uint32) abi.Status {
 	}
 	if in.env.state == nil {
 		return in.unkeyed("state_del")
+	}
+	if st, bad := in.badSlot("state_del", slot, 0); bad {
+		return st
 	}
 	if err := in.env.state.Delete(int(slot), key); err != nil {
 		return in.c.refuse(abi.StatusState, fmt.Errorf("%w: state_del slot %d: %w", ErrState, slot, err))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/abi"
@@ -192,6 +193,16 @@ func TestStateMemoryBehaviour(t *testing.T) {
 	}
 	if ret(t, op) != -1 || state.Len() != 0 {
 		t.Errorf("state_get after state_del = %d, %d values left", ret(t, op), state.Len())
+	}
+	// A slot past abi.MaxStateSlots is refused by the host functions
+	// themselves, whatever the store (here host plugin run's in memory).
+	s.cmds = nil
+	s.do(opStatePut, 0, abi.MaxStateSlots, k, int32(len(key)), v, 5)
+	if _, err := s.run(op); err == nil || !strings.Contains(err.Error(), "state_put: state slot 1024 is out of range: slots are 0 to 1023") {
+		t.Errorf("state_put slot 1024: %v", err)
+	}
+	if state.Len() != 0 {
+		t.Errorf("%d values stored by a refused put", state.Len())
 	}
 }
 

@@ -75,16 +75,14 @@ func (o *Operator) isolate(input int, batch []byte, count int, out runtime.Colle
 	if count == 1 {
 		return o.rejectOne(batch, o.spans[0], 0, first)
 	}
-	var found bool
-	var err error
+	narrow := o.narrow
 	if slow(first) {
-		found, err = o.each(input, batch, o.spans, 0, out)
-	} else {
-		found, err = o.narrow(input, batch, o.spans, 0, out)
+		narrow = o.each
 	}
-	if err == nil && !found && o.policy == runtime.PolicyFail {
-		return first // every half passed alone: fail with the batch's error
-	}
+	_, err := narrow(input, batch, o.spans, 0, out)
+	// Under fail too, a batch whose every part passed in smaller calls
+	// (it was too much output, or too slow, for one call) is done: each
+	// record's output went on once, and no record failed to name.
 	return err
 }
 

@@ -202,3 +202,22 @@ func TestIsolateRunawayCostsOneTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestIsolateFailSplitsABatchTooBigForOneCall: under fail, a batch whose
+// output is over max-output-bytes as one call but not in halves is done in
+// smaller calls: every record's output comes out once, in order, and the
+// job goes on (it used to fail naming no record, after all of it had gone
+// downstream).
+func TestIsolateFailSplitsABatchTooBigForOneCall(t *testing.T) {
+	b, n := poisonBatch(make([]string, 16)...)
+	h := newHost(t, func(c *Config) { c.MaxOutputBytes = len(b) * 3 / 4 })
+	op, r := openPolicy(t, h, runtime.PolicyFail)
+	out := &sink{}
+	if err := op.Process(0, b, n, out); err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	if got := ns(t, out); !slices.Equal(got, want) || len(r.got) != 0 {
+		t.Errorf("output %v, %d rejected; want every record once and none rejected", got, len(r.got))
+	}
+}

@@ -82,7 +82,7 @@ func (s *Server) prepareBounded(ctx context.Context, t *tenant, src []byte) (*pr
 // acquire takes a token of sem, waiting until one is free or ctx ends.
 func acquire(ctx context.Context, sem chan struct{}, whose string) (func(), error) {
 	refuse := func() (func(), error) {
-		return nil, errorf(Unavailable, "server", "gave up waiting while the server parsed %s: %v", whose, context.Cause(ctx))
+		return nil, errorf(Unavailable, "server", "gave up waiting while the server parsed or compiled %s: %v", whose, context.Cause(ctx))
 	}
 	if ctx.Err() != nil {
 		return refuse()

@@ -53,7 +53,7 @@ func TestParsesAreBounded(t *testing.T) {
 	}
 	cancel()
 	r := <-results
-	if r.who != "a" || CodeOf(r.err) != Unavailable || !strings.Contains(r.err.Error(), "gave up waiting while the server parsed one of tenant a's pipelines") {
+	if r.who != "a" || CodeOf(r.err) != Unavailable || !strings.Contains(r.err.Error(), "gave up waiting while the server parsed or compiled one of tenant a's pipelines") {
 		t.Fatalf("the cancelled submission of %s: %v, want Unavailable naming tenant a's parse", r.who, r.err)
 	}
 	select {

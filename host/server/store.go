@@ -98,6 +98,20 @@ func (s *Server) UploadPlugin(ctx context.Context, p Principal, name string, bin
 	if info, ok, err := s.reuse(t, name, digest); ok || err != nil {
 		return info, err
 	}
+	// Compiling is the costliest thing a request can ask for (wazero's
+	// compiler cannot be interrupted: seconds for a large module within
+	// the compile limits), so uploads share the parse tokens: one pipeline
+	// or plugin of a tenant at a time, Config.Parses on the whole server.
+	release, err := acquire(ctx, t.parse, "one of tenant "+t.cfg.Name+"'s pipelines or plugins")
+	if err != nil {
+		return PluginInfo{}, err
+	}
+	defer release()
+	releaseServer, err := acquire(ctx, s.parses, "other pipelines and plugins")
+	if err != nil {
+		return PluginInfo{}, err
+	}
+	defer releaseServer()
 	// Check before compiling: a fresh host with the tenant's limits, closed
 	// at once (the job hosts compile again, from the cache when set).
 	h, err := s.newPluginHost(ctx, t)

@@ -170,6 +170,9 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 			if blocks++; blocks > MaxBlocks {
 				return p, limitf("more than %d blocks (block, loop and if), the limit", MaxBlocks)
 			}
+			if lim.blocks++; lim.blocks > MaxModuleBlocks {
+				return p, limitf("brings the module's blocks (block, loop and if) to more than %d, the limit for all functions together", MaxModuleBlocks)
+			}
 			if depth := len(frames); depth > MaxNesting { // frames[0] is the body itself
 				return p, limitf("blocks nested %d deep, more than the limit of %d", depth, MaxNesting)
 			}

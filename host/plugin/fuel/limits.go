@@ -48,6 +48,17 @@ const (
 	// metered parameter cost about 2 µs: 1000 functions of 1000
 	// parameters took 1.9 s (0.075 s unmetered).
 	MaxModuleLocals = 250000
+	// MaxModuleBlocks caps the block, loop and if instructions of all the
+	// module's functions together: the per-function caps alone let 10
+	// functions of 10000 blocks (300 KB) take 4.95 s to compile, about
+	// 50 µs a block, and a 32 MB module minutes. A Go plugin has about
+	// 58000 (valid.wasm: 57598 blocks, 1353 of them loops, compiled in
+	// about 4 s here), C, Rust and AssemblyScript ones under 700; 200000
+	// is 3.4 Go plugins and about 10 s of compile at worst.
+	MaxModuleBlocks = 200000
+	// MaxTables caps the tables a module defines, when Options.MaxTableEntries
+	// caps their sizes: the SDKs' modules define one.
+	MaxTables = 4
 )
 
 // ErrLimit: the module is well formed but over one of the compile limits
@@ -71,6 +82,7 @@ func limitf(format string, args ...any) error {
 // limits tracks the module-wide compile limits across function bodies.
 type limits struct {
 	locals uint64 // locals and parameters of the bodies scanned so far
+	blocks int    // blocks, loops and ifs of the bodies scanned so far
 }
 
 // inFunction names the function of a limit error: index is in the

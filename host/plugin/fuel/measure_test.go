@@ -30,14 +30,15 @@ func TestMeasureModules(t *testing.T) {
 				t.Errorf("%s: %v", f, err)
 				continue
 			}
-			t.Logf("%-50s %8d B funcs %6d  depth %5d nestloops %2d blocks/fn %5d loops/fn %4d params %3d results %3d  maxlocals/fn %6d  locals %8d params %6d  maxbody %8d  code %8d",
-				filepath.Base(f), len(wasm), st.funcs, st.depth, st.loops, st.blocks, st.fnLoops, st.maxParams, st.maxResults, st.fnLocals, st.locals, st.params, st.body, st.code)
+			t.Logf("%-50s %8d B funcs %6d  depth %5d nestloops %2d blocks/fn %5d loops/fn %4d params %3d results %3d  maxlocals/fn %6d  locals %8d params %6d  maxbody %8d  code %8d  all blocks %7d loops %6d",
+				filepath.Base(f), len(wasm), st.funcs, st.depth, st.loops, st.blocks, st.fnLoops, st.maxParams, st.maxResults, st.fnLocals, st.locals, st.params, st.body, st.code, st.allBlocks, st.allLoops)
 		}
 	}
 }
 
 type moduleStats struct {
 	funcs, depth, loops, blocks, fnLoops, maxParams, maxResults, fnLocals, locals, params, body, code int
+	allBlocks, allLoops                                                                               int // over all functions
 }
 
 func measure(wasm []byte) (moduleStats, error) {
@@ -117,8 +118,10 @@ func measure(wasm []byte) (moduleStats, error) {
 					st.depth = max(st.depth, depth)
 					loops = append(loops, in.kind == kLoop)
 					blocks++
+					st.allBlocks++
 					st.blocks = max(st.blocks, blocks)
 					if in.kind == kLoop {
+						st.allLoops++
 						nloops++
 						st.fnLoops = max(st.fnLoops, nloops)
 					}

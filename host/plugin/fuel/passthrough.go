@@ -48,12 +48,18 @@ func checkTables(s section) error {
 // wasip1 modules declare none) or with a larger one gets limit, so that
 // table.grow past it returns -1 as the spec has it for a maximum (§4.4.6)
 // instead of making the runtime allocate without bound; a table whose
-// minimum is above limit is refused.
+// minimum is above limit is refused, and so is a module with more than
+// MaxTables tables (a runtime allocates every table's minimum when it
+// instantiates the module: a hundred tables of 2^18 entries, an 840-byte
+// module, took 210 MB).
 func capTables(s section, limit uint32) ([]byte, error) {
 	r := newReader(s.payload, s.offset)
 	n, err := r.count()
 	if err != nil {
 		return nil, err
+	}
+	if n > MaxTables {
+		return nil, limitf("declares %d tables, more than the limit of %d", n, MaxTables)
 	}
 	out := appendU32(make([]byte, 0, len(s.payload)+5*int(min(n, 1<<16))), n)
 	for i := uint32(0); i < n; i++ {

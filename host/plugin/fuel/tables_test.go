@@ -35,7 +35,11 @@ func TestMaxTableEntries(t *testing.T) {
 			t.Errorf("%s(%d) = %d, want %d", c.fn, c.grow, int32(res[0]), int32(c.want))
 		}
 	}
-	_, err := fuel.Instrument(watText(t, `(module (table 101 funcref))`), opts)
+	_, err := fuel.Instrument(watText(t, `(module (table 1 funcref) (table 1 funcref) (table 1 funcref) (table 1 funcref) (table 1 funcref))`), opts)
+	if !errors.Is(err, fuel.ErrLimit) || !strings.Contains(err.Error(), "declares 5 tables, more than the limit of 4") {
+		t.Errorf("five tables: %v", err)
+	}
+	_, err = fuel.Instrument(watText(t, `(module (table 101 funcref))`), opts)
 	if !errors.Is(err, fuel.ErrLimit) || !strings.Contains(err.Error(), "table 0 has 101 entries, more than the limit of 100") {
 		t.Errorf("a table above the cap: %v", err)
 	}

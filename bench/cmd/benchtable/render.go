@@ -90,7 +90,7 @@ func (rep *Report) Document() string {
 	p("Every sluice figure is paired with a baseline doing the same work, measured in the same run: native Go on the\n")
 	p("same msgpack bytes (or on structs), the same engine with native operators, or Benthos. Ratios are time per record,\n")
 	p("sluice ÷ baseline (2× = twice as slow), except the rows marked *faster* (speed-ups). The goals are those of\n")
-	p("`shared/design/performance.md`.\n\n")
+	p("the design brief performance.md (kept beside this repository, not in it).\n\n")
 	if m.Quick {
 		p("> **Smoke run (`-quick`)**: benchtimes were cut to a tenth; the figures below are not meaningful.\n\n")
 	}

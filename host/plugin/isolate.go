@@ -29,6 +29,8 @@ import (
 //     the job's error names (its position in the subtask's input and its
 //     key); the output of the records before it is handed on first, as a
 //     Flink task would have emitted it before it reached the bad record.
+//     A batch in which no record fails alone (too much output, or too
+//     slow, for one call) is done in the smaller calls, as under skip.
 //
 // A batch of n records with one bad record costs about 2·log2(n) calls.
 // A call stopped at its call-timeout (or call-fuel) is not bisected: each
@@ -97,8 +99,8 @@ func (o *Operator) narrow(input int, batch []byte, spans []span, idx int, out ru
 		in, err := o.run(input, batch[part[0].start:part[len(part)-1].end], len(part))
 		if err == nil {
 			// under fail too: a half that passes lies before the first
-			// record that fails alone (halves run in order, and that
-			// record's reject ends the bisection)
+			// record that fails alone, if any (halves run in order, and
+			// that record's reject ends the bisection)
 			if err := in.deliver(out); err != nil {
 				return found, err
 			}

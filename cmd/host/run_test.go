@@ -292,6 +292,20 @@ func buildHost(t *testing.T) string {
 	return bin
 }
 
+// stderrLines sends the lines read from r on the channel it returns,
+// which is closed when r ends.
+func stderrLines(r io.Reader) <-chan string {
+	lines := make(chan string, 100)
+	go func() {
+		defer close(lines)
+		s := bufio.NewScanner(r)
+		for s.Scan() {
+			lines <- s.Text()
+		}
+	}()
+	return lines
+}
+
 // startForever starts the binary on an unbounded job whose print sink
 // writes to the returned pipe, and waits for its first record. Its stderr
 // lines arrive on the channel, which is closed when stderr closes.
@@ -315,14 +329,7 @@ func startForever(t *testing.T, bin string) (*exec.Cmd, *os.File, <-chan string)
 	}
 	w.Close()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); stdout.Close() })
-	lines := make(chan string, 100)
-	go func() {
-		defer close(lines)
-		s := bufio.NewScanner(stderr)
-		for s.Scan() {
-			lines <- s.Text()
-		}
-	}()
+	lines := stderrLines(stderr)
 	if _, err := stdout.Read(make([]byte, 1)); err != nil {
 		t.Fatalf("no record on stdout: %v", err)
 	}
@@ -435,5 +442,18 @@ func TestRunCancelledWhileLoadingPlugins(t *testing.T) {
 	}
 	if n := strings.Count(got, `plugin "valid"`); n > 1 {
 		t.Fatalf("the plugin is named %d times:\n%s", n, got)
+	}
+}
+
+// TestRunTakesEverySettingAsAFlag: a host setting with no flag of its own
+// in run's code (max-output-bytes) is a flag all the same, and reaches
+// the plugin host.
+func TestRunTakesEverySettingAsAFlag(t *testing.T) {
+	t.Chdir("../..")
+	t.Setenv("SLUICE_CACHE_DIR", t.TempDir())
+	var out, errs bytes.Buffer
+	code := run(context.Background(), []string{"run", "--progress=none", "--max-output-bytes=100", "configs/quickstart.yaml"}, strings.NewReader(""), &out, &errs)
+	if code != 1 || !strings.Contains(errs.String(), "past the limit of 100 bytes per call (the max-output-bytes setting)") {
+		t.Fatalf("exit %d:\n%s", code, errs.String())
 	}
 }

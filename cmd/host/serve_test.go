@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	goruntime "runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -78,44 +76,16 @@ func TestServeExampleConfig(t *testing.T) {
 // TestServeStopsOnSIGTERM runs the real binary: it serves a tenant's job,
 // and on SIGTERM cancels it, closes everything and exits 0.
 func TestServeStopsOnSIGTERM(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "host")
-	build := exec.Command(filepath.Join(goruntime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cfg := filepath.Join(dir, "host.yaml")
-	writeFile(t, cfg, "listen: 127.0.0.1:0\ndrain-timeout: 3s\ncache-dir: \"\"\ntenants-file: tenants.yaml\n")
-	writeFile(t, filepath.Join(dir, "tenants.yaml"), "tenants:\n  - name: a\n    token-sha256: "+sha("token-a")+"\n    slots: 2\n")
-	cmd := exec.Command(bin, "serve", "--config", cfg)
-	cmd.Env = append(os.Environ(), "SLUICE_RATE_LIMIT=50")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stderr)
-	var base string
-	for base == "" && lines.Scan() {
-		if m := regexp.MustCompile(`serving on (http://[0-9.:]+) `).FindStringSubmatch(lines.Text()); m != nil {
-			base = m[1]
-		}
-	}
-	if base == "" {
-		t.Fatalf("no serving line on stderr (%v)", lines.Err())
-	}
+	cmd, lines, base := startServe(t, buildHost(t), "3s", "SLUICE_RATE_LIMIT=50")
 	var log strings.Builder
 	logged, draining := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(logged)
-		for lines.Scan() {
-			if strings.Contains(lines.Text(), "shutdown: draining jobs") {
+		for l := range lines {
+			if strings.Contains(l, "shutdown: draining jobs") {
 				close(draining)
 			}
-			log.WriteString(lines.Text() + "\n")
+			log.WriteString(l + "\n")
 		}
 	}()
 
@@ -185,38 +155,7 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 // long one here: the job is unbounded), and a second ends the process at
 // once.
 func TestServeSecondSignalQuitsAtOnce(t *testing.T) {
-	bin := buildHost(t)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "host.yaml")
-	writeFile(t, cfg, "listen: 127.0.0.1:0\ndrain-timeout: 60s\ncache-dir: \"\"\ntenants-file: tenants.yaml\n")
-	writeFile(t, filepath.Join(dir, "tenants.yaml"), "tenants:\n  - name: a\n    token-sha256: "+sha("token-a")+"\n    slots: 2\n")
-	cmd := exec.Command(bin, "serve", "--config", cfg)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := make(chan string, 100)
-	go func() {
-		defer close(lines)
-		s := bufio.NewScanner(stderr)
-		for s.Scan() {
-			lines <- s.Text()
-		}
-	}()
-	var base string
-	for l := range lines {
-		if m := regexp.MustCompile(`serving on (http://[0-9.:]+) `).FindStringSubmatch(l); m != nil {
-			base = m[1]
-			break
-		}
-	}
-	if base == "" {
-		t.Fatal("no serving line on stderr")
-	}
+	cmd, lines, base := startServe(t, buildHost(t), "60s")
 	req, _ := http.NewRequest("POST", base+"/v1/jobs", strings.NewReader(
 		"version: 1\nname: forever\noperators:\n  - id: src\n    source: {type: generator, preset: sequence, rate: 100}\n  - id: out\n    sink: {type: collect}\n"))
 	req.Header.Set("Authorization", "Bearer token-a")
@@ -250,4 +189,35 @@ func TestServeSecondSignalQuitsAtOnce(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("still draining %v after the second SIGTERM", time.Since(start))
 	}
+}
+
+// startServe starts bin serving tenant a (token "token-a") on a free port
+// with the given drain-timeout and extra environment, and waits for its
+// "serving on" line: it returns the process, its further stderr lines
+// and the server's base URL. The process is killed when the test ends.
+func startServe(t *testing.T, bin, drain string, env ...string) (*exec.Cmd, <-chan string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "host.yaml")
+	writeFile(t, cfg, "listen: 127.0.0.1:0\ndrain-timeout: "+drain+"\ncache-dir: \"\"\ntenants-file: tenants.yaml\n")
+	writeFile(t, filepath.Join(dir, "tenants.yaml"), "tenants:\n  - name: a\n    token-sha256: "+sha("token-a")+"\n    slots: 2\n")
+	cmd := exec.Command(bin, "serve", "--config", cfg)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := stderrLines(stderr)
+	serving := regexp.MustCompile(`serving on (http://[0-9.:]+) `)
+	for l := range lines {
+		if m := serving.FindStringSubmatch(l); m != nil {
+			return cmd, lines, m[1]
+		}
+	}
+	t.Fatal("no serving line on stderr")
+	return nil, nil, ""
 }

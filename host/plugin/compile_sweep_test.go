@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
 	"runtime"
 	"strconv"
@@ -122,15 +123,7 @@ func sweepModule(bodies [][]byte) []byte {
 // paramsModule is funcs functions of one type with params i32 parameters.
 func paramsModule(funcs, params int) []byte {
 	typ := []byte{1, 0x60}
-	for v := uint64(params); ; {
-		c := byte(v & 0x7f)
-		if v >>= 7; v != 0 {
-			typ = append(typ, c|0x80)
-			continue
-		}
-		typ = append(typ, c)
-		break
-	}
+	typ = binary.AppendUvarint(typ, uint64(params))
 	for i := 0; i < params; i++ {
 		typ = append(typ, 0x7f)
 	}
@@ -143,17 +136,7 @@ func paramsModule(funcs, params int) []byte {
 }
 
 func sweepModuleOf(types []byte, bodies [][]byte) []byte {
-	leb := func(dst []byte, v uint64) []byte {
-		for {
-			c := byte(v & 0x7f)
-			v >>= 7
-			if v != 0 {
-				dst = append(dst, c|0x80)
-				continue
-			}
-			return append(dst, c)
-		}
-	}
+	leb := binary.AppendUvarint
 	sec := func(dst []byte, id byte, payload []byte) []byte {
 		return append(leb(append(dst, id), uint64(len(payload))), payload...)
 	}
@@ -197,15 +180,7 @@ func nestedBody(kind string, n int) []byte {
 // localsModule is funcs functions each declaring locals i32 locals.
 func localsModule(funcs, locals int) []byte {
 	body := []byte{1}
-	for v := uint64(locals); ; {
-		c := byte(v & 0x7f)
-		if v >>= 7; v != 0 {
-			body = append(body, c|0x80)
-			continue
-		}
-		body = append(body, c)
-		break
-	}
+	body = binary.AppendUvarint(body, uint64(locals))
 	body = append(body, 0x7f, 0x0b)
 	bodies := make([][]byte, funcs)
 	for i := range bodies {

@@ -74,82 +74,45 @@ func (o *Operator) isolate(input int, batch []byte, count int, out runtime.Colle
 	if rd.Err() != nil || len(o.spans) != count {
 		return first // not records the host can split
 	}
-	if count == 1 {
-		return o.rejectOne(batch, o.spans[0], 0, first)
-	}
-	narrow := o.narrow
-	if slow(first) {
-		narrow = o.each
-	}
-	_, err := narrow(input, batch, o.spans, 0, out)
 	// Under fail too, a batch whose every part passed in smaller calls
 	// (it was too much output, or too slow, for one call) is done: each
 	// record's output went on once, and no record failed to name.
-	return err
+	return o.split(input, batch, o.spans, 0, out, first)
 }
 
-// narrow runs the two halves of spans (records idx... of the batch), which
-// failed together, and narrows down each half that fails again. found
-// reports whether a record failed alone.
-func (o *Operator) narrow(input int, batch []byte, spans []span, idx int, out runtime.Collector) (found bool, err error) {
-	mid := len(spans) / 2
-	halves := [2][]span{spans[:mid], spans[mid:]}
-	for h, part := range halves {
-		at := idx + h*mid
-		in, err := o.run(input, batch[part[0].start:part[len(part)-1].end], len(part))
-		if err == nil {
-			// under fail too: a half that passes lies before the first
-			// record that fails alone, if any (halves run in order, and
-			// that record's reject ends the bisection)
-			if err := in.deliver(out); err != nil {
-				return found, err
-			}
-			continue
-		}
-		if !o.isolatable(err) {
-			return found, err
-		}
-		if len(part) == 1 {
-			found = true
-			if err := o.rejectOne(batch, part[0], at, err); err != nil {
-				return found, err
-			}
-			continue
-		}
-		narrow := o.narrow
-		if slow(err) {
-			narrow = o.each
-		}
-		f, err := narrow(input, batch, part, at, out)
-		found = found || f
-		if err != nil {
-			return found, err
+// split narrows down cause, the failure of the records spans (records
+// idx... of the batch) run as one call: one record goes to the on-error;
+// more are run again in parts, in order, by halves, or one record a call
+// when the call ran past its call-timeout.
+func (o *Operator) split(input int, batch []byte, spans []span, idx int, out runtime.Collector, cause error) error {
+	if len(spans) == 0 || !o.isolatable(cause) {
+		return cause
+	}
+	if len(spans) == 1 {
+		return o.rejectOne(batch, spans[0], idx, cause)
+	}
+	step := (len(spans) + 1) / 2
+	if slow(cause) {
+		step = 1
+	}
+	for at := 0; at < len(spans); at += step {
+		if err := o.retry(input, batch, spans[at:min(at+step, len(spans))], idx+at, out); err != nil {
+			return err
 		}
 	}
-	return found, nil
+	return nil
 }
 
-// each runs the records of spans (records idx... of the batch) one call
-// each, in order, handing on the output of those that pass and the others
-// to the on-error: narrow for a batch that ran past its call-timeout.
-func (o *Operator) each(input int, batch []byte, spans []span, idx int, out runtime.Collector) (found bool, err error) {
-	for i, s := range spans {
-		in, err := o.run(input, batch[s.start:s.end], 1)
-		if err == nil {
-			if err := in.deliver(out); err != nil {
-				return found, err
-			}
-			continue
-		}
-		if !o.isolatable(err) {
-			return found, err
-		}
-		found = true
-		if err := o.rejectOne(batch, s, idx+i, err); err != nil {
-			return found, err
-		}
+// retry runs the records spans (records idx... of the batch) as one call
+// and hands its output on, or splits its failure. Under fail too: a part
+// that passes lies before the first record that fails alone, if any
+// (parts run in order, and that record's reject ends the narrowing).
+func (o *Operator) retry(input int, batch []byte, spans []span, idx int, out runtime.Collector) error {
+	in, err := o.run(input, batch[spans[0].start:spans[len(spans)-1].end], len(spans))
+	if err != nil {
+		return o.split(input, batch, spans, idx, out, err)
 	}
-	return found, nil
+	return in.deliver(out)
 }
 
 // rejectOne hands the record s (record idx of the batch), which failed

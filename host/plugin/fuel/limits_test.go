@@ -1,6 +1,7 @@
 package fuel_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,16 +17,7 @@ import (
 // parameters and results i32 results; the name section names function i
 // "f<i>".
 func limitsModule(params, results int, bodies ...[]byte) []byte {
-	leb := func(dst []byte, v int) []byte {
-		for {
-			c := byte(v & 0x7f)
-			if v >>= 7; v != 0 {
-				dst = append(dst, c|0x80)
-				continue
-			}
-			return append(dst, c)
-		}
-	}
+	leb := func(dst []byte, v int) []byte { return binary.AppendUvarint(dst, uint64(v)) }
 	sec := func(dst []byte, id byte, payload []byte) []byte {
 		return append(leb(append(dst, id), len(payload)), payload...)
 	}
@@ -83,15 +75,7 @@ func nest(op byte, n int, seq bool, results int) []byte {
 // withLocals is a body declaring n i32 locals (one group).
 func withLocals(n int) []byte {
 	b := []byte{1}
-	for v := n; ; {
-		c := byte(v & 0x7f)
-		if v >>= 7; v != 0 {
-			b = append(b, c|0x80)
-			continue
-		}
-		b = append(b, c)
-		break
-	}
+	b = binary.AppendUvarint(b, uint64(n))
 	return append(b, 0x7f, 0x0b)
 }
 

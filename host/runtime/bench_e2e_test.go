@@ -105,11 +105,7 @@ func (n *nativeQuickstart) Emit(_ int, batch []byte, count int) error {
 		n.val = append(abi.AppendMapHeader(n.val[:0], pairs+1), r.Value[body:]...)
 		n.val = append(n.val, n.bank...)
 		acct, _, _ := abi.MapField(r.Value, "accountId")
-		sum := n.sums[string(acct)] + amount
-		if _, ok := n.sums[string(acct)]; !ok {
-			n.sums[string(acct)] = 0
-		}
-		n.sums[string(acct)] = sum
+		n.sums[string(acct)] += amount // one map assignment, no allocation once the key is in
 		n.out.Append(r.Time, r.HasTime, acct, n.val)
 		if n.out.Count == 1024 {
 			n.out.Reset()

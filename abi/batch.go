@@ -30,7 +30,7 @@ func parseRecord(r *Record, b []byte, off int) (int, error) {
 	// element 2: value, most often a fixmap
 	end, ok := 0, false
 	if kEnd < len(b) && b[kEnd]&0xf0 == 0x80 {
-		end, ok = skipSeq(b, kEnd+1, 2*int(b[kEnd]&0x0f), 1)
+		end, ok = skipMap(b, kEnd+1, int(b[kEnd]&0x0f), 1)
 	}
 	if !ok {
 		if end, err = skipValue(b, kEnd, 1); err != nil {
@@ -85,6 +85,9 @@ func parseHead(r *Record, b []byte, off int) (int, error) {
 		}
 		r.Time, r.HasTime = int64(u), true
 		p += 9
+	case c == 0xcc && p+2 < len(b): // uint8
+		r.Time, r.HasTime = int64(b[p+1]), true
+		p += 2
 	case c == 0xcd && p+3 < len(b): // uint16
 		r.Time, r.HasTime = int64(binary.BigEndian.Uint16(b[p+1:])), true
 		p += 3

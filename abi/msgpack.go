@@ -148,7 +148,7 @@ func skipValue(b []byte, off, depth int) (int, error) {
 func skipContainer(b []byte, off int, c byte, depth int) (int, bool) {
 	switch c & 0xf0 {
 	case 0x80:
-		return skipSeq(b, off+1, 2*int(c&0x0f), depth)
+		return skipMap(b, off+1, int(c&0x0f), depth)
 	case 0x90:
 		return skipSeq(b, off+1, int(c&0x0f), depth)
 	}
@@ -170,6 +170,10 @@ func skipSeq(b []byte, off, n, depth int) (int, bool) {
 			return 0, false
 		}
 		c := b[off]
+		if c-0xa0 < 0x20 { // fixstr, map keys' and most strings' header: its size without a table load
+			off += 1 + int(c&0x1f)
+			continue
+		}
 		if s := valueSize[c]; s != 0 {
 			off += int(s)
 			continue
@@ -191,6 +195,47 @@ func skipSeq(b []byte, off, n, depth int) (int, bool) {
 			return 0, false
 		}
 		off = end
+	}
+	return off, off <= len(b)
+}
+
+// skipMap is skipSeq for the n pairs of a map at depth: a fixstr key,
+// the commonest, is skipped without the table, and a pair is one turn of
+// the loop. ok false: give up, as skipSeq. Its value step repeats
+// skipSeq's on purpose: through a shared inlined helper returning (end,
+// ok) the codec benchmark took 610 instructions a record instead of 573.
+func skipMap(b []byte, off, n, depth int) (int, bool) {
+	if depth+1 > MaxDepth || 2*n > len(b)-off {
+		return 0, false
+	}
+	for ; n > 0; n-- {
+		if uint(off) >= uint(len(b)) {
+			return 0, false
+		}
+		if c := b[off]; c-0xa0 < 0x20 {
+			off += 1 + int(c&0x1f)
+		} else if s := valueSize[c]; s != 0 {
+			off += int(s)
+		} else {
+			return skipSeq(b, off, 2*n, depth)
+		}
+		if uint(off) >= uint(len(b)) {
+			return 0, false
+		}
+		c := b[off]
+		if c-0xa0 < 0x20 {
+			off += 1 + int(c&0x1f)
+			continue
+		}
+		if s := valueSize[c]; s != 0 {
+			off += int(s)
+			continue
+		}
+		if (c == 0xd9 || c == 0xc4) && off+1 < len(b) { // str8, bin8
+			off += 2 + int(b[off+1])
+			continue
+		}
+		return skipSeq(b, off, 2*n-1, depth)
 	}
 	return off, off <= len(b)
 }

@@ -22,16 +22,15 @@ import (
 //     key-by, or "key" for a key-selector plugin): Flink has no count on a
 //     KeyedStream, and this is what SQL's GROUP BY key, COUNT(*) gives.
 //
-// STREAMING emits the current aggregate of the key for every input record.
-// BATCH emits only the final aggregate of each key when the input ends, in
-// key-group order then the order keys were first seen.
+// It emits the current aggregate of the key for every input record. In
+// BATCH mode a sortedInput feeds it key by key, each key's records in
+// event-time order, and emits only each key's final aggregate.
 //
 // State lives in the subtask's KeyedStore (slot 0), one cell per key.
 type aggregate struct {
 	kind      pipeline.Kind
 	field     string
 	keyFields []string // count: names of the key's fields
-	batch     bool
 	batchSize int
 
 	store  *KeyedStore
@@ -42,8 +41,8 @@ type aggregate struct {
 	reject func(*RecordFailure) error // the on-error; nil: fail
 }
 
-func newAggregate(kind pipeline.Kind, field string, keyFields []string, batch bool, batchSize int) *aggregate {
-	return &aggregate{kind: kind, field: field, keyFields: keyFields, batch: batch, batchSize: batchSize}
+func newAggregate(kind pipeline.Kind, field string, keyFields []string, batchSize int) *aggregate {
+	return &aggregate{kind: kind, field: field, keyFields: keyFields, batchSize: batchSize}
 }
 
 func (a *aggregate) Open(ctx *OpenContext) error {
@@ -96,16 +95,12 @@ func (a *aggregate) processSplit(_ int, b []byte, spans []span, out Collector) e
 	return a.flush(out)
 }
 
-// record folds one input record and, in streaming mode, emits the key's
-// aggregate.
+// record folds one input record and emits the key's aggregate.
 func (a *aggregate) record(r *abi.Record, out Collector) error {
 	a.seen++
 	c, err := a.add(r)
 	if err != nil {
 		return a.bad(r, err)
-	}
-	if a.batch {
-		return nil
 	}
 	a.w.Append(r.Time, r.HasTime, r.Key, cellValue(c.val))
 	if a.w.Count >= a.batchSize {
@@ -154,28 +149,8 @@ func (a *aggregate) flush(out Collector) error {
 	return err
 }
 
-// Close emits the final aggregates in batch mode.
-func (a *aggregate) Close(out Collector) error {
-	if out == nil || !a.batch || a.store == nil {
-		return nil
-	}
-	var err error
-	start, end := a.store.KeyGroups()
-	for kg := start; kg <= end && err == nil; kg++ {
-		a.store.Range(kg, 0, func(key string, val []byte) bool {
-			t, ok := cellTime(val)
-			a.w.Append(t, ok, []byte(key), cellValue(val))
-			if a.w.Count >= a.batchSize {
-				err = a.flush(out)
-			}
-			return err == nil
-		})
-	}
-	if err != nil {
-		return err
-	}
-	return a.flush(out)
-}
+// Close has nothing to emit: every record emitted its aggregate.
+func (a *aggregate) Close(Collector) error { return nil }
 
 // add folds record r into its key's cell and returns the cell.
 func (a *aggregate) add(r *abi.Record) (*cell, error) {
@@ -202,7 +177,6 @@ func (a *aggregate) add(r *abi.Record) (*cell, error) {
 			f := cellField(c.val)
 			putFixed(f, num{i: readFixed(f).i + 1})
 		}
-		setCellTime(c.val, r.Time, r.HasTime)
 		return c, nil
 	}
 	raw, ok, err := abi.MapField(r.Value, a.field)
@@ -225,7 +199,6 @@ func (a *aggregate) add(r *abi.Record) (*cell, error) {
 	if err := a.update(c, r, raw); err != nil {
 		return nil, err
 	}
-	setCellTime(c.val, r.Time, r.HasTime)
 	return c, nil
 }
 
@@ -233,7 +206,7 @@ func (a *aggregate) add(r *abi.Record) (*cell, error) {
 // room.
 func (a *aggregate) first(r *abi.Record, raw []byte) ([]byte, error) {
 	off := fieldOffset(r.Value, raw)
-	v := putHeader(a.newVal[:0], off, r.Time, r.HasTime)
+	v := putHeader(a.newVal[:0], off)
 	switch a.kind {
 	case pipeline.KindMinBy, pipeline.KindMaxBy:
 		if _, err := compareValues(raw, raw); err != nil {
@@ -284,7 +257,7 @@ func (a *aggregate) update(c *cell, r *abi.Record, raw []byte) error {
 	switch a.kind {
 	case pipeline.KindMinBy, pipeline.KindMaxBy:
 		c.val = append(c.val[:cellHeader], r.Value...)
-		putHeader(c.val[:0], fieldOffset(r.Value, raw), 0, false)
+		putHeader(c.val[:0], fieldOffset(r.Value, raw))
 		return nil
 	}
 	if abi.TypeOf(raw) != abi.TypeStr && abi.TypeOf(cur) != abi.TypeStr {
@@ -312,7 +285,7 @@ func (a *aggregate) update(c *cell, r *abi.Record, raw []byte) error {
 // countValue builds the cell of a new key for count: the key's fields then
 // "count": 1.
 func (a *aggregate) countValue(key []byte) ([]byte, error) {
-	v := putHeader(a.newVal[:0], 0, 0, false)
+	v := putHeader(a.newVal[:0], 0)
 	names := a.keyFields
 	if len(names) == 0 {
 		names = []string{"key"}
@@ -335,6 +308,6 @@ func (a *aggregate) countValue(key []byte) ([]byte, error) {
 		}
 	}
 	v = abi.AppendStr(v, pipeline.CountField)
-	putHeader(v[:0], len(v)-cellHeader, 0, false)
+	putHeader(v[:0], len(v)-cellHeader)
 	return appendFixed(v, num{i: 1}), nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/codec"
 	"github.com/sluicehq/sluice/host/pipeline"
 )
 
@@ -302,29 +303,27 @@ func TestSplitBatchMatchesParsed(t *testing.T) {
 		t.Fatal("the batch has no spans")
 	}
 	for _, kind := range []pipeline.Kind{pipeline.KindSum, pipeline.KindMin, pipeline.KindMaxBy, pipeline.KindCount} {
-		for _, batchMode := range []bool{false, true} {
-			var outs [2]captureOut
-			for i := range outs {
-				a := newAggregate(kind, "v", []string{"k"}, batchMode, 64)
-				if err := a.Open(&OpenContext{State: NewKeyedStore(128, 0, 127)}); err != nil {
-					t.Fatal(err)
-				}
-				var err error
-				if i == 0 {
-					err = a.Process(0, b.data, b.count, &outs[i])
-				} else {
-					err = a.processSplit(0, b.data, b.split(), &outs[i])
-				}
-				if err == nil {
-					err = a.Close(&outs[i])
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+		var outs [2]captureOut
+		for i := range outs {
+			a := newAggregate(kind, "v", []string{"k"}, 64)
+			if err := a.Open(&OpenContext{State: NewKeyedStore(128, 0, 127)}); err != nil {
+				t.Fatal(err)
 			}
-			if len(outs[0].buf) == 0 || !bytes.Equal(outs[0].buf, outs[1].buf) {
-				t.Fatalf("%s batch=%v: split output differs from parsed (%d vs %d bytes)", kind, batchMode, len(outs[1].buf), len(outs[0].buf))
+			var err error
+			if i == 0 {
+				err = a.Process(0, b.data, b.count, &outs[i])
+			} else {
+				err = a.processSplit(0, b.data, b.split(), &outs[i])
 			}
+			if err == nil {
+				err = a.Close(&outs[i])
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(outs[0].buf) == 0 || !bytes.Equal(outs[0].buf, outs[1].buf) {
+			t.Fatalf("%s: split output differs from parsed (%d vs %d bytes)", kind, len(outs[1].buf), len(outs[0].buf))
 		}
 	}
 	b.data = abi.AppendEnvelope(b.data, 0, false, nil, enc("k", "x"))
@@ -348,5 +347,65 @@ func TestAggregationFieldMoves(t *testing.T) {
 	want := []string{`{"k":"a","v":1}`, `{"k":"a","v":3}`, `{"k":"a","v":7}`, `{"k":"a","v":15}`, `{"k":"a","v":31}`}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestBatchFeedsEachKeyInTimeOrder: BATCH mode feeds a key's records in
+// event-time order, as Flink's sort does (key, then timestamp; a record
+// without one as Long.MIN_VALUE; equal times in arrival order here), so the
+// record an aggregation keeps is the key's earliest whatever order they
+// arrived in, min-by's ties go to the earlier time, and the final carries
+// the latest time.
+func TestBatchFeedsEachKeyInTimeOrder(t *testing.T) {
+	key := abi.AppendStr(nil, "a")
+	var w abi.Writer
+	for _, r := range []struct {
+		t   int64
+		tag string
+		v   int64
+	}{{30, "late", 1}, {10, "early", 1}, {20, "mid", 9}, {10, "early-tie", 3}} {
+		w.Append(r.t, true, key, enc("k", "a", "v", r.v, "tag", r.tag))
+	}
+	untimed := abi.AppendEnvelope(nil, 0, false, key, enc("k", "a", "v", int64(2), "tag", "untimed"))
+	for _, c := range []struct {
+		kind     pipeline.Kind
+		untimed  bool
+		want     string
+		wantTime int64
+	}{
+		{pipeline.KindSum, false, `{"k":"a","v":14,"tag":"early"}`, 30},
+		{pipeline.KindMax, false, `{"k":"a","v":9,"tag":"early"}`, 30},
+		{pipeline.KindMinBy, false, `{"k":"a","v":1,"tag":"early"}`, 30},
+		{pipeline.KindMaxBy, false, `{"k":"a","v":9,"tag":"mid"}`, 30},
+		{pipeline.KindCount, false, `{"k":"a","count":4}`, 30},
+		{pipeline.KindSum, true, `{"k":"a","v":16,"tag":"untimed"}`, 30}, // no time sorts first
+	} {
+		s := newSortedInput(newAggregate(c.kind, "v", []string{"k"}, 64), c.kind, 64)
+		if err := s.Open(&OpenContext{State: NewKeyedStore(128, 0, 127)}); err != nil {
+			t.Fatal(err)
+		}
+		var out captureOut
+		if err := s.Process(0, w.Buf, w.Count, &out); err != nil {
+			t.Fatal(err)
+		}
+		if c.untimed { // a second batch, as from another upstream subtask
+			if err := s.Process(0, untimed, 1, &out); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(&out); err != nil {
+			t.Fatal(err)
+		}
+		r, end, err := abi.ParseRecord(out.buf, 0)
+		if err != nil {
+			t.Fatalf("%s: no final: %v", c.kind, err)
+		}
+		js, err := codec.MsgpackToJSON(nil, r.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(js) != c.want || r.Time != c.wantTime || end != len(out.buf) {
+			t.Errorf("%s (untimed %v): final %s at time %d (%d bytes after it), want %s at %d", c.kind, c.untimed, js, r.Time, len(out.buf)-end, c.want, c.wantTime)
+		}
 	}
 }

@@ -13,37 +13,21 @@ import (
 // operator emits for the key:
 //
 //	[0:4]  offset of the aggregated field's value within the map (uint32 LE)
-//	[4]    1 when the event time below is set
-//	[5:13] event time of the last record (int64 LE)
-//	[13:]  the map
+//	[4:]   the map
 //
 // A number the operator computes (sum, min, max, count) is encoded fixed
 // width (int64 0xd3 or float64 0xcb, 9 bytes) so it is updated in place:
 // the map never moves for a numeric aggregate. It is the same number to
-// every reader (JSON shows 5, not the width).
-const cellHeader = 13
+// every reader (JSON shows 5, not the width). The aggregate a record emits
+// carries that record's event time, so the cell keeps none.
+const cellHeader = 4
 
-func cellOff(c []byte) int            { return int(binary.LittleEndian.Uint32(c)) }
-func cellValue(c []byte) []byte       { return c[cellHeader:] }
-func cellField(c []byte) []byte       { return c[cellHeader+cellOff(c):] }
-func cellTime(c []byte) (int64, bool) { return int64(binary.LittleEndian.Uint64(c[5:])), c[4] == 1 }
+func cellOff(c []byte) int      { return int(binary.LittleEndian.Uint32(c)) }
+func cellValue(c []byte) []byte { return c[cellHeader:] }
+func cellField(c []byte) []byte { return c[cellHeader+cellOff(c):] }
 
-func putHeader(dst []byte, off int, t int64, hasTime bool) []byte {
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(off))
-	if hasTime {
-		dst = append(dst, 1)
-	} else {
-		dst = append(dst, 0)
-	}
-	return binary.LittleEndian.AppendUint64(dst, uint64(t))
-}
-
-func setCellTime(c []byte, t int64, hasTime bool) {
-	c[4] = 0
-	if hasTime {
-		c[4] = 1
-	}
-	binary.LittleEndian.PutUint64(c[5:], uint64(t))
+func putHeader(dst []byte, off int) []byte {
+	return binary.LittleEndian.AppendUint32(dst, uint32(off))
 }
 
 // num is a msgpack number: an int stays an int, a float a float.

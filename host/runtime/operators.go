@@ -35,7 +35,10 @@ func (s *subtask) makeOperator(co *chainOp) error {
 		if len(spec.Inputs) > 0 {
 			keyFields = spec.Inputs[0].KeyFields
 		}
-		co.op = newAggregate(spec.Kind, spec.Spec.Field, keyFields, batchMode, e.opts.BatchSize)
+		co.op = newAggregate(spec.Kind, spec.Spec.Field, keyFields, e.opts.BatchSize)
+		if batchMode { // key by key, each key's records in time order: the first record is the earliest
+			co.op = newSortedInput(co.op, spec.Kind, e.opts.BatchSize)
+		}
 	default:
 		if e.deps.Plugins == nil {
 			return fmt.Errorf("%s plugin %q: the host has no plugin runtime", spec.Kind, spec.Spec.Plugin)

@@ -341,6 +341,14 @@ func (in *instance) poison(export string, cause error) *PluginError {
 	pe := in.fail(export, cause)
 	pe.Poisoned = true
 	pe.Crash = in.stderr.Crash() // a call that broke the instance may have a runtime's report of why
+	if !errors.Is(cause, ErrMemoryLimit) && strings.Contains(pe.Crash, "out of memory") && in.mem != nil &&
+		uint64(in.mem.Size()) >= uint64(in.m.host.cfg.MemoryLimitPages)*65536/2 {
+		// the runtime says it could not allocate, with half the limit or
+		// more in use: its memory.grow was most likely refused at the
+		// limit, though not within nearMemoryLimit's page of it (a Go
+		// runtime grows by megabytes)
+		pe.Cause = in.memoryLimit(cause)
+	}
 	in.close()
 	return pe
 }

@@ -506,3 +506,30 @@ func TestUnboundedRecursion(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A guest runtime that reports it is out of memory, with half the limit or
+// more in use, most likely had a memory.grow refused at the limit even when
+// it is not within nearMemoryLimit's page of it (a Go runtime grows by
+// megabytes): the error names the memory-pages setting.
+func TestOutOfMemoryReportNamesTheLimit(t *testing.T) {
+	h := newHost(t, func(c *Config) { c.MemoryLimitPages = 64 })
+	op := open(t, load(t, h, "script"), runtime.OpenContext{})
+	s := &script{}
+	report := []byte("runtime: out of memory: cannot allocate 4194304-byte block (2621440 in use)\nfatal error: out of memory\n")
+	r := s.data(report)
+	s.data(make([]byte, 40*65536)) // the input alone takes 40 of the 64 pages
+	s.do(opStderr, 0, r, int32(len(report)), 1).do(opTrap, 0)
+	_, err := s.run(op)
+	var pe *PluginError
+	if !errors.As(err, &pe) || !errors.Is(err, ErrMemoryLimit) || !errors.Is(err, ErrTrap) ||
+		!strings.Contains(err.Error(), "of 64 pages (4 MiB, the memory-pages setting) could not grow: wasm trap: unreachable") {
+		t.Fatalf("error %v", err)
+	}
+	// without the report, a trap that far from the limit is only a trap
+	s = &script{}
+	s.data(make([]byte, 40*65536))
+	s.do(opTrap, 0)
+	if _, err := s.run(op); errors.Is(err, ErrMemoryLimit) || err == nil {
+		t.Fatalf("a plain trap: %v", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/host/plugin"
 	"github.com/sluicehq/sluice/host/plugin/conformance"
 	"github.com/sluicehq/sluice/host/plugin/conformance/conformancetest"
+	"github.com/sluicehq/sluice/host/settings"
 )
 
 // pluginModules lists every plugin module under plugins/: the ones the
@@ -62,8 +63,8 @@ func pluginModules(t *testing.T, root string) map[string]string {
 // (make plugins builds it before go test); a missing module of another
 // language is skipped unless SLUICE_REQUIRE_LANGS is set, as readModule
 // decides for the other tests of this package.
-// The host has the default settings, CPU budget included: every plugin
-// must pass the kit's 10,000-record batch within it.
+// The host has the CLI's default settings, CPU budget and memory included:
+// every plugin must pass the kit's 10,000-record batch within them.
 func TestConformanceEveryPlugin(t *testing.T) {
 	root := repoRoot(t)
 	mods := pluginModules(t, root)
@@ -77,6 +78,10 @@ func TestConformanceEveryPlugin(t *testing.T) {
 	sort.Strings(paths)
 	cfg := plugin.DefaultConfig()
 	cfg.CheckOutput = true
+	// the memory `host plugin check` and `host run` give an instance by
+	// default, not the library's larger default: a Go process plugin once
+	// passed here and failed the CLI's check out of memory
+	cfg.MemoryLimitPages = settings.Default().MemoryPages
 	h, err := plugin.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

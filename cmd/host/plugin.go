@@ -337,7 +337,18 @@ func feed(in io.Reader, name string, o runOptions, send func([]byte, int) error)
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var w abi.Writer
-	records, lineNo := 0, 0
+	records, lineNo, first := 0, 0, 0
+	// sendAt sends the batch, naming its input lines when the plugin fails
+	sendAt := func(last int) error {
+		err := send(w.Buf, w.Count)
+		switch {
+		case err == nil:
+			return nil
+		case w.Count == 1:
+			return fmt.Errorf("%s:%d: %w", name, last, err)
+		}
+		return fmt.Errorf("%s:%d-%d, a batch of %d records (--batch 1 names the record): %w", name, first, last, w.Count, err)
+	}
 	for sc.Scan() {
 		lineNo++
 		line := strings.TrimSpace(sc.Text())
@@ -360,12 +371,19 @@ func feed(in io.Reader, name string, o runOptions, send func([]byte, int) error)
 			if abi.IsNil(raw) {
 				return records, fmt.Errorf("%s:%d: the --key field %q is null", name, lineNo, o.key)
 			}
-			key = raw
+			if _, err := abi.KeyHash(raw); err != nil { // what a key-by refuses
+				return records, fmt.Errorf("%s:%d: the --key field %q is %s: a key must be a string, a number, a boolean or an array of them",
+					name, lineNo, o.key, abi.TypeOf(raw).Phrase())
+			}
+			key, _ = abi.CanonicalKey(nil, raw) // as a key-by hands it on
+		}
+		if w.Count == 0 {
+			first = lineNo
 		}
 		w.Append(0, false, key, v)
 		records++
 		if w.Count == o.batch {
-			if err := send(w.Buf, w.Count); err != nil {
+			if err := sendAt(lineNo); err != nil {
 				return records, err
 			}
 			w.Reset()
@@ -378,7 +396,7 @@ func feed(in io.Reader, name string, o runOptions, send func([]byte, int) error)
 		return records, fmt.Errorf("%s:%d: %v", name, lineNo+1, err)
 	}
 	if w.Count > 0 {
-		return records, send(w.Buf, w.Count)
+		return records, sendAt(lineNo)
 	}
 	return records, nil
 }

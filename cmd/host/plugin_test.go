@@ -302,3 +302,23 @@ func TestRunTakesThePluginLimitFlags(t *testing.T) {
 		}
 	}
 }
+
+// A plugin failing in plugin run is named with the input lines of the batch
+// it failed on (the line itself at --batch 1), and --key refuses a key a
+// key-by refuses.
+func TestPluginRunNamesTheFailingInput(t *testing.T) {
+	wasm := watFixture(t, "poison")
+	input := "{\"a\":1}\n\n{\"a\":2}\n{\"c\":\"fail\"}\n{\"a\":3}\n"
+	code, _, errs := runPluginCLI(t, input, "plugin", "run", wasm, "--input", "-")
+	if want := "error: standard input:1-5, a batch of 4 records (--batch 1 names the record): "; code != 1 || !strings.HasPrefix(errs, want) || !strings.Contains(errs, "bad record") {
+		t.Errorf("exit %d, stderr %q, want it to begin %q", code, errs, want)
+	}
+	code, out, errs := runPluginCLI(t, input, "plugin", "run", wasm, "--input", "-", "--batch", "1")
+	if want := "error: standard input:4: "; code != 1 || !strings.HasPrefix(errs, want) || strings.Count(out, "\n") != 2 {
+		t.Errorf("--batch 1: exit %d, stdout %q, stderr %q, want the two records before line 4 and an error beginning %q", code, out, errs, want)
+	}
+	code, _, errs = runPluginCLI(t, "{\"k\":{\"a\":1}}\n", "plugin", "run", wasm, "--input", "-", "--key", "k")
+	if want := "error: standard input:1: the --key field \"k\" is a map: a key must be a string, a number, a boolean or an array of them\n"; code != 1 || errs != want {
+		t.Errorf("--key of a map: exit %d, stderr\n got: %s\nwant: %s", code, errs, want)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/codec"
 )
 
 // LargeBatch is the record count of CheckCustom's large-batch check.
@@ -78,7 +79,7 @@ func CheckCustom(p BatchPartitioner, keys [][]byte, n int) Report {
 	}
 	err = callCustom(p, n, keys, out[:len(keys)])
 	if err != nil {
-		r.add("range", err.Error(), "")
+		r.add("range", err.Error()+failingKey(p, n, keys), "")
 		r.add("deterministic", "not run: range failed", "")
 		return r
 	}
@@ -152,4 +153,23 @@ func callCustom(p BatchPartitioner, n int, keys [][]byte, out []int32) (err erro
 		w.Append(0, false, k, []byte{0x80})
 	}
 	return c.Partition(w.Buf, w.Count, out)
+}
+
+// failingKey names the first of keys that p refuses on its own, for the
+// message of a batch it refused: the kit feeds every kind of key a key field
+// may hold, and a partitioner written for one kind fails on the others.
+func failingKey(p BatchPartitioner, n int, keys [][]byte) string {
+	one := make([]int32, 1)
+	for i, k := range keys {
+		if callCustom(p, n, [][]byte{k}, one) == nil {
+			continue
+		}
+		js, err := codec.MsgpackToJSON(nil, k)
+		if err != nil {
+			js = []byte(fmt.Sprintf("%x", k))
+		}
+		return fmt.Sprintf(" (the first key it refuses alone: key %d, %s, %s; the kit's keys are ints, strings, floats, booleans and arrays, what a key field may hold)",
+			i+1, js, abi.TypeOf(k).Phrase())
+	}
+	return ""
 }

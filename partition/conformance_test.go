@@ -145,6 +145,15 @@ func TestCheckCustomCatches(t *testing.T) {
 			}
 			return flinkLike.Partition(b, c, n, out)
 		}), "large batch", "too many"},
+		{"strings only", BatchPartitionerFunc(func(b []byte, c, n int, out []int32) error {
+			rd := abi.NewReader(b, c)
+			for rd.Next() {
+				if abi.TypeOf(rd.Record().Key) != abi.TypeStr {
+					return errors.New("key neither int nor string")
+				}
+			}
+			return flinkLike.Partition(b, c, n, out)
+		}), "range", `(the first key it refuses alone: key 1, -100000, a number; the kit's keys are ints, strings, floats, booleans and arrays`},
 		{"ignores n", KeyFunc(func(k []byte, _ int) int { return int(uint64(intKey(k)) % 2) }), "single channel", "want [0, 1)"},
 	}
 	for _, tt := range tests {

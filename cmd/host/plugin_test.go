@@ -78,6 +78,15 @@ func TestPluginInspectRefusesNonPlugins(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "cannot be loaded:") || !strings.Contains(out, "sluice_abi_v1") || !strings.Contains(out, "exports") {
 		t.Errorf("exit %d, stdout:\n%s\nstderr: %s", code, out, errs)
 	}
+	// one with no operator export has no kind to show: (module (memory (export "memory") 1))
+	bare := filepath.Join(t.TempDir(), "bare.wasm")
+	if err := os.WriteFile(bare, []byte("\x00asm\x01\x00\x00\x00\x05\x03\x01\x00\x01\x07\x0a\x01\x06memory\x02\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runPluginCLI(t, "", "plugin", "inspect", bare)
+	if code != 1 || !strings.Contains(out, "kind     unknown (from exports: neither sluice_process nor sluice_partition)") {
+		t.Errorf("exit %d, stdout:\n%s", code, out)
+	}
 }
 
 func TestPluginRun(t *testing.T) {

@@ -97,7 +97,13 @@ func StaticInfo(name, path string, bin []byte) (info Info, ok bool) {
 		return Info{}, false
 	}
 	m := &Module{name: name, path: path, size: len(bin), sum: sha256.Sum256(bin), bin: w}
-	return m.Info(), true
+	info = m.Info()
+	_, process := w.export(abi.ExportProcess)
+	_, partition := w.export(abi.ExportPartition)
+	if !process && !partition { // nothing to infer a kind from
+		info.Kind, info.KindFrom = "unknown", "exports: neither "+abi.ExportProcess+" nor "+abi.ExportPartition
+	}
+	return info, true
 }
 
 // Inspect returns Info with the plugin's own description when it exports

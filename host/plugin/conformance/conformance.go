@@ -425,10 +425,10 @@ func checkOperator(ctx context.Context, m *plugin.Module, kind abi.Kind, outputs
 	large, count := Records(o.Records)
 	run := runOperator(ctx, m, kind, outputs, o, large, count)
 	if run.open != nil {
-		r.add("open (empty config)", run.open.Error(), "")
+		r.add(openLabel(o), run.open.Error(), "")
 		return
 	}
-	r.add("open (empty config)", "", "subtask 1/1, keyed state")
+	r.add(openLabel(o), "", "subtask 1/1, keyed state available")
 	switch {
 	case run.empty.err != nil:
 		r.add("empty batch", run.empty.err.Error(), "")
@@ -497,7 +497,7 @@ func checkPartitioner(ctx context.Context, m *plugin.Module, o Options, r *repor
 	}
 	p, err := m.NewPartitioner(ctx, "up", "down", 0, 1, 128, o.Config)
 	if err != nil {
-		r.add("open (empty config)", err.Error(), "")
+		r.add(openLabel(o), err.Error(), "")
 		return
 	}
 	defer p.Close()
@@ -505,10 +505,10 @@ func checkPartitioner(ctx context.Context, m *plugin.Module, o Options, r *repor
 	// the guest, so open with a real record.
 	one, _ := Records(1)
 	if err := p.Partition(one, 1, n, make([]int32, 1)); err != nil {
-		r.add("open (empty config)", err.Error(), "")
+		r.add(openLabel(o), err.Error(), "")
 		return
 	}
-	r.add("open (empty config)", "", fmt.Sprintf("edge up->down, %d channels", n))
+	r.add(openLabel(o), "", fmt.Sprintf("edge up->down, %d channels", n))
 	for _, x := range partition.CheckCustom(p, nil, n) {
 		r.r = append(r.r, x)
 	}
@@ -575,10 +575,10 @@ func checkKeySelector(ctx context.Context, m *plugin.Module, o Options, r *repor
 	}
 	keys, open, empty, big, mal := run()
 	if open != nil {
-		r.add("open (empty config)", open.Error(), "")
+		r.add(openLabel(o), open.Error(), "")
 		return
 	}
-	r.add("open (empty config)", "", "edge up->down")
+	r.add(openLabel(o), "", "edge up->down")
 	r.add("empty batch", errText(empty), "0 records, 0 keys")
 	r.add("large batch", errText(big), fmt.Sprintf("%d records, %d key bytes", count, len(keys)))
 	for i, mb := range malformedBatches() {
@@ -598,4 +598,12 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// openLabel names the open check by the config it opened with.
+func openLabel(o Options) string {
+	if len(o.Config) == 0 {
+		return "open (empty config)"
+	}
+	return "open (the given config)"
 }

@@ -63,7 +63,8 @@
 // export recovers panics into abi.StatusUser with the panic text and
 // where the plugin's code panicked ("panic: assignment to entry in nil
 // map (at main.go:12 in main.init.func1)"), sends error text through the error import, writes each output port into one
-// buffer flushed with one emit per port per batch, and yields
+// buffer handed to the host with one emit at the end of the call and
+// whenever it reaches 1 MiB, and yields
 // (runtime.Gosched) after each call so the garbage collector runs.
 //
 // # Testing

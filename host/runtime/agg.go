@@ -15,7 +15,7 @@ import (
 //     the field: sum adds (int + int stays int, any float makes it float),
 //     min/max keep the smallest/largest value as Java's compareTo orders
 //     them (numbers, NaN above all and -0.0 below 0.0; strings by UTF-16
-//     code unit; compareValues);
+//     code unit; booleans false before true; compareValues);
 //   - min-by, max-by keep the whole record holding the extreme value, the
 //     earlier one on ties;
 //   - count emits {<key field>: key, ..., "count": n} (the key fields of the
@@ -214,7 +214,10 @@ func (a *aggregate) first(r *abi.Record, raw []byte) ([]byte, error) {
 		}
 		return append(v, r.Value...), nil
 	case pipeline.KindMin, pipeline.KindMax:
-		if abi.TypeOf(raw) == abi.TypeStr {
+		if !numeric(raw) { // a string or a bool is kept as it is
+			if _, err := compareValues(raw, raw); err != nil {
+				return nil, fmt.Errorf("field %q: %w", a.field, err)
+			}
 			return append(v, r.Value...), nil
 		}
 	}
@@ -260,7 +263,7 @@ func (a *aggregate) update(c *cell, r *abi.Record, raw []byte) error {
 		putHeader(c.val[:0], fieldOffset(r.Value, raw))
 		return nil
 	}
-	if abi.TypeOf(raw) != abi.TypeStr && abi.TypeOf(cur) != abi.TypeStr {
+	if numeric(raw) && numeric(cur) {
 		n, err := readNum(raw)
 		if err != nil {
 			return err
@@ -268,14 +271,15 @@ func (a *aggregate) update(c *cell, r *abi.Record, raw []byte) error {
 		putFixed(f, n)
 		return nil
 	}
-	// a string field changes length: rebuild the map around the new value
+	// a string or bool field may change length: rebuild the map around
+	// the new value
 	off := cellOff(c.val)
 	a.tmp = append(a.tmp[:0], c.val[:cellHeader+off]...)
-	if abi.TypeOf(raw) == abi.TypeStr {
-		a.tmp = append(a.tmp, raw...)
-	} else {
+	if numeric(raw) {
 		n, _ := readNum(raw)
 		a.tmp = appendFixed(a.tmp, n)
+	} else {
+		a.tmp = append(a.tmp, raw...)
 	}
 	a.tmp = append(a.tmp, f[end:]...)
 	c.val = append(c.val[:0], a.tmp...)
@@ -310,4 +314,10 @@ func (a *aggregate) countValue(key []byte) ([]byte, error) {
 	v = abi.AppendStr(v, pipeline.CountField)
 	putHeader(v[:0], len(v)-cellHeader)
 	return appendFixed(v, num{i: 1}), nil
+}
+
+// numeric reports whether the msgpack value v is an int or a float.
+func numeric(v []byte) bool {
+	t := abi.TypeOf(v)
+	return t == abi.TypeInt || t == abi.TypeFloat
 }

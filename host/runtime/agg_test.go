@@ -88,6 +88,11 @@ func TestMinMaxOrderLikeJava(t *testing.T) {
 		{`[{k: a, v: "\U00010000"}, {k: a, v: "\uFFFF"}]`, "max-by: v", []string{"\"\U00010000\"", "\"\uffff\""}},
 		{`[{k: a, v: "\uE000"}, {k: a, v: "\U0001F600"}]`, "min-by: v", []string{"\"\ue000\"", "\"\U0001F600\""}},
 		{`[{k: a, v: "b"}, {k: a, v: "ab"}, {k: a, v: "abc"}]`, "min: v", []string{`"b"`, `"ab"`, `"ab"`}},
+		// Boolean.compareTo: false < true
+		{`[{k: a, v: true}, {k: a, v: false}, {k: a, v: true}]`, "min: v", []string{`true`, `false`, `false`}},
+		{`[{k: a, v: false}, {k: a, v: true}, {k: a, v: false}]`, "max: v", []string{`false`, `true`, `true`}},
+		{`[{k: a, v: true}, {k: a, v: false}]`, "min-by: v", []string{`true`, `false`}},
+		{`[{k: a, v: false}, {k: a, v: true}]`, "max-by: v", []string{`false`, `true`}},
 	} {
 		got := runAgg(t, "streaming", c.values, c.agg)
 		var vs []string
@@ -150,7 +155,8 @@ func TestAggregationErrorsNamePosition(t *testing.T) {
 		{`[{k: a, v: 1}, {k: a, w: 2}]`, "sum: v", `operator "agg" (subtask 1/1): sum: input record 2: no field "v": {"k":"a","w":2}`},
 		{`[{k: a, v: 1}, {k: a, v: x}]`, "sum: v", `input record 2: field "v" is str, want a number`},
 		{`[{k: a, v: 1}, {k: a, v: x}]`, "min: v", `input record 2: field "v": cannot compare int with str`},
-		{`[{k: a, v: true}]`, "max-by: v", `input record 1: field "v": cannot compare bool with bool`},
+		{`[{k: a, v: true}, {k: a, v: 1}]`, "max-by: v", `input record 2: field "v": cannot compare bool with int`},
+		{`[{k: a, v: {x: 1}}]`, "min: v", `input record 1: field "v": cannot compare map with map`},
 	} {
 		t.Run(c.agg, func(t *testing.T) {
 			_, _, _, err := runYAML(t, fmt.Sprintf(aggPipeline, "streaming", c.values, c.agg), nil, Options{})

@@ -125,6 +125,16 @@ func compareValues(a, b []byte) (int, error) {
 			return 0, err
 		}
 		return abi.CompareJavaStrings(x, y), nil
+	case ta == abi.TypeBool && tb == abi.TypeBool: // Boolean.compareTo: false < true
+		x, err := abi.ReadBool(a)
+		if err != nil {
+			return 0, err
+		}
+		y, err := abi.ReadBool(b)
+		if err != nil {
+			return 0, err
+		}
+		return cmp.Compare(b2i(x), b2i(y)), nil
 	}
 	return 0, fmt.Errorf("cannot compare %s with %s", tb, ta)
 }
@@ -157,3 +167,10 @@ func compareDouble(a, b float64) int {
 
 // fieldOffset is the offset of sub (a sub-slice of whole) within whole.
 func fieldOffset(whole, sub []byte) int { return cap(whole) - cap(sub) }
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1231,6 +1231,21 @@ static int user_failed(int st, const char *what, int32_t i) {
 	return err_send(st);
 }
 
+/* positive_return fails a callback that returned a positive number: no
+ * status is positive, and taking it for SL_OK dropped the record silently. */
+static int positive_return(int st, const char *what, int32_t i) {
+	if (g_fail) return g_fail;
+	g_err_len = 0;
+	err_adds(g_plugin && g_plugin->name ? g_plugin->name : "plugin");
+	err_adds(": ");
+	err_adds(what);
+	err_adds(" returned ");
+	err_addi(st);
+	err_adds(", not a status: return SL_OK or a negative status (sl_fail)");
+	g_err_set = true;
+	return user_failed(SL_USER, what, i);
+}
+
 static int bad_record(int32_t i, const uint8_t *at, const uint8_t *base) {
 	g_err_len = 0;
 	err_adds("malformed input: record ");
@@ -1272,6 +1287,7 @@ int32_t sl__open(const sl_plugin *p, const uint8_t *cfg, uint32_t n, int32_t sub
 	}
 	if (p->open) {
 		int st = p->open(&g_ctx, config);
+		if (st > 0) return positive_return(st, "open", -1);
 		if (st < 0) return user_failed(st, "open", -1);
 	}
 	g_opened = true;
@@ -1290,13 +1306,16 @@ static int call(const sl_plugin *p, int32_t port, const sl_record *r, int32_t i)
 	case SL_KIND_MAP: {
 		sl_edit *e = sl_edit_begin(r);
 		st = p->map(r, e);
+		if (st > 0) return positive_return(st, "map", i);
 		return st < 0 ? user_failed(st, "map", i) : sl_edit_emit(e, SL_MAIN);
 	}
 	case SL_KIND_FLAT_MAP:
 		st = p->flat_map(r);
+		if (st > 0) return positive_return(st, "flat_map", i);
 		return st < 0 ? user_failed(st, "flat_map", i) : g_fail;
 	default:
 		st = p->process(port, r);
+		if (st > 0) return positive_return(st, "process", i);
 		return st < 0 ? user_failed(st, "process", i) : g_fail;
 	}
 }
@@ -1342,6 +1361,7 @@ int32_t sl__close(const sl_plugin *p) {
 	begin_call();
 	if (!g_opened) return unsupported("close called before open");
 	int st = p->close ? p->close() : SL_OK;
+	if (st > 0) return positive_return(st, "close", -1);
 	if (st < 0) return user_failed(st, "close", -1);
 	return finish(SL_OK);
 }

@@ -170,6 +170,15 @@ function userFailed(st: i32, what: string, i: i32): i32 {
   return fail(st, i >= 0 ? "record " + i.toString() + ": " + text : what + ": " + text);
 }
 
+/** Fails a callback that returned a positive number: no status is positive,
+ * and taking it for OK dropped the record without a word. */
+function positiveReturn(st: i32, what: string, i: i32): i32 {
+  if (failStatus != 0) return failStatus;
+  const name = plugin ? (<Plugin>plugin).name : "plugin";
+  const text = name + ": " + what + " returned " + st.toString() + ", not a status: return Status.OK or a negative status (fail)";
+  return fail(Status.User, i >= 0 ? "record " + i.toString() + ": " + text : what + ": " + text);
+}
+
 function portOf(h: i32): Port | null {
   if (h == MAIN && runCount != 0) flushRun(); // keeps the main output in order
   if (h < 0 || h >= ports.length) {
@@ -353,6 +362,7 @@ export function sluice_open(ptr: usize, len: i32, subtask: i32, parallelism: i32
   }
   const open = p.openFn;
   const st = open(ctx, cfg);
+  if (st > 0) return positiveReturn(st, "open", -1);
   if (st < 0) return userFailed(st, "open", -1);
   opened = true;
   beginCall();
@@ -371,7 +381,7 @@ function call(p: Plugin, port: i32, r: Record): i32 {
       edit.clear();
       const f = p.mapFn;
       const st = f(r, edit);
-      return st < 0 ? st : emitEdited(MAIN, r, edit);
+      return st != 0 ? st : emitEdited(MAIN, r, edit);
     }
     case Kind.FlatMap: {
       const f = p.flatMapFn;
@@ -408,6 +418,7 @@ export function sluice_process(port: i32, ptr: usize, len: i32, count: i32): i32
     const next = parseRecord(q, e, rec);
     if (next == 0) return badRecord(i, <i32>(q - ptr), q >= e, parseWhy);
     st = call(p, port, rec);
+    if (st > 0) return positiveReturn(st, kindNames[p.kind], i);
     if (st < 0) return userFailed(st, kindNames[p.kind], i);
     if (failStatus != 0) return failStatus;
     q = next;
@@ -430,6 +441,7 @@ export function sluice_close(): i32 {
   if (st0 < 0) return st0;
   const f = (<Plugin>plugin).closeFn;
   const st = f();
+  if (st > 0) return positiveReturn(st, "close", -1);
   if (st < 0) return userFailed(st, "close", -1);
   for (let i = 0; i < ports.length; i++) {
     const st2 = flush(unchecked(ports[i]));

@@ -779,6 +779,28 @@ static void test_open(void) {
 	CHECK(sl__process(&p, 0, NULL, 0, 0) == SL_OK && emit_calls == 0); /* an empty batch */
 }
 
+static int returns_seven(const sl_record *r) { (void)r; return 7; }
+static int open_returns_five(const sl_context *ctx, sl_value cfg) { (void)ctx, (void)cfg; return 5; }
+
+/* a callback that returns a positive number fails: no status is positive,
+ * and taking it for SL_OK dropped the record without a word */
+static void test_positive_return(void) {
+	uint8_t empty_map = 0x80;
+	sl_buf in = {0};
+	record(&in, 1, 5);
+	record(&in, 2, 6);
+	sl_plugin p = {.name = "seven", .kind = SL_KIND_FLAT_MAP, .flat_map = returns_seven};
+	sl__reset();
+	reset_host();
+	CHECK(sl__open(&p, &empty_map, 1, 0, 1, 128) == SL_OK);
+	CHECK(sl__process(&p, 0, in.p, in.len, 2) == SL_USER &&
+	      strcmp(last_error, "record 0: seven: flat_map returned 7, not a status: return SL_OK or a negative status (sl_fail)") == 0);
+	sl_plugin o = {.name = "five", .kind = SL_KIND_MAP, .map = double_and_tag, .open = open_returns_five};
+	sl__reset();
+	CHECK(sl__open(&o, &empty_map, 1, 0, 1, 128) == SL_USER && strstr(last_error, "open: five: open returned 5, not a status"));
+	free(in.p);
+}
+
 int main(void) {
 	test_put_int_smallest();
 	test_scalars();
@@ -797,6 +819,7 @@ int main(void) {
 	test_process_state_and_side_outputs();
 	test_partition_and_describe();
 	test_open();
+	test_positive_return();
 	if (failures) {
 		fprintf(stderr, "FAIL: %d check(s)\n", failures);
 		return 1;

@@ -673,6 +673,9 @@ static sl_out *out_of(int h) {
 		g_err_len = 0;
 		err_adds("unknown output handle ");
 		err_addi(h);
+		err_adds(": the plugin has SL_MAIN (0) and ");
+		err_addi(g_nouts - 1);
+		err_adds(" side outputs (1 on), in the order of its .outputs tags");
 		fail_once(err_send(SL_USER));
 		return NULL;
 	}

@@ -182,7 +182,8 @@ function positiveReturn(st: i32, what: string, i: i32): i32 {
 function portOf(h: i32): Port | null {
   if (h == MAIN && runCount != 0) flushRun(); // keeps the main output in order
   if (h < 0 || h >= ports.length) {
-    failOnce(Status.User, "unknown output handle " + h.toString());
+    failOnce(Status.User, "unknown output handle " + h.toString() + ": the plugin has MAIN (0) and " + (ports.length - 1).toString() +
+      " side outputs (1 on), in the order of its .outputs([...]) tags");
     return null;
   }
   return unchecked(ports[h]);

@@ -780,6 +780,7 @@ static void test_open(void) {
 }
 
 static int returns_seven(const sl_record *r) { (void)r; return 7; }
+static int emits_to_nine(int32_t port, const sl_record *r) { (void)port; return sl_emit(9, r); }
 static int open_returns_five(const sl_context *ctx, sl_value cfg) { (void)ctx, (void)cfg; return 5; }
 
 /* a callback that returns a positive number fails: no status is positive,
@@ -798,6 +799,13 @@ static void test_positive_return(void) {
 	sl_plugin o = {.name = "five", .kind = SL_KIND_MAP, .map = double_and_tag, .open = open_returns_five};
 	sl__reset();
 	CHECK(sl__open(&o, &empty_map, 1, 0, 1, 128) == SL_USER && strstr(last_error, "open: five: open returned 5, not a status"));
+	/* an output handle the plugin does not have says which it has */
+	sl_plugin n = {.name = "nine", .kind = SL_KIND_PROCESS, .process = emits_to_nine, .outputs = late_outputs};
+	sl__reset();
+	reset_host();
+	CHECK(sl__open(&n, &empty_map, 1, 0, 1, 128) == SL_OK);
+	CHECK(sl__process(&n, 0, in.p, in.len, 2) == SL_USER &&
+	      strstr(last_error, "unknown output handle 9: the plugin has SL_MAIN (0) and 2 side outputs (1 on), in the order of its .outputs tags"));
 	free(in.p);
 }
 

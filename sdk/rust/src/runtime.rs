@@ -130,7 +130,13 @@ impl Engine {
             self.flush_run()?; // keeps the main output in order
         }
         let n = self.ports.len();
-        self.ports.get_mut(h).ok_or_else(|| Error::user(format!("unknown output handle {} (the plugin has {})", h, n)))
+        self.ports.get_mut(h).ok_or_else(|| {
+            Error::user(format!(
+                "unknown output handle {}: the plugin has MAIN (0) and {} side outputs (1 on), in the order of its OUTPUTS",
+                h,
+                n - 1
+            ))
+        })
     }
 
     /// Counts n records written to port h (their ends noted) and flushes a

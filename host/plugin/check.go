@@ -91,7 +91,12 @@ func check(w *wasmBinary, memoryLimitPages uint32, wasi map[string]funcType) []s
 		if v, name := otherMarker(w); name != "" {
 			add("built for ABI v%s (it exports %s), but this host speaks ABI v%d (marker %s)", v, name, abi.Version, abi.MarkerExport)
 		} else {
-			add("missing the ABI marker export %s %s: it was not built with a sluice ABI v%d SDK", abi.MarkerExport, exportSigs[abi.MarkerExport], abi.Version)
+			hint := fmt.Sprintf("it was not built with a sluice ABI v%d SDK", abi.Version)
+			if !sluiceExports(w) {
+				hint += ", or its operator is not registered (Go: an sdk.Filter(...) or the like in init; Rust: sluice::filter!(...) " +
+					"or the like; C: SLUICE_OPERATOR(plugin); AssemblyScript: export * from the SDK's assembly/operator)"
+			}
+			add("missing the ABI marker export %s %s: %s", abi.MarkerExport, exportSigs[abi.MarkerExport], hint)
 		}
 	}
 
@@ -196,4 +201,14 @@ func abiVersion(w *wasmBinary) int {
 	v, _ := otherMarker(w)
 	n, _ := strconv.Atoi(v)
 	return n
+}
+
+// sluiceExports reports whether w exports any sluice_ function of the ABI.
+func sluiceExports(w *wasmBinary) bool {
+	for _, e := range w.exports {
+		if _, ok := exportSigs[e.name]; ok && strings.HasPrefix(e.name, "sluice_") {
+			return true
+		}
+	}
+	return false
 }

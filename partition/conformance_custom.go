@@ -57,7 +57,8 @@ func CheckCustom(p BatchPartitioner, keys [][]byte, n int) Report {
 		r.add("config", fmt.Sprintf("n %d not within bounds [1, %d]", n, MaxParallelismUpperBound), "")
 		return r
 	}
-	if len(keys) == 0 {
+	sampled := len(keys) == 0
+	if sampled {
 		keys = SampleKeys(1000)
 	}
 	// empty batch
@@ -79,7 +80,7 @@ func CheckCustom(p BatchPartitioner, keys [][]byte, n int) Report {
 	}
 	err = callCustom(p, n, keys, out[:len(keys)])
 	if err != nil {
-		r.add("range", err.Error()+failingKey(p, n, keys), "")
+		r.add("range", err.Error()+failingKey(p, n, keys, sampled), "")
 		r.add("deterministic", "not run: range failed", "")
 		return r
 	}
@@ -156,20 +157,37 @@ func callCustom(p BatchPartitioner, n int, keys [][]byte, out []int32) (err erro
 }
 
 // failingKey names the first of keys that p refuses on its own, for the
-// message of a batch it refused: the kit feeds every kind of key a key field
-// may hold, and a partitioner written for one kind fails on the others.
-func failingKey(p BatchPartitioner, n int, keys [][]byte) string {
+// message of a batch it refused, when it accepts some key alone (one that
+// refuses every batch is not told a key is the problem); sampled: the
+// keys are SampleKeys', every kind of key a key field may hold, which a
+// partitioner written for one kind fails on.
+func failingKey(p BatchPartitioner, n int, keys [][]byte, sampled bool) string {
 	one := make([]int32, 1)
+	refused := -1
+	accepted := false
 	for i, k := range keys {
-		if callCustom(p, n, [][]byte{k}, one) == nil {
-			continue
+		if callCustom(p, n, [][]byte{k}, one) != nil {
+			if refused < 0 {
+				refused = i
+			}
+		} else {
+			accepted = true
 		}
-		js, err := codec.MsgpackToJSON(nil, k)
-		if err != nil {
-			js = []byte(fmt.Sprintf("%x", k))
+		if refused >= 0 && accepted {
+			break
 		}
-		return fmt.Sprintf(" (the first key it refuses alone: key %d, %s, %s; the kit's keys are ints, strings, floats, booleans and arrays, what a key field may hold)",
-			i+1, js, abi.TypeOf(k).Phrase())
 	}
-	return ""
+	if refused < 0 || !accepted {
+		return ""
+	}
+	k := keys[refused]
+	js, err := codec.MsgpackToJSON(nil, k)
+	if err != nil {
+		js = []byte(fmt.Sprintf("%x", k))
+	}
+	msg := fmt.Sprintf(" (the first key it refuses alone: key %d, %s, %s", refused+1, js, abi.TypeOf(k).Phrase())
+	if sampled {
+		msg += "; the kit's keys are ints, strings, floats, booleans and arrays, what a key field may hold"
+	}
+	return msg + ")"
 }

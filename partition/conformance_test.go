@@ -154,6 +154,8 @@ func TestCheckCustomCatches(t *testing.T) {
 			}
 			return flinkLike.Partition(b, c, n, out)
 		}), "range", `(the first key it refuses alone: key 1, -100000, a number; the kit's keys are ints, strings, floats, booleans and arrays`},
+		{"refuses everything", BatchPartitionerFunc(func([]byte, int, int, []int32) error { return errors.New("not configured") }),
+			"range", "partition: CUSTOM partitioner: not configured"},
 		{"ignores n", KeyFunc(func(k []byte, _ int) int { return int(uint64(intKey(k)) % 2) }), "single channel", "want [0, 1)"},
 	}
 	for _, tt := range tests {
@@ -172,6 +174,11 @@ func TestCheckCustomCatches(t *testing.T) {
 	}
 	if r := CheckCustom(flinkLike, nil, 0); r.OK() {
 		t.Error("n = 0 accepted")
+	}
+	// one that refuses every key is not told a key is the problem
+	refuser := BatchPartitionerFunc(func([]byte, int, int, []int32) error { return errors.New("not configured") })
+	if r := CheckCustom(refuser, nil, 5).String(); strings.Contains(r, "first key it refuses") {
+		t.Errorf("a partitioner refusing everything was told of a key:\n%s", r)
 	}
 }
 

@@ -337,9 +337,9 @@ func feed(in io.Reader, name string, o runOptions, send func([]byte, int) error)
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var w abi.Writer
-	records, lineNo, first := 0, 0, 0
+	records, lineNo, first, last := 0, 0, 0, 0 // first and last: lines of the batch's records
 	// sendAt sends the batch, naming its input lines when the plugin fails
-	sendAt := func(last int) error {
+	sendAt := func() error {
 		err := send(w.Buf, w.Count)
 		switch {
 		case err == nil:
@@ -372,18 +372,18 @@ func feed(in io.Reader, name string, o runOptions, send func([]byte, int) error)
 				return records, fmt.Errorf("%s:%d: the --key field %q is null", name, lineNo, o.key)
 			}
 			if _, err := abi.KeyHash(raw); err != nil { // what a key-by refuses
-				return records, fmt.Errorf("%s:%d: the --key field %q is %s: a key must be a string, a number, a boolean or an array of them",
-					name, lineNo, o.key, abi.TypeOf(raw).Phrase())
+				return records, fmt.Errorf("%s:%d: the --key field %q is no key: %s", name, lineNo, o.key, keyProblem(err, raw))
 			}
 			key, _ = abi.CanonicalKey(nil, raw) // as a key-by hands it on
 		}
 		if w.Count == 0 {
 			first = lineNo
 		}
+		last = lineNo
 		w.Append(0, false, key, v)
 		records++
 		if w.Count == o.batch {
-			if err := sendAt(lineNo); err != nil {
+			if err := sendAt(); err != nil {
 				return records, err
 			}
 			w.Reset()
@@ -396,7 +396,7 @@ func feed(in io.Reader, name string, o runOptions, send func([]byte, int) error)
 		return records, fmt.Errorf("%s:%d: %v", name, lineNo+1, err)
 	}
 	if w.Count > 0 {
-		return records, sendAt(lineNo)
+		return records, sendAt()
 	}
 	return records, nil
 }
@@ -478,4 +478,19 @@ func readCapped(path string, limit int) ([]byte, error) {
 		return nil, fmt.Errorf("%s: not a regular file within %d bytes", path, limit)
 	}
 	return os.ReadFile(path)
+}
+
+// keyProblem is why abi.KeyHash refused key, without the decoder's byte
+// offset: "a key must be ..., not a map", "nested composite key".
+func keyProblem(err error, key []byte) string {
+	var de *abi.DecodeError
+	switch {
+	case !errors.As(err, &de):
+		return err.Error()
+	case de.Detail != "":
+		return de.Detail
+	case de.Err != nil:
+		return de.Err.Error() + " (" + abi.TypeOf(key).Phrase() + ")"
+	}
+	return err.Error()
 }

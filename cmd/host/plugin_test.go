@@ -326,8 +326,13 @@ func TestPluginRunNamesTheFailingInput(t *testing.T) {
 	if want := "error: standard input:4: "; code != 1 || !strings.HasPrefix(errs, want) || strings.Count(out, "\n") != 2 {
 		t.Errorf("--batch 1: exit %d, stdout %q, stderr %q, want the two records before line 4 and an error beginning %q", code, out, errs, want)
 	}
+	// the line of the failing record, not of blank lines after it
+	code, _, errs = runPluginCLI(t, "{\"c\":\"fail\"}\n\n\n", "plugin", "run", wasm, "--input", "-")
+	if want := "error: standard input:1: "; code != 1 || !strings.HasPrefix(errs, want) {
+		t.Errorf("trailing blank lines: exit %d, stderr %q, want it to begin %q", code, errs, want)
+	}
 	code, _, errs = runPluginCLI(t, "{\"k\":{\"a\":1}}\n", "plugin", "run", wasm, "--input", "-", "--key", "k")
-	if want := "error: standard input:1: the --key field \"k\" is a map: a key must be a string, a number, a boolean or an array of them\n"; code != 1 || errs != want {
+	if want := "error: standard input:1: the --key field \"k\" is no key: a key must be a string, a number, a boolean or an array of them, not a map\n"; code != 1 || errs != want {
 		t.Errorf("--key of a map: exit %d, stderr\n got: %s\nwant: %s", code, errs, want)
 	}
 }

@@ -93,7 +93,7 @@ func check(w *wasmBinary, memoryLimitPages uint32, wasi map[string]funcType) []s
 		} else {
 			hint := fmt.Sprintf("it was not built with a sluice ABI v%d SDK", abi.Version)
 			if !sluiceExports(w) {
-				hint += ", or its operator is not registered (Go: an sdk.Filter(...) or the like in init; Rust: sluice::filter!(...) " +
+				hint += ", or it is not registered (Go: import the SDK and register an operator in init; Rust: sluice::filter!(...) " +
 					"or the like; C: SLUICE_OPERATOR(plugin); AssemblyScript: export * from the SDK's assembly/operator)"
 			}
 			add("missing the ABI marker export %s %s: %s", abi.MarkerExport, exportSigs[abi.MarkerExport], hint)

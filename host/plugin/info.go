@@ -20,7 +20,9 @@ type Info struct {
 	Kind       abi.Kind
 	// KindFrom says where Kind comes from: "sluice_describe", or
 	// "exports" when it is inferred (sluice_partition: partitioner;
-	// otherwise process, the most general operator).
+	// otherwise process, the most general operator); StaticInfo of a
+	// module with neither export says Kind "unknown", from "exports:
+	// neither ...".
 	KindFrom string
 	SDK      string   // from sluice_describe
 	Title    string   // the "name" sluice_describe reports

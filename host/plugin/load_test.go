@@ -25,8 +25,8 @@ func TestLoadRefusesBadModules(t *testing.T) {
 			"imports sluice_v2.emit: built for ABI v2, but this host provides module sluice_v1 (ABI v1)",
 		}},
 		{"unregistered", []string{
-			"missing the ABI marker export sluice_abi_v1 () -> (): it was not built with a sluice ABI v1 SDK, or its operator is not registered " +
-				"(Go: an sdk.Filter(...) or the like in init; Rust: sluice::filter!(...) or the like; C: SLUICE_OPERATOR(plugin); " +
+			"missing the ABI marker export sluice_abi_v1 () -> (): it was not built with a sluice ABI v1 SDK, or it is not registered " +
+				"(Go: import the SDK and register an operator in init; Rust: sluice::filter!(...) or the like; C: SLUICE_OPERATOR(plugin); " +
 				"AssemblyScript: export * from the SDK's assembly/operator)",
 			"missing export sluice_process (i32, i32, i32, i32) -> i32 (or sluice_partition (i32, i32, i32, i32) -> i32 for a partitioner)",
 			"missing export sluice_buffer (i32) -> i32",

@@ -67,6 +67,25 @@ func (a *aggregate) Process(_ int, b []byte, count int, out Collector) error {
 	return a.flush(out)
 }
 
+// processAt is Process with each record's position among the operator's
+// input records (from 1), which its errors and dead letters name: in BATCH
+// mode a sortedInput feeds the records out of arrival order.
+func (a *aggregate) processAt(_ int, b []byte, count int, pos []int64, out Collector) error {
+	rd := abi.NewReader(b, count)
+	for i := 0; rd.Next(); i++ {
+		if i < len(pos) {
+			a.seen = pos[i] - 1 // record counts it
+		}
+		if err := a.record(rd.Current(), out); err != nil {
+			return err
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return fmt.Errorf("%s: input batch: %w", a.kind, err)
+	}
+	return a.flush(out)
+}
+
 // processSplit is Process for a batch its HASH edge already split.
 func (a *aggregate) processSplit(_ int, b []byte, spans []span, out Collector) error {
 	var r abi.Record

@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"testing"
@@ -361,7 +362,7 @@ func TestAggregationFieldMoves(t *testing.T) {
 // without one as Long.MIN_VALUE; equal times in arrival order here), so the
 // record an aggregation keeps is the key's earliest whatever order they
 // arrived in, min-by's ties go to the earlier time, and the final carries
-// the latest time.
+// Long.MAX_VALUE, as Flink's BatchGroupedReduceOperator stamps it.
 func TestBatchFeedsEachKeyInTimeOrder(t *testing.T) {
 	key := abi.AppendStr(nil, "a")
 	var w abi.Writer
@@ -379,12 +380,12 @@ func TestBatchFeedsEachKeyInTimeOrder(t *testing.T) {
 		want     string
 		wantTime int64
 	}{
-		{pipeline.KindSum, false, `{"k":"a","v":14,"tag":"early"}`, 30},
-		{pipeline.KindMax, false, `{"k":"a","v":9,"tag":"early"}`, 30},
-		{pipeline.KindMinBy, false, `{"k":"a","v":1,"tag":"early"}`, 30},
-		{pipeline.KindMaxBy, false, `{"k":"a","v":9,"tag":"mid"}`, 30},
-		{pipeline.KindCount, false, `{"k":"a","count":4}`, 30},
-		{pipeline.KindSum, true, `{"k":"a","v":16,"tag":"untimed"}`, 30}, // no time sorts first
+		{pipeline.KindSum, false, `{"k":"a","v":14,"tag":"early"}`, math.MaxInt64},
+		{pipeline.KindMax, false, `{"k":"a","v":9,"tag":"early"}`, math.MaxInt64},
+		{pipeline.KindMinBy, false, `{"k":"a","v":1,"tag":"early"}`, math.MaxInt64},
+		{pipeline.KindMaxBy, false, `{"k":"a","v":9,"tag":"mid"}`, math.MaxInt64},
+		{pipeline.KindCount, false, `{"k":"a","count":4}`, math.MaxInt64},
+		{pipeline.KindSum, true, `{"k":"a","v":16,"tag":"untimed"}`, math.MaxInt64}, // no time sorts first
 	} {
 		s := newSortedInput(newAggregate(c.kind, "v", []string{"k"}, 64), c.kind, 64)
 		if err := s.Open(&OpenContext{State: NewKeyedStore(128, 0, 127)}); err != nil {
@@ -414,4 +415,82 @@ func TestBatchFeedsEachKeyInTimeOrder(t *testing.T) {
 			t.Errorf("%s (untimed %v): final %s at time %d (%d bytes after it), want %s at %d", c.kind, c.untimed, js, r.Time, len(out.buf)-end, c.want, c.wantTime)
 		}
 	}
+}
+
+// TestBatchAggregationNamesArrivalPositions: in BATCH mode an aggregation's
+// failures name each record's position in its input, as in streaming mode,
+// though the sorted input feeds the records key by key: the keyless third
+// record, then the fourth and fifth, not the positions of the fed order.
+func TestBatchAggregationNamesArrivalPositions(t *testing.T) {
+	var w abi.Writer
+	kx, ky := abi.AppendStr(nil, "x"), abi.AppendStr(nil, "y")
+	w.Append(0, false, kx, enc("a", "x", "v", int64(1)))
+	w.Append(0, false, ky, enc("a", "y", "v", int64(1)))
+	w.Append(0, false, nil, enc("v", int64(2)))
+	w.Append(0, false, kx, enc("a", "x", "v", "two"))
+	w.Append(0, false, ky, enc("a", "y", "v", "three"))
+	w.Append(0, false, kx, enc("a", "x", "v", int64(3)))
+	var got []int64
+	s := newSortedInput(newAggregate(pipeline.KindSum, "v", []string{"a"}, 64), pipeline.KindSum, 64)
+	reject := func(f *RecordFailure) error { got = append(got, f.Position); return nil }
+	if err := s.Open(&OpenContext{State: NewKeyedStore(128, 0, 127), Reject: reject}); err != nil {
+		t.Fatal(err)
+	}
+	var out captureOut
+	if err := s.Process(0, w.Buf, w.Count, &out); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(&out); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[3 4 5]" {
+		t.Fatalf("positions %v, want [3 4 5]", got)
+	}
+}
+
+// TestBatchMergesCoInputsByTime: a keyed co-operator in BATCH mode gets a
+// key's records of both inputs merged by event time, input 0 first on equal
+// times, as Flink's MultiInputSortingDataInput merges them.
+func TestBatchMergesCoInputsByTime(t *testing.T) {
+	key := abi.AppendStr(nil, "k")
+	batch := func(times ...int64) ([]byte, int) {
+		var w abi.Writer
+		for _, tm := range times {
+			w.Append(tm, true, key, enc("t", tm))
+		}
+		return w.Buf, w.Count
+	}
+	rec := &recordingOp{}
+	s := newSortedInput(rec, pipeline.KindCoProcess, 64)
+	if err := s.Open(&OpenContext{State: NewKeyedStore(128, 0, 127)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []struct {
+		input int
+		times []int64
+	}{{0, []int64{30, 10}}, {1, []int64{20, 10, 40}}, {0, []int64{50}}} {
+		b, n := batch(in.times...)
+		if err := s.Process(in.input, b, n, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(&captureOut{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "0:10 1:10 1:20 0:30 1:40 0:50"; strings.Join(rec.seen, " ") != want {
+		t.Fatalf("fed %s, want %s", strings.Join(rec.seen, " "), want)
+	}
+}
+
+// recordingOp notes input:time of every record it is given.
+type recordingOp struct{ seen []string }
+
+func (*recordingOp) Open(*OpenContext) error { return nil }
+func (*recordingOp) Close(Collector) error   { return nil }
+func (o *recordingOp) Process(input int, b []byte, count int, _ Collector) error {
+	rd := abi.NewReader(b, count)
+	for rd.Next() {
+		o.seen = append(o.seen, fmt.Sprintf("%d:%d", input, rd.Record().Time))
+	}
+	return rd.Err()
 }

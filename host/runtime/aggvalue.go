@@ -96,8 +96,8 @@ func add(a, b num) num {
 // compareTo orders the Flink field's values (ComparableAggregator): ints
 // exactly; with a float, as Double.compare does (-0.0 before 0.0, NaN after
 // every number, NaN equal to NaN); strings by UTF-16 code unit
-// (abi.CompareJavaStrings: not quite code point order). Other types and
-// mixed number/string are errors.
+// (abi.CompareJavaStrings: not quite code point order); booleans false
+// before true (Boolean.compareTo). Other types and mixed ones are errors.
 func compareValues(a, b []byte) (int, error) {
 	ta, tb := abi.TypeOf(a), abi.TypeOf(b)
 	numeric := func(t abi.Type) bool { return t == abi.TypeInt || t == abi.TypeFloat }

@@ -168,7 +168,7 @@ func (e *Execution) newEdgeOut(edge *plan.Edge, i int, byID map[string]*plan.Ope
 		}
 		builtin := to.Kind.IsAggregation() || to.Kind == pipeline.KindCount
 		o.keyless = edge.KeyPlugin == "" && builtin && policyOf(to) != PolicyFail
-		o.spans = builtin
+		o.spans = builtin && e.job.Mode != pipeline.Batch // a BATCH aggregation's sorted input holds records, not spans
 	case plan.Custom:
 		o.route = routeCustom
 		o.keys = &keyReader{fields: []string{edge.CustomKey}}

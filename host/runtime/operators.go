@@ -12,7 +12,7 @@ import (
 
 // makeOperator creates the instance of co for this subtask: a source or
 // sink from the connectors, a built-in aggregation, or a plugin operator
-// (wrapped for sorted keyed input in BATCH mode).
+// (a keyed one of either wrapped for sorted input in BATCH mode).
 func (s *subtask) makeOperator(co *chainOp) error {
 	e, spec := s.e, co.spec
 	p := spec.Parallelism

@@ -14,15 +14,18 @@ import (
 // sortedInput runs a keyed operator (a built-in aggregation, reduce, keyed
 // process or co-process) in BATCH mode as Flink's sorted inputs do: it
 // holds the whole input, grouped by key, and when the input ends feeds the
-// operator key by key (key groups in order, keys in the order first seen;
-// for a co-operator the key's records of input 0, then of input 1), each
-// key's records in event-time order as Flink's sort orders them (its
+// operator key by key (key groups in order, keys in the order first seen),
+// each key's records in event-time order as Flink's sort orders them (its
 // comparators compare the key, then the timestamp; a record without one
-// counts as Long.MIN_VALUE), records of equal time in arrival order. So the
-// "first record" an aggregation keeps is the key's earliest, whatever order
-// parallel sources delivered them in. An aggregation or a reduce then
-// emits only the final value of each key: the last record it emitted for
-// the key. Other kinds emit what they emit.
+// counts as Long.MIN_VALUE); a co-operator's two inputs are merged by time,
+// as Flink's MultiInputSortingDataInput does, input 0 first on equal times;
+// records of equal time on one input stay in arrival order. So for records
+// with distinct times the "first record" an aggregation keeps is the key's
+// earliest, whatever order parallel sources delivered them in. An
+// aggregation or a reduce then emits only the final value of each key, the
+// last record it emitted for the key, stamped with Long.MAX_VALUE as
+// Flink's BatchGroupedReduceOperator stamps its finals. Other kinds emit
+// what they emit.
 //
 // The input is held in memory (Flink sorts with spilling to disk): BATCH
 // jobs are bounded, and the memory is the size of the input.
@@ -34,25 +37,53 @@ type sortedInput struct {
 	// built-in aggregation's key-by hands on the records whose key it could
 	// not read, for its on-error); otherwise it is an error
 	keyless bool
+	at      positioned // inner, when it takes records' positions
+	arrived [2]int64   // records received per input: the next one's position - 1
 
 	store  *KeyedStore
 	groups [][]*keyRun // by key group - start, keys in first-seen order
 	index  map[string]*keyRun
 
-	last lastRecord
-	w    abi.Writer
+	last    lastRecord
+	w       abi.Writer
+	scratch []byte  // a run of one input's records, in feeding order
+	pos     []int64 // their positions
 }
 
+// positioned is an operator that takes each record's position among its
+// input's records (from 1) with a batch: an aggregation names it in its
+// errors and dead letters, and the sort feeds records out of arrival order.
+type positioned interface {
+	processAt(input int, b []byte, count int, pos []int64, out Collector) error
+}
+
+// keyRun is one key's held records, both inputs, in arrival order.
 type keyRun struct {
-	recs      [2][]byte // envelopes per input
-	counts    [2]int
-	latest    [2]int64 // the latest event time held (math.MinInt64 for none)
-	unordered [2]bool  // a record came with an earlier time than one before it
+	recs      []byte
+	held      []heldRecord
+	unordered bool // some record sorts before one that arrived earlier
+}
+
+type heldRecord struct {
+	t          int64 // event time, math.MinInt64 for none
+	pos        int64 // position among its input's records, from 1
+	start, end int   // in keyRun.recs
+	input      int
+}
+
+// compare orders records for feeding: time, then input 0 first.
+func (h heldRecord) compare(o heldRecord) int {
+	if c := cmp.Compare(h.t, o.t); c != 0 {
+		return c
+	}
+	return cmp.Compare(h.input, o.input)
 }
 
 func newSortedInput(inner Operator, kind pipeline.Kind, batchSize int) *sortedInput {
-	return &sortedInput{inner: inner, kind: kind, batchSize: batchSize, index: map[string]*keyRun{},
+	s := &sortedInput{inner: inner, kind: kind, batchSize: batchSize, index: map[string]*keyRun{},
 		keyless: isAggregation(kind)}
+	s.at, _ = inner.(positioned)
+	return s
 }
 
 // isAggregation reports whether kind is a built-in keyed aggregation.
@@ -86,9 +117,10 @@ func (s *sortedInput) Process(input int, b []byte, count int, out Collector) err
 	rd := abi.NewReader(b, count)
 	for rd.Next() {
 		r := rd.Record()
+		s.arrived[input]++
 		if r.Key == nil {
 			if s.keyless { // the aggregation applies its on-error to it
-				if err := s.inner.Process(input, r.Raw, 1, out); err != nil {
+				if err := s.process(input, r.Raw, 1, []int64{s.arrived[input]}, out); err != nil {
 					return err
 				}
 				continue
@@ -106,46 +138,27 @@ func (s *sortedInput) Process(input int, b []byte, count int, out Collector) err
 			start, _ := s.store.KeyGroups()
 			s.groups[kg-start] = append(s.groups[kg-start], run)
 		}
-		t := int64(math.MinInt64)
+		h := heldRecord{t: math.MinInt64, pos: s.arrived[input], start: len(run.recs), input: input}
 		if r.HasTime {
-			t = r.Time
+			h.t = r.Time
 		}
-		if run.counts[input] == 0 || t > run.latest[input] {
-			run.latest[input] = t
-		} else if t < run.latest[input] {
-			run.unordered[input] = true
+		run.recs = append(run.recs, r.Raw...)
+		h.end = len(run.recs)
+		if n := len(run.held); n > 0 && h.compare(run.held[n-1]) < 0 {
+			run.unordered = true
 		}
-		run.recs[input] = append(run.recs[input], r.Raw...)
-		run.counts[input]++
+		run.held = append(run.held, h)
 	}
 	return rd.Err()
 }
 
-// inTimeOrder returns the n envelopes in b ordered by event time, stably.
-func inTimeOrder(b []byte, n int) ([]byte, error) {
-	type at struct {
-		t          int64
-		start, end int
+// process hands the operator count records of one input with their
+// positions, when it takes them.
+func (s *sortedInput) process(input int, b []byte, count int, pos []int64, out Collector) error {
+	if s.at != nil {
+		return s.at.processAt(input, b, count, pos, out)
 	}
-	recs := make([]at, 0, n)
-	rd := abi.NewReader(b, n)
-	for start := 0; rd.Next(); start = rd.Offset() {
-		r := rd.Current()
-		t := int64(math.MinInt64)
-		if r.HasTime {
-			t = r.Time
-		}
-		recs = append(recs, at{t, start, rd.Offset()})
-	}
-	if err := rd.Err(); err != nil {
-		return nil, err
-	}
-	slices.SortStableFunc(recs, func(x, y at) int { return cmp.Compare(x.t, y.t) })
-	out := make([]byte, 0, len(b))
-	for _, r := range recs {
-		out = append(out, b[r.start:r.end]...)
-	}
-	return out, nil
+	return s.inner.Process(input, b, count, out)
 }
 
 // Close feeds the held input key by key, then closes the operator.
@@ -169,37 +182,36 @@ func (s *sortedInput) Close(out Collector) error {
 	return s.inner.Close(out)
 }
 
+// feed hands the operator one key's records in feeding order, in batches
+// of consecutive records of one input.
 func (s *sortedInput) feed(run *keyRun, out Collector) error {
 	var col Collector = out
 	if s.finalOnly() {
 		s.last.has = false
 		col = &s.last
 	}
-	for input := 0; input < 2; input++ {
-		b, n := run.recs[input], run.counts[input]
-		if run.unordered[input] {
-			var err error
-			if b, err = inTimeOrder(b, n); err != nil {
-				return err
-			}
-		}
-		for off := 0; n > 0; {
-			end, k := off, 0
-			for ; k < n && k < s.batchSize; k++ {
-				var err error
-				if end, err = abi.Skip(b, end); err != nil {
-					return err
-				}
-			}
-			if err := s.inner.Process(input, b[off:end], k, col); err != nil {
-				return err
-			}
-			off, n = end, n-k
-		}
-		run.recs[input] = nil
+	if run.unordered {
+		slices.SortStableFunc(run.held, heldRecord.compare)
 	}
+	for i := 0; i < len(run.held); {
+		input := run.held[i].input
+		s.scratch, s.pos = s.scratch[:0], s.pos[:0]
+		for ; i < len(run.held) && run.held[i].input == input && len(s.pos) < s.batchSize; i++ {
+			h := run.held[i]
+			s.scratch = append(s.scratch, run.recs[h.start:h.end]...)
+			s.pos = append(s.pos, h.pos)
+		}
+		if err := s.process(input, s.scratch, len(s.pos), s.pos, col); err != nil {
+			return err
+		}
+	}
+	run.recs, run.held = nil, nil
 	if s.finalOnly() && s.last.has {
-		s.w.AppendRaw(s.last.rec)
+		r, _, err := abi.ParseRecord(s.last.rec, 0)
+		if err != nil {
+			return err
+		}
+		s.w.Append(math.MaxInt64, true, r.Key, r.Value) // Flink's BatchGroupedReduceOperator: Long.MAX_VALUE
 		if s.w.Count >= s.batchSize {
 			return s.flush(out)
 		}

@@ -63,8 +63,9 @@ func pluginModules(t *testing.T, root string) map[string]string {
 // (make plugins builds it before go test); a missing module of another
 // language is skipped unless SLUICE_REQUIRE_LANGS is set, as readModule
 // decides for the other tests of this package.
-// The host has the CLI's default settings, CPU budget and memory included:
-// every plugin must pass the kit's 10,000-record batch within them.
+// The host has the library's defaults with the CLI's memory (16 MiB, below
+// the library's 64): every plugin must pass the kit's 10,000-record batch
+// within the CPU budget and the memory a user's host gives it.
 func TestConformanceEveryPlugin(t *testing.T) {
 	root := repoRoot(t)
 	mods := pluginModules(t, root)

@@ -24,7 +24,8 @@ type engine struct {
 	cfg    openState
 }
 
-// output is one output port's buffer, flushed with one emit per batch.
+// output is one output port's buffer, handed to the host with one emit at
+// the end of a call and whenever it reaches flushAt.
 type output struct {
 	port     int32
 	resolved bool // port asked from the host (side outputs only)

@@ -6,6 +6,7 @@ package sdk_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -377,5 +378,28 @@ func TestLongErrorTextCutOnACharacter(t *testing.T) {
 	var ce *sdktest.CallError
 	if !errors.As(err, &ce) || len(ce.Text) != abi.MaxErrorText-1 || !strings.HasSuffix(ce.Text, "é") {
 		t.Fatalf("%d bytes, ends %q", len(ce.Text), ce.Text[len(ce.Text)-4:])
+	}
+}
+
+// A call whose output passes the SDK's 1 MiB flush size reaches the host
+// whole and in order: the buffers handed over early and the rest at the
+// end of the call.
+func TestLargeOutputArrivesWholeAndInOrder(t *testing.T) {
+	sdk.Reset()
+	pad := strings.Repeat("x", 1000)
+	sdk.FlatMap(func(r sdk.Record, out sdk.Emitter) error {
+		for i := 0; i < 3000; i++ { // about 3 MB
+			out.Emit(sdk.NewRecord().SetInt("i", int64(i)).SetStr("pad", pad))
+		}
+		return nil
+	})
+	res := sdktest.Run(t, sdktest.Options{}, sdktest.JSON(`{}`))
+	if n := len(res.Main()); n != 3000 {
+		t.Fatalf("%d records reached the host, want 3000", n)
+	}
+	for i, r := range res.Main() {
+		if got := fmt.Sprint(r.Value["i"]); got != fmt.Sprint(i) {
+			t.Fatalf("record %d has i = %s", i, got)
+		}
 	}
 }

@@ -8,7 +8,8 @@ import (
 )
 
 // process implements sluice_process: every record of the batch through
-// the registered operator, then one emit per output port.
+// the registered operator, then one emit per output port (and one more
+// each time a port's buffer reaches flushAt).
 func (e *engine) process(port int32, batch []byte, count int32) error {
 	return e.run(port, batch, count, nil, nil)
 }

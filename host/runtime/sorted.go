@@ -46,7 +46,7 @@ type sortedInput struct {
 
 	last    lastRecord
 	w       abi.Writer
-	scratch []byte  // a run of one input's records, in feeding order
+	scratch []byte  // a run of one input's records, in feeding order, when sorting moved them
 	pos     []int64 // their positions
 }
 
@@ -194,14 +194,20 @@ func (s *sortedInput) feed(run *keyRun, out Collector) error {
 		slices.SortStableFunc(run.held, heldRecord.compare)
 	}
 	for i := 0; i < len(run.held); {
-		input := run.held[i].input
+		input, first := run.held[i].input, i
 		s.scratch, s.pos = s.scratch[:0], s.pos[:0]
 		for ; i < len(run.held) && run.held[i].input == input && len(s.pos) < s.batchSize; i++ {
 			h := run.held[i]
-			s.scratch = append(s.scratch, run.recs[h.start:h.end]...)
+			if run.unordered { // in arrival order, consecutive records are consecutive bytes
+				s.scratch = append(s.scratch, run.recs[h.start:h.end]...)
+			}
 			s.pos = append(s.pos, h.pos)
 		}
-		if err := s.process(input, s.scratch, len(s.pos), s.pos, col); err != nil {
+		b := s.scratch
+		if !run.unordered {
+			b = run.recs[run.held[first].start:run.held[i-1].end]
+		}
+		if err := s.process(input, b, len(s.pos), s.pos, col); err != nil {
 			return err
 		}
 	}

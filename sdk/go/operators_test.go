@@ -6,7 +6,6 @@ package sdk_test
 
 import (
 	"errors"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -381,10 +380,10 @@ func TestLongErrorTextCutOnACharacter(t *testing.T) {
 	}
 }
 
-// A call whose output passes the SDK's 1 MiB flush size reaches the host
-// whole and in order: the buffers handed over early and the rest at the
-// end of the call.
-func TestLargeOutputArrivesWholeAndInOrder(t *testing.T) {
+// A call whose output passes the SDK's 1 MiB flush size is handed to the
+// host in several emits, not held to the end of the call, and reaches it
+// whole and in order.
+func TestLargeOutputIsFlushedEarlyWholeAndInOrder(t *testing.T) {
 	sdk.Reset()
 	pad := strings.Repeat("x", 1000)
 	sdk.FlatMap(func(r sdk.Record, out sdk.Emitter) error {
@@ -393,13 +392,34 @@ func TestLargeOutputArrivesWholeAndInOrder(t *testing.T) {
 		}
 		return nil
 	})
-	res := sdktest.Run(t, sdktest.Options{}, sdktest.JSON(`{}`))
-	if n := len(res.Main()); n != 3000 {
-		t.Fatalf("%d records reached the host, want 3000", n)
+	h := newRecHost()
+	if st := openRaw([]byte{0x80}); st != 0 {
+		t.Fatalf("open: %d %s", st, h.text)
 	}
-	for i, r := range res.Main() {
-		if got := fmt.Sprint(r.Value["i"]); got != fmt.Sprint(i) {
-			t.Fatalf("record %d has i = %s", i, got)
+	if st := h.process(0, abi.AppendEnvelope(nil, 0, false, nil, []byte{0x80}), 1); st != abi.StatusOK {
+		t.Fatalf("status %v: %s", st, h.text)
+	}
+	if len(h.emits) < 3 {
+		t.Fatalf("%d emits for about 3 MB of output, want one at least every MiB", len(h.emits))
+	}
+	i := int64(0)
+	for _, e := range h.emits {
+		if e.port != 0 || len(e.buf) > 1<<20+2048 {
+			t.Fatalf("an emit of %d bytes on port %d", len(e.buf), e.port)
 		}
+		rd := abi.NewReader(e.buf, int(e.count))
+		for rd.Next() {
+			raw, _, _ := abi.MapField(rd.Record().Value, "i")
+			if n, err := abi.ReadInt(raw); err != nil || n != i {
+				t.Fatalf("record %d has i = %d (%v)", i, n, err)
+			}
+			i++
+		}
+		if rd.Err() != nil {
+			t.Fatal(rd.Err())
+		}
+	}
+	if i != 3000 {
+		t.Fatalf("%d records reached the host, want 3000", i)
 	}
 }

@@ -141,7 +141,7 @@ const (
 	StatusUser        Status = -3 // the user's function returned an error
 	StatusUnsupported Status = -4 // the plugin does not implement this call
 	StatusState       Status = -5 // keyed state misuse (e.g. state on an unkeyed operator)
-	StatusConfig      Status = -6 // the operator configuration is invalid
+	StatusConfig      Status = -6 // the operator configuration is invalid; error text "config KEY: ..." lets the host point at KEY in the pipeline file
 	StatusHost        Status = -7 // the host refused a host call (bad range, unknown port)
 	StatusLimit       Status = -8 // a limit was reached (output bytes per call)
 )

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/connector"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
@@ -171,7 +172,10 @@ func located(file string, p *pipeline.Pipeline, err error) string {
 		}
 	case errors.As(err, &oe):
 		if op := p.Operator(oe.Operator); op != nil {
-			if pos = op.KeyPos[string(op.Kind)]; pos.Line == 0 { // sum: amount, map: plugin...
+			if pos = configErrorPos(p, op, err); pos.Line == 0 {
+				pos = op.KeyPos[string(op.Kind)] // sum: amount, map: plugin...
+			}
+			if pos.Line == 0 {
 				pos = op.Pos
 			}
 		}
@@ -180,6 +184,28 @@ func located(file string, p *pipeline.Pipeline, err error) string {
 		return err.Error()
 	}
 	return fmt.Sprintf("%s:%d:%d: %s", file, pos.Line, pos.Col, err)
+}
+
+// configErrorPos is where the config value a plugin's open refused was
+// written: a config error (status SL_CONFIG) whose text starts
+// "config KEY:", as every SDK's and example's do, points at KEY in the
+// operator's config, or else in its plugin's. The zero Pos otherwise.
+func configErrorPos(p *pipeline.Pipeline, op *pipeline.Operator, err error) pipeline.Pos {
+	var pe *plugin.PluginError
+	if !errors.As(err, &pe) || pe.Status != abi.StatusConfig {
+		return pipeline.Pos{}
+	}
+	key, ok := strings.CutPrefix(pe.Text, "config ")
+	if key, _, ok = strings.Cut(key, ":"); !ok || key == "" {
+		return pipeline.Pos{}
+	}
+	if pos, ok := op.ConfigPos[key]; ok {
+		return pos
+	}
+	if pl := p.Plugins[op.Plugin]; pl != nil {
+		return pl.ConfigPos[key]
+	}
+	return pipeline.Pos{}
 }
 
 // printProblems prints every problem of a pipeline as file:line:col.

@@ -246,6 +246,41 @@ operators:
 	}
 }
 
+// TestRunConfigErrorPointsAtTheValue: a plugin refusing a config value in
+// open ("config threshold: want a number") is pointed at that value, in
+// the operator's config when it sets the key (overriding the plugin's),
+// else in the plugin's.
+func TestRunConfigErrorPointsAtTheValue(t *testing.T) {
+	dir := t.TempDir()
+	wasm, err := os.ReadFile(goPlugin(t, "high-temp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "high-temp.wasm"), string(wasm))
+	p := filepath.Join(dir, "config.yaml")
+	for _, c := range []struct{ plugin, op, want string }{
+		{"{ threshold: hot }", "", "config.yaml:4:59: plugin \"high-temp\" (operator hot"},
+		{"{ threshold: 25 }", "\n    config:\n      threshold: [1]", "config.yaml:11:18: plugin \"high-temp\" (operator hot"},
+	} {
+		writeFile(t, p, `version: 1
+name: config
+plugins:
+  high-temp: { path: high-temp.wasm, config: `+c.plugin+` }
+operators:
+  - id: readings
+    source: { type: generator, preset: sensors, count: 10 }
+  - id: hot
+    process: high-temp`+c.op+`
+  - id: out
+    sink: { type: discard }
+`)
+		code, _, errs := runPluginCLI(t, "", "run", "--progress", "none", p)
+		if code != 1 || !strings.Contains(errs, "error: "+filepath.Join(dir, c.want)) || !strings.Contains(errs, "config threshold: want a number") {
+			t.Errorf("exit %d, want 1 and %q in:\n%s", code, c.want, errs)
+		}
+	}
+}
+
 // TestRunStdinRecordsFlowBeforeEndOfInput: a record piped into a stdin
 // source is printed while the input stays open (tail -f log | host run);
 // the source held records until 512 of them or end of input.

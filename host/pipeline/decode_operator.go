@@ -96,6 +96,7 @@ func (d *decoder) operator(n *yaml.Node, index int) *Operator {
 			op.SlotSharingGroup, _ = d.str(v, "slot-sharing-group")
 		case "config":
 			op.Config = d.config(v, "config")
+			op.ConfigPos = configPos(v)
 		case "on-error":
 			op.OnError, _ = d.oneOf(v, "on-error", "fail", "skip", "dead-letter")
 		default:

@@ -103,6 +103,7 @@ func (d *decoder) plugins(p *Pipeline, n *yaml.Node) {
 				pl.Path, _ = d.str(f.Val, "plugin "+name+" path")
 			case "config":
 				pl.Config = d.config(f.Val, "plugin "+name+" config")
+				pl.ConfigPos = configPos(f.Val)
 			case "grant":
 				pl.Grants = d.grants(f.Val, "plugin "+name+" grant")
 			default:
@@ -154,6 +155,45 @@ func (d *decoder) config(n *yaml.Node, what string) map[string]any {
 	v, _ := d.value(n, what)
 	m, _ := v.(map[string]any)
 	return m
+}
+
+// configPos maps each key written in the config mapping n to where its
+// value starts. It reports nothing itself: config, which decodes the same
+// node, has reported its problems. Keys brought in by a merge (<<: *x)
+// point at the merge's value.
+func configPos(n *yaml.Node) map[string]Pos {
+	n = deref(n)
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	pos := map[string]Pos{}
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), n.Content[i+1]
+		switch {
+		case k.Kind != yaml.ScalarNode:
+		case k.ShortTag() == "!!merge":
+			merges = append(merges, v)
+		default:
+			if _, dup := pos[k.Value]; !dup {
+				pos[k.Value] = nodePos(v)
+			}
+		}
+	}
+	for _, v := range merges { // a key of its own wins over a merged one
+		sources := []*yaml.Node{v}
+		if deref(v).Kind == yaml.SequenceNode {
+			sources = deref(v).Content
+		}
+		for _, src := range sources {
+			for k := range configPos(src) {
+				if _, ok := pos[k]; !ok {
+					pos[k] = nodePos(v)
+				}
+			}
+		}
+	}
+	return pos
 }
 
 func hasKey(ps []pair, k string) bool {

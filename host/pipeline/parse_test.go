@@ -328,3 +328,34 @@ operators:
 		t.Errorf("parallelism %d, out %d", p.Parallelism, p.ParallelismOf(p.Operators[1]))
 	}
 }
+
+// TestConfigPos: each top-level config key's value is located, in the
+// plugin's config and the operator's; a key of its own wins over a merged
+// one, and a merged key points at the merge.
+func TestConfigPos(t *testing.T) {
+	p := mustParse(t, `version: 1
+name: cfg
+plugins:
+  base: { path: b.wasm, config: &d { limit: 3, bank: X } }
+  e: { path: e.wasm, config: { bank: NBI, <<: *d } }
+operators:
+  - id: src
+    source: { type: generator, preset: words, count: 1 }
+  - id: m
+    map: e
+    config:
+      threshold: 25
+      tags: [a, b]
+  - id: out
+    sink: { type: discard }
+`, ParseOptions{})
+	got := p.Plugins["e"].ConfigPos
+	want := map[string]Pos{"bank": {5, 38}, "limit": {5, 47}}
+	if len(got) != len(want) || got["bank"] != want["bank"] || got["limit"] != want["limit"] {
+		t.Errorf("plugin ConfigPos %v, want %v", got, want)
+	}
+	op := p.Operator("m")
+	if got := op.ConfigPos; len(got) != 2 || got["threshold"] != (Pos{12, 18}) || got["tags"] != (Pos{13, 13}) {
+		t.Errorf("operator ConfigPos %v", got)
+	}
+}

@@ -42,6 +42,10 @@ type Plugin struct {
 	Name   string
 	Path   string // as written, relative to the pipeline file's folder
 	Config map[string]any
+	// ConfigPos holds where the value of each top-level config key was
+	// written, so an error about one (a plugin's "config KEY: ...") can
+	// point at it.
+	ConfigPos map[string]Pos
 	// Grants are the nondeterministic capabilities given to the plugin
 	// (grant: [clock, random]); without them it sees a fake clock and a
 	// seeded random stream.
@@ -103,7 +107,8 @@ type Operator struct {
 	StartNewChain    bool
 	SlotSharingGroup string // "" : inherited, as Flink does
 	Config           map[string]any
-	OnError          string // "" (fail), "fail", "skip", "dead-letter"
+	ConfigPos        map[string]Pos // as Plugin.ConfigPos, for the operator's config
+	OnError          string         // "" (fail), "fail", "skip", "dead-letter"
 	// KeyPos holds where each key of the operator was written (for
 	// example KeyPos["parallelism"]), so later stages can point at it.
 	KeyPos map[string]Pos

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -29,8 +30,12 @@ func newLintCmd() *cobra.Command {
 finds as file:line:col: message. It exits 1 when any file has a problem and
 0 (printing nothing) when all are clean. Plugin paths are checked as written:
 the .wasm files need not exist. A plugin file that exists is checked against
-ABI v1 and the host's limits (memory-pages, max-module-bytes) from its header,
-without compiling it.`,
+ABI v1 and the host's limits (memory-pages, max-module-bytes) from its header;
+then it is compiled (through the compilation cache) and asked what it is
+(its sluice_describe, in the sandbox), so a plugin used as the wrong kind,
+keyed state without a key-by or a side output the plugin does not declare
+is reported as run would. Its open is not called: a config value it refuses
+shows when the job runs.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			hs, err := hostSettings(cmd)
@@ -39,7 +44,7 @@ without compiling it.`,
 			}
 			bad := false
 			for _, file := range args {
-				if lintFile(cmd.OutOrStdout(), file, roots, hs) {
+				if lintFile(cmd.Context(), cmd.OutOrStdout(), file, roots, hs) {
 					bad = true
 				}
 			}
@@ -50,7 +55,7 @@ without compiling it.`,
 		},
 	}
 	addPluginRootFlag(cmd, &roots)
-	settings.AddFlags(cmd.Flags(), "memory-pages", "max-module-bytes", "data-roots")
+	settings.AddFlags(cmd.Flags(), "memory-pages", "max-module-bytes", "cache-dir", "call-timeout", "data-roots")
 	return cmd
 }
 
@@ -58,13 +63,13 @@ without compiling it.`,
 // A file that parses is also planned (without a host slot limit), so a
 // forward edge between unequal parallelisms or a batch job reading an
 // unbounded source is reported too.
-func lintFile(w io.Writer, file string, roots []string, hs settings.Settings) bool {
+func lintFile(ctx context.Context, w io.Writer, file string, roots []string, hs settings.Settings) bool {
 	p, err := readPipeline(file, roots)
 	if err == nil {
 		_, err = plan.Plan(p, plan.Options{})
 	}
 	if err == nil {
-		err = lintPluginFiles(file, p, hs)
+		err = lintPluginFiles(ctx, file, roots, p, hs)
 	}
 	if err == nil {
 		return false
@@ -81,12 +86,20 @@ func lintFile(w io.Writer, file string, roots []string, hs settings.Settings) bo
 }
 
 // lintPluginFiles checks every plugin file of p that exists against ABI v1
-// and the host's limits, reading its header only (plugin.CheckFile).
-func lintPluginFiles(file string, p *pipeline.Pipeline, hs settings.Settings) error {
+// and the host's limits, reading its header (plugin.CheckFile); then it
+// compiles those that pass (through the compilation cache) and holds the
+// pipeline's use of each to what it says of itself (plugin.CheckUses:
+// its kind, keyed state without a key-by, side outputs it does not
+// declare), as run does before it starts. Only sluice_describe runs, in
+// the sandbox; open is not called, so a config value the plugin refuses
+// shows at run time.
+func lintPluginFiles(ctx context.Context, file string, roots []string, p *pipeline.Pipeline, hs settings.Settings) error {
 	cfg := plugin.DefaultConfig()
 	cfg.MemoryLimitPages = hs.MemoryPages
 	cfg.MaxModuleBytes = hs.MaxModuleBytes
+	cfg.CallTimeout = hs.CallTimeout
 	var errs pipeline.Errors
+	loadable := map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(p.Plugins)) {
 		pl := p.Plugins[name]
 		path := pl.Path
@@ -103,7 +116,39 @@ func lintPluginFiles(file string, p *pipeline.Pipeline, hs settings.Settings) er
 		for _, msg := range problems {
 			errs = append(errs, &pipeline.Error{File: file, Pos: pl.Pos, Msg: fmt.Sprintf("plugin %s (%s) %s", name, pl.Path, msg)})
 		}
+		if len(problems) == 0 {
+			loadable[name] = path
+		}
 	}
+	if len(errs) > 0 || len(loadable) == 0 {
+		return errs.Err()
+	}
+	if hs.CacheDir != "" && os.MkdirAll(hs.CacheDir, 0o755) == nil {
+		cfg.CacheDir = hs.CacheDir
+	}
+	h, err := plugin.New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer h.Close(context.Background())
+	modules := map[string]*plugin.Module{}
+	for _, name := range slices.Sorted(maps.Keys(loadable)) {
+		m, err := h.LoadFileIn(ctx, confined(file, roots), loadable[name])
+		if err != nil {
+			pl := p.Plugins[name]
+			errs = append(errs, &pipeline.Error{File: file, Pos: pl.Pos, Msg: fmt.Sprintf("plugin %s (%s): %v", name, pl.Path, err)})
+			continue
+		}
+		modules[name] = m
+	}
+	if err := plugin.CheckUses(ctx, p, modules); err != nil {
+		var list pipeline.Errors
+		if !errors.As(err, &list) {
+			return err
+		}
+		errs = append(errs, list...)
+	}
+	errs.Sort()
 	return errs.Err()
 }
 

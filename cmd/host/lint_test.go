@@ -98,3 +98,45 @@ func TestPluginRootMustBeAFolder(t *testing.T) {
 		t.Errorf("exit %d: %s%s", code, out, errs)
 	}
 }
+
+// TestLintHoldsUsesToThePlugin: a plugin file that exists is asked what it
+// is, so lint refuses what run would: a partitioner used as a process, a
+// side output it does not declare; the same pipeline with a process plugin
+// that declares the side output is clean.
+func TestLintHoldsUsesToThePlugin(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"country", "high-temp"} {
+		wasm, err := os.ReadFile(goPlugin(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, name+".wasm"), string(wasm))
+	}
+	p := filepath.Join(dir, "p.yaml")
+	job := func(plugin string) string {
+		return `version: 1
+name: p
+plugins:
+  hot: { path: ` + plugin + `.wasm }
+operators:
+  - id: readings
+    source: { type: generator, preset: sensors, count: 10 }
+  - id: proc
+    process: hot
+  - id: alerts
+    input: proc.alerts
+    sink: { type: discard }
+`
+	}
+	writeFile(t, p, job("country"))
+	code, out, _ := runHost(t, "lint", "--cache-dir", "", p)
+	want := p + `:9:5: operator "proc" uses plugin "hot" as a process, but the plugin is a partitioner (its sluice_describe): a partitioner goes on an input: partition: { custom: hot, key: FIELD }` + "\n" +
+		p + `:11:12: operator "alerts" reads side output "alerts" of "proc", which its plugin "hot" does not declare (its side outputs: none)` + "\n"
+	if code != 1 || out != want {
+		t.Errorf("exit %d\ngot:\n%s\nwant:\n%s", code, out, want)
+	}
+	writeFile(t, p, job("high-temp"))
+	if code, out, errs := runHost(t, "lint", "--cache-dir", "", p); code != 0 || out != "" {
+		t.Errorf("high-temp: exit %d: %s%s", code, out, errs)
+	}
+}

@@ -39,7 +39,7 @@ func TestConfiguredThresholdAndField(t *testing.T) {
 
 func TestBadThreshold(t *testing.T) {
 	_, err := sdktest.Try(sdktest.Options{Config: map[string]any{"threshold": "hot"}})
-	if err == nil || err.Error() != "sluice_open: config error: config threshold: want a number" {
+	if err == nil || err.Error() != "sluice_open: config error: config threshold: want a number, got \"hot\"" {
 		t.Fatalf("%v", err)
 	}
 }

@@ -15,8 +15,9 @@ import (
 // them). A value of the wrong type makes open fail with
 // abi.StatusConfig after the hook returns, naming the key.
 type OpenContext struct {
-	// Config is the operator's config: strings, int64, float64, bool,
-	// nil, []any and map[string]any.
+	// Config is the operator's config: strings, int64 (uint64 for an
+	// unsigned integer past int64's range), float64, bool, nil, []byte,
+	// []any and map[string]any.
 	Config         map[string]any
 	Subtask        int // 0-based index of this parallel instance
 	Parallelism    int
@@ -60,6 +61,8 @@ func (c OpenContext) ConfigString(name, def string) string {
 		return v
 	case int64:
 		return strconv.FormatInt(v, 10)
+	case uint64:
+		return strconv.FormatUint(v, 10)
 	case float64:
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	case bool:
@@ -78,7 +81,7 @@ func (c OpenContext) ConfigInt(name string, def int64) int64 {
 	case int64:
 		return v
 	case float64:
-		if v == float64(int64(v)) {
+		if v >= -(1<<63) && v < 1<<63 && v == float64(int64(v)) {
 			return int64(v)
 		}
 	case string:
@@ -86,7 +89,7 @@ func (c OpenContext) ConfigInt(name string, def int64) int64 {
 			return i
 		}
 	}
-	c.bad(name, "an integer")
+	c.bad(name, "an integer (int64)")
 	return def
 }
 
@@ -99,6 +102,8 @@ func (c OpenContext) ConfigFloat(name string, def float64) float64 {
 	case float64:
 		return v
 	case int64:
+		return float64(v)
+	case uint64:
 		return float64(v)
 	case string:
 		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
@@ -128,6 +133,33 @@ func (c OpenContext) ConfigBool(name string, def bool) bool {
 
 func (c OpenContext) bad(name, want string) {
 	if c.st != nil {
-		c.st.errs = append(c.st.errs, "config "+name+": want "+want)
+		c.st.errs = append(c.st.errs, "config "+name+": want "+want+", got "+describeValue(c.Config[name]))
 	}
+}
+
+// describeValue names a config value in an error: a scalar as written
+// (a string quoted, cut at 40 bytes), a list or map by its kind.
+func describeValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		if len(v) > 40 {
+			return strconv.Quote(v[:40]) + "..."
+		}
+		return strconv.Quote(v)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case uint64:
+		return strconv.FormatUint(v, 10)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(v)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a map"
+	case []byte:
+		return "binary"
+	}
+	return "nil"
 }

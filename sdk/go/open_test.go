@@ -68,9 +68,13 @@ func TestConfigErrors(t *testing.T) {
 				c.ConfigString("s", "")
 				c.ConfigFloat("ok", 1)
 				return nil
-			}, abi.StatusConfig, "config t: want an integer; config b: want a boolean; config s: want a string"},
+			}, abi.StatusConfig, `config t: want an integer (int64), got "hot"; config b: want a boolean, got 2; config s: want a string, got a list`},
 		{"fraction for an int", map[string]any{"t": 1.5},
-			func(c sdk.OpenContext) error { c.ConfigInt("t", 0); return nil }, abi.StatusConfig, "config t: want an integer"},
+			func(c sdk.OpenContext) error { c.ConfigInt("t", 0); return nil }, abi.StatusConfig, "config t: want an integer (int64), got 1.5"},
+		// a uint64 past int64's range decodes (an unread key must not
+		// fail open) and is refused by name where it does not fit
+		{"uint64 read as an int", map[string]any{"t": uint64(1 << 63), "note": uint64(1<<64 - 1)},
+			func(c sdk.OpenContext) error { c.ConfigInt("t", 0); return nil }, abi.StatusConfig, "config t: want an integer (int64), got 9223372036854775808"},
 		{"hook error", nil,
 			func(sdk.OpenContext) error { return errors.New("no bank") }, abi.StatusConfig, "open: no bank"},
 		{"hook error with a status", nil,
@@ -84,6 +88,27 @@ func TestConfigErrors(t *testing.T) {
 			_, err := sdktest.Try(sdktest.Options{Config: c.cfg})
 			wantCallError(t, err, "sluice_open", c.st, c.text)
 		})
+	}
+}
+
+// TestConfigTakesUint64: a config holding an unsigned integer past
+// int64's range opens (it failed open whichever key the plugin read),
+// and the getters that can hold it take it.
+func TestConfigTakesUint64(t *testing.T) {
+	sdk.Reset()
+	passAll()
+	var s string
+	var f float64
+	var raw any
+	sdk.OnOpen(func(c sdk.OpenContext) error {
+		s, f, raw = c.ConfigString("big", ""), c.ConfigFloat("big", 0), c.Config["big"]
+		return nil
+	})
+	if _, err := sdktest.Try(sdktest.Options{Config: map[string]any{"big": uint64(1<<64 - 1), "n": 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if s != "18446744073709551615" || f != 1<<64 || raw != uint64(1<<64-1) {
+		t.Errorf("string %q, float %v, value %#v", s, f, raw)
 	}
 }
 

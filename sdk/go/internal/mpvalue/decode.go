@@ -5,6 +5,7 @@
 package mpvalue
 
 import (
+	"encoding/binary"
 	"errors"
 	"strconv"
 
@@ -12,7 +13,7 @@ import (
 )
 
 // Decode returns the Go value of the single msgpack value b. Integers
-// become int64, floats float64, strings string, binary []byte (a copy),
+// become int64 (uint64 for an unsigned one past int64's range), floats float64, strings string, binary []byte (a copy),
 // arrays []any and maps map[string]any (keys must be strings).
 func Decode(b []byte) (any, error) {
 	v, end, err := decodeAt(b, 0, 0)
@@ -57,6 +58,9 @@ func decodeAt(b []byte, off, depth int) (any, int, error) {
 		v, err := abi.ReadBool(raw)
 		return v, end, err
 	case abi.TypeInt:
+		if raw[0] == 0xcf && raw[1] >= 0x80 { // a uint64 past int64's range
+			return binary.BigEndian.Uint64(raw[1:]), end, nil
+		}
 		v, err := abi.ReadInt(raw)
 		return v, end, err
 	case abi.TypeFloat:

@@ -1,6 +1,7 @@
 package mpvalue
 
 import (
+	"encoding/binary"
 	"errors"
 	"sort"
 
@@ -75,8 +76,8 @@ func Encode(dst []byte, v any) ([]byte, error) {
 type Raw []byte
 
 func encodeUint(dst []byte, u uint64) ([]byte, error) {
-	if u > 1<<63-1 {
-		return nil, errors.New("mpvalue: unsigned integer above MaxInt64")
+	if u > 1<<63-1 { // msgpack's uint64, as Decode reads it back
+		return binary.BigEndian.AppendUint64(append(dst, 0xcf), u), nil
 	}
 	return abi.AppendInt(dst, int64(u)), nil
 }

@@ -119,7 +119,15 @@ func (a *aggregate) record(r *abi.Record, out Collector) error {
 	a.seen++
 	c, err := a.add(r)
 	if err != nil {
-		return a.bad(r, err)
+		if err := a.bad(r, err); err != nil {
+			// the results of the records before it go downstream before
+			// the failure, as Flink's operator emits each as it goes
+			if ferr := a.flush(out); ferr != nil {
+				return errors.Join(err, ferr)
+			}
+			return err
+		}
+		return nil
 	}
 	a.w.Append(r.Time, r.HasTime, r.Key, cellValue(c.val))
 	if a.w.Count >= a.batchSize {

@@ -168,6 +168,24 @@ func TestAggregationErrorsNamePosition(t *testing.T) {
 	}
 }
 
+// TestAggregationFailureKeepsEarlierResults: a record the aggregation
+// refuses fails the job after the results of the records before it in its
+// batch have gone downstream (they were dropped with the batch), as
+// Flink's StreamGroupedReduceOperator emits each result as it goes.
+func TestAggregationFailureKeepsEarlierResults(t *testing.T) {
+	conn, _, _, err := runYAML(t, fmt.Sprintf(aggPipeline, "streaming", `[{k: a, v: 3}, {k: b, v: 4}, {k: a, v: x}, {k: a, v: 5}]`, "sum: v"), nil, Options{})
+	if err == nil || !strings.Contains(err.Error(), `input record 3: field "v" is str, want a number`) {
+		t.Fatalf("error %v", err)
+	}
+	var got []string
+	for _, r := range conn.records("out") {
+		got = append(got, r.JSON)
+	}
+	if want := `{"k":"a","v":3} {"k":"b","v":4}`; strings.Join(got, " ") != want {
+		t.Fatalf("sink got %v, want %s", got, want)
+	}
+}
+
 func TestReducePluginStreamingAndBatch(t *testing.T) {
 	values := `[{k: a, n: 1}, {k: b, n: 10}, {k: a, n: 2}, {k: a, n: 3}, {k: b, n: 20}]`
 	got := runAgg(t, "streaming", values, "reduce: reducesum")

@@ -2,6 +2,7 @@ package abi
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 	"unicode/utf8"
 )
@@ -36,6 +37,9 @@ func KeyHash(key []byte) (int32, error) {
 	case TypeInt:
 		v, err := ReadInt(key)
 		if err != nil {
+			if errors.Is(err, ErrRange) {
+				return 0, &KeyProblem{Err: ErrRange, Text: "an unsigned integer above 9223372036854775807 is not a key (a Flink key is a Java value: a long holds no more)"}
+			}
 			return 0, err
 		}
 		return IntHash(v), nil
@@ -65,8 +69,11 @@ func KeyHash(key []byte) (int32, error) {
 		if err != nil {
 			return 0, err
 		}
-		if n == 0 || n > len(key)-off {
-			return 0, errAt(ErrType, 0)
+		if n == 0 {
+			return 0, &KeyProblem{Err: ErrType, Text: "an empty array is not a key (a composite key has at least one field)"}
+		}
+		if n > len(key)-off {
+			return 0, errAt(ErrTruncated, 0)
 		}
 		var h int32
 		for i := 0; i < n; i++ {
@@ -75,7 +82,7 @@ func KeyHash(key []byte) (int32, error) {
 				return 0, err
 			}
 			if TypeOf(key[off:]) == TypeArray {
-				return 0, &DecodeError{Err: ErrType, Offset: off, Detail: "nested composite key"}
+				return 0, &KeyProblem{Err: ErrType, Text: "an array inside an array is not a key (a composite key's fields are strings, numbers or booleans)"}
 			}
 			fh, err := KeyHash(key[off:end])
 			if err != nil {
@@ -86,8 +93,19 @@ func KeyHash(key []byte) (int32, error) {
 		}
 		return h, nil
 	}
-	return 0, &DecodeError{Err: ErrType, Detail: "a key must be a string, a number, a boolean or an array of them, not " + TypeOf(key).Phrase()}
+	return 0, &KeyProblem{Err: ErrType, Text: "a key must be a string, a number, a boolean or an array of them, not " + TypeOf(key).Phrase()}
 }
+
+// KeyProblem is why a well-formed value is not a key; errors.Is finds
+// its Err (ErrType, ErrRange). Its text is for the user, with no byte
+// offset: the value is the key, not a buffer.
+type KeyProblem struct {
+	Err  error
+	Text string
+}
+
+func (e *KeyProblem) Error() string { return e.Text }
+func (e *KeyProblem) Unwrap() error { return e.Err }
 
 // StringHash is Java's String.hashCode over the UTF-16 code units of the
 // UTF-8 string s. A malformed sequence counts as the one U+FFFD Java's

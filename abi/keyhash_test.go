@@ -64,6 +64,20 @@ func TestKeyHashRefusesNilAndMaps(t *testing.T) {
 		!strings.Contains(err.Error(), "a key must be a string, a number, a boolean or an array of them, not a map") {
 		t.Fatalf("map key: %v, want ErrType saying what a key may be", err)
 	}
+	// each refusal says why in the user's terms, with no byte offset
+	for _, c := range []struct {
+		key  []byte
+		is   error
+		want string
+	}{
+		{[]byte{0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, ErrRange, "an unsigned integer above 9223372036854775807 is not a key (a Flink key is a Java value: a long holds no more)"},
+		{AppendArrayHeader(nil, 0), ErrType, "an empty array is not a key (a composite key has at least one field)"},
+		{AppendInt(AppendArrayHeader(AppendArrayHeader(nil, 1), 1), 1), ErrType, "an array inside an array is not a key (a composite key's fields are strings, numbers or booleans)"},
+	} {
+		if _, err := KeyHash(c.key); !errors.Is(err, c.is) || err.Error() != c.want {
+			t.Errorf("% x: %v, want %q", c.key, err, c.want)
+		}
+	}
 }
 
 // TestStringHashMatchesUTF16 checks StringHash, which takes ASCII four bytes

@@ -481,7 +481,7 @@ func readCapped(path string, limit int) ([]byte, error) {
 }
 
 // keyProblem is why abi.KeyHash refused key, without the decoder's byte
-// offset: "a key must be ..., not a map", "nested composite key".
+// offset (an abi.KeyProblem has none: "a key must be ..., not a map").
 func keyProblem(err error, key []byte) string {
 	var de *abi.DecodeError
 	switch {

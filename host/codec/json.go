@@ -79,7 +79,7 @@ func toJSON(dst, b []byte, off int) ([]byte, int, error) {
 		if v[0] == 0xca {
 			bits = 32
 		}
-		return appendFloat(dst, f, bits), end, err
+		return AppendFloat(dst, f, bits), end, err
 	case abi.TypeStr:
 		s, err := abi.ReadStr(v)
 		return appendString(dst, s), end, err
@@ -134,7 +134,10 @@ func toJSON(dst, b []byte, off int) ([]byte, int, error) {
 	return dst, 0, fmt.Errorf("invalid msgpack byte 0x%02x at byte %d", b[off], off)
 }
 
-func appendFloat(dst []byte, f float64, bits int) []byte {
+// AppendFloat appends f as MsgpackToJSON writes a float of bits (32 or
+// 64): a whole one keeps ".0", a NaN or an infinity is Jackson's quoted
+// spelling.
+func AppendFloat(dst []byte, f float64, bits int) []byte {
 	switch {
 	case math.IsNaN(f), math.IsInf(f, 0):
 		return append(append(append(dst, '"'), NonFinite(f)...), '"')

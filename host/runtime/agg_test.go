@@ -79,12 +79,12 @@ func TestMinMaxOrderLikeJava(t *testing.T) {
 		values, agg string
 		want        []string
 	}{
-		{`[{k: a, v: 1.0}, {k: a, v: .nan}, {k: a, v: 2.0}]`, "max: v", []string{`1`, `NaN`, `NaN`}},
-		{`[{k: a, v: .nan}, {k: a, v: 1.0}]`, "min: v", []string{`NaN`, `1`}},
+		{`[{k: a, v: 1.0}, {k: a, v: .nan}, {k: a, v: 2.0}]`, "max: v", []string{`1.0`, `"NaN"`, `"NaN"`}},
+		{`[{k: a, v: .nan}, {k: a, v: 1.0}]`, "min: v", []string{`"NaN"`, `1.0`}},
 		{`[{k: a, v: 3}, {k: a, v: .nan}]`, "min: v", []string{`3`, `3`}},
-		{`[{k: a, v: 0.0}, {k: a, v: -0.0}]`, "min: v", []string{`0`, `-0`}},
-		{`[{k: a, v: -0.0}, {k: a, v: 0.0}]`, "max: v", []string{`-0`, `0`}},
-		{`[{k: a, v: 0.0}, {k: a, v: -0.0}]`, "max: v", []string{`0`, `0`}},
+		{`[{k: a, v: 0.0}, {k: a, v: -0.0}]`, "min: v", []string{`0.0`, `-0.0`}},
+		{`[{k: a, v: -0.0}, {k: a, v: 0.0}]`, "max: v", []string{`-0.0`, `0.0`}},
+		{`[{k: a, v: 0.0}, {k: a, v: -0.0}]`, "max: v", []string{`0.0`, `0.0`}},
 		{`[{k: a, v: "\uFFFF"}, {k: a, v: "\U00010000"}]`, "min: v", []string{"\"\uffff\"", "\"\U00010000\""}},
 		{`[{k: a, v: "\U00010000"}, {k: a, v: "\uFFFF"}]`, "max-by: v", []string{"\"\U00010000\"", "\"\uffff\""}},
 		{`[{k: a, v: "\uE000"}, {k: a, v: "\U0001F600"}]`, "min-by: v", []string{"\"\ue000\"", "\"\U0001F600\""}},
@@ -511,4 +511,17 @@ func (o *recordingOp) Process(input int, b []byte, count int, _ Collector) error
 		o.seen = append(o.seen, fmt.Sprintf("%d:%d", input, rd.Record().Time))
 	}
 	return rd.Err()
+}
+
+// TestReadNumNamesAUint64PastLong: a uint64 past int64's range (a JSON
+// source keeps one) is refused with its value, not "integer out of range
+// at byte 0".
+func TestReadNumNamesAUint64PastLong(t *testing.T) {
+	_, err := readNum([]byte{0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	if err == nil || !strings.HasPrefix(err.Error(), "is 18446744073709551615, above 9223372036854775807: integers add as Java longs") {
+		t.Fatalf("%v", err)
+	}
+	if n, err := readNum([]byte{0xcf, 0, 0, 0, 0, 0, 0, 0, 9}); err != nil || n.i != 9 {
+		t.Fatalf("a small uint64: %v %v", n, err)
+	}
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -49,6 +50,9 @@ func readNum(raw []byte) (num, error) {
 	switch abi.TypeOf(raw) {
 	case abi.TypeInt:
 		i, err := abi.ReadInt(raw)
+		if errors.Is(err, abi.ErrRange) {
+			return num{}, fmt.Errorf("is %d, above 9223372036854775807: integers add as Java longs (write it as a float to add it as a double)", binary.BigEndian.Uint64(raw[1:]))
+		}
 		return num{i: i}, err
 	case abi.TypeFloat:
 		f, err := abi.ReadFloat(raw)

@@ -1,11 +1,13 @@
 package runtime
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/codec"
 )
 
 // previewLimit caps how much of a record an error message or a hot-key
@@ -49,14 +51,22 @@ func appendPreview(out, b []byte, off, depth, limit int) ([]byte, int, bool) {
 	case abi.TypeBool:
 		out = strconv.AppendBool(out, v[0] == 0xc3)
 	case abi.TypeInt:
+		if v[0] == 0xcf { // a uint64 may pass int64's range
+			out = strconv.AppendUint(out, binary.BigEndian.Uint64(v[1:]), 10)
+			break
+		}
 		i, err := abi.ReadInt(v)
 		if err != nil {
 			return out, 0, false
 		}
 		out = strconv.AppendInt(out, i, 10)
-	case abi.TypeFloat:
+	case abi.TypeFloat: // as the print sink writes it: 100.0 stays a float
 		f, _ := abi.ReadFloat(v)
-		out = strconv.AppendFloat(out, f, 'g', -1, 64)
+		bits := 64
+		if v[0] == 0xca {
+			bits = 32
+		}
+		out = codec.AppendFloat(out, f, bits)
 	case abi.TypeStr:
 		s, _ := abi.ReadStr(v)
 		q, _ := json.Marshal(string(s)) // messages only: allocation is fine

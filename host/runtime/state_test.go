@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -149,6 +150,14 @@ func TestPreview(t *testing.T) {
 	}
 	if got := preview([]byte{0x82, 0xa1}); !strings.Contains(got, "malformed") {
 		t.Fatalf("malformed: %q", got)
+	}
+	// a uint64 past int64's range and whole floats as the print sink
+	// writes them (they showed as <malformed msgpack> and as 100)
+	big := append(abi.AppendStr([]byte{0x83}, "n"), 0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
+	big = abi.AppendFloat(abi.AppendStr(big, "e"), 100)
+	big = abi.AppendFloat(abi.AppendStr(big, "m"), math.Copysign(0, -1))
+	if got, want := preview(big), `{"n":18446744073709551615,"e":100.0,"m":-0.0}`; got != want {
+		t.Fatalf("got %s", got)
 	}
 }
 

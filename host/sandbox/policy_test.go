@@ -84,7 +84,7 @@ operators:
 			"{\"a\":\"x\",\"v\":1}\n", "{\"a\":\"x\",\"v\":4}\n",
 			`dead> {"error":"no key field \"a\"","operator":"total","subtask":0,"position":2,"record":{"v":2}}`,
 			`dead> {"error":"field \"v\" is str, want a number","operator":"total","subtask":0,"position":3,"record":{"a":"x","v":"two"}}`,
-			`dead> {"error":"key {\"m\":1}: unexpected msgpack type`, `"operator":"total","subtask":0,"position":4,"record":{"a":{"m":1},"v":5}}`,
+			`dead> {"error":"key {\"m\":1}: a key must be a string, a number, a boolean or an array of them, not a map"`, `"operator":"total","subtask":0,"position":4,"record":{"a":{"m":1},"v":5}}`,
 		} {
 			if !strings.Contains(j.out, want) {
 				t.Errorf("printed no %q:\n%s", want, j.out)

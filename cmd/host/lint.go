@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/host/connector"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
 	"github.com/sluicehq/sluice/host/plugin"
@@ -35,7 +36,9 @@ then it is compiled (through the compilation cache) and asked what it is
 (its sluice_describe, in the sandbox), so a plugin used as the wrong kind,
 keyed state without a key-by or a side output the plugin does not declare
 is reported as run would. Its open is not called: a config value it refuses
-shows when the job runs.`,
+shows when the job runs. The paths of file sources and sinks are held to the
+pipeline's folder and the data roots (--data-roots) as run holds them; the
+files need not exist.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			hs, err := hostSettings(cmd)
@@ -69,7 +72,9 @@ func lintFile(ctx context.Context, w io.Writer, file string, roots []string, hs 
 		_, err = plan.Plan(p, plan.Options{})
 	}
 	if err == nil {
-		err = lintPluginFiles(ctx, file, roots, p, hs)
+		// file sources and sinks are held to the data roots as run holds them
+		conns := &connector.Builtin{Root: filepath.Dir(file), Roots: confined(file, hs.DataRoots), RootsSetting: "data-roots"}
+		err = joinProblems(conns.CheckPaths(p), lintPluginFiles(ctx, file, roots, p, hs))
 	}
 	if err == nil {
 		return false
@@ -83,6 +88,23 @@ func lintFile(ctx context.Context, w io.Writer, file string, roots []string, hs 
 		fmt.Fprintf(w, "%s: %v\n", file, err)
 	}
 	return true
+}
+
+// joinProblems merges the problem lists of a and b into one, sorted by
+// position; an error that is not a list wins as it is.
+func joinProblems(a, b error) error {
+	var all pipeline.Errors
+	for _, err := range []error{a, b} {
+		var list pipeline.Errors
+		switch {
+		case err == nil:
+		case errors.As(err, &list):
+			all = append(all, list...)
+		default:
+			return err
+		}
+	}
+	return all.Err()
 }
 
 // lintPluginFiles checks every plugin file of p that exists against ABI v1

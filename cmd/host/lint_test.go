@@ -140,3 +140,27 @@ operators:
 		t.Errorf("high-temp: exit %d: %s%s", code, out, errs)
 	}
 }
+
+// TestLintHoldsFilesToTheDataRoots: a file source or sink outside the
+// pipeline's folder and the data roots is reported as run refuses it
+// (lint took --data-roots and checked nothing), and --data-roots allows it.
+func TestLintHoldsFilesToTheDataRoots(t *testing.T) {
+	dir, data := t.TempDir(), t.TempDir()
+	p := filepath.Join(dir, "p.yaml")
+	writeFile(t, p, `version: 1
+name: p
+operators:
+  - id: src
+    source: { type: file, path: `+filepath.Join(data, "in.jsonl")+` }
+  - id: out
+    sink: { type: file, path: out/x.jsonl }
+`)
+	code, out, _ := runHost(t, "lint", p)
+	want := p + ":5:13: source \"src\": path " + filepath.Join(data, "in.jsonl") + " resolves to " + filepath.Join(data, "in.jsonl") + ", outside the allowed roots "
+	if code != 1 || !strings.HasPrefix(out, want) || !strings.Contains(out, "(the data-roots setting chooses the allowed roots besides the pipeline's folder)") || strings.Count(out, "\n") != 1 {
+		t.Errorf("exit %d:\n%s\nwant it to start %q", code, out, want)
+	}
+	if code, out, _ := runHost(t, "lint", "--data-roots", data, p); code != 0 || out != "" {
+		t.Errorf("with --data-roots: exit %d: %s", code, out)
+	}
+}

@@ -36,8 +36,8 @@ var formats = []string{"json", "csv"}
 var sourceTypes = map[string][]optionSpec{
 	"generator": {
 		{name: "preset", kind: optEnum, required: true, choices: []string{"transactions", "sensors", "words", "sequence"}},
-		{name: "count", kind: optInt, lo: 0, hi: 1 << 53},   // records; unbounded when absent
-		{name: "rate", kind: optNumber, lo: 1e-9, hi: 1e12}, // records per second; as fast as possible when absent
+		{name: "count", kind: optInt, lo: 0, hi: 1 << 53}, // records; unbounded when absent
+		{name: "rate", kind: optNumber, lo: 0, hi: 1e12},  // records per second; 0 or absent: as fast as downstream takes them
 		{name: "seed", kind: optInt, lo: -1 << 53, hi: 1 << 53},
 		{name: "skew", kind: optNumber, lo: 0, hi: 1}, // share of records carrying the hot key
 		{name: "hot-key", kind: optString},

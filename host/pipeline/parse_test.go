@@ -359,3 +359,17 @@ operators:
 		t.Errorf("operator ConfigPos %v", got)
 	}
 }
+
+// TestGeneratorRateZeroMeansUnpaced: rate: 0 is "as fast as downstream
+// takes them", as README says and as an absent rate is (it was refused);
+// a negative rate is still refused.
+func TestGeneratorRateZeroMeansUnpaced(t *testing.T) {
+	src := "version: 1\nname: r\noperators:\n  - id: g\n    source: { type: generator, preset: sequence, count: 3, rate: %s }\n"
+	p := mustParse(t, fmt.Sprintf(src, "0"), ParseOptions{})
+	if r := p.Operators[0].Source.Options["rate"]; r != int64(0) && r != 0 && r != 0.0 {
+		t.Fatalf("rate %#v", r)
+	}
+	if _, err := Parse("p.yaml", []byte(fmt.Sprintf(src, "-1")), ParseOptions{}); err == nil || !strings.Contains(err.Error(), "rate must be between 0 and") {
+		t.Fatalf("rate -1: %v", err)
+	}
+}

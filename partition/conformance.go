@@ -15,9 +15,12 @@ import (
 
 // Result is one row of a conformance Report.
 type Result struct {
-	Check  string // what was checked, e.g. "range"
-	OK     bool
-	Detail string // the first failure, or what passed
+	Check string // what was checked, e.g. "range"
+	OK    bool
+	// Skipped reports a check that did not run because one it depends on
+	// failed (Detail says which); it is neither passed nor failed.
+	Skipped bool
+	Detail  string // the first failure, or what passed
 }
 
 // Report is the result table of a conformance run, one row per check.
@@ -26,28 +29,50 @@ type Report []Result
 // OK reports whether every check passed.
 func (r Report) OK() bool { return len(r.Failures()) == 0 }
 
-// Failures returns the failed rows.
+// Failures returns the failed rows (not the skipped ones).
 func (r Report) Failures() Report {
 	var f Report
 	for _, x := range r {
-		if !x.OK {
+		if !x.OK && !x.Skipped {
 			f = append(f, x)
 		}
 	}
 	return f
 }
 
-// String formats the table, one "PASS|FAIL  check  detail" line per row.
+// Skipped returns the rows of checks that did not run.
+func (r Report) Skipped() Report {
+	var s Report
+	for _, x := range r {
+		if x.Skipped {
+			s = append(s, x)
+		}
+	}
+	return s
+}
+
+// String formats the table, one "PASS|FAIL|SKIP  check  detail" line per
+// row.
 func (r Report) String() string {
 	var b strings.Builder
 	for _, x := range r {
 		status := "PASS"
-		if !x.OK {
+		switch {
+		case x.Skipped:
+			status = "SKIP"
+		case !x.OK:
 			status = "FAIL"
 		}
 		fmt.Fprintf(&b, "%s  %-22s %s\n", status, x.Check, x.Detail)
 	}
 	return b.String()
+}
+
+// Skip appends a skipped row for each of checks: "not run: " + why.
+func (r *Report) Skip(why string, checks ...string) {
+	for _, c := range checks {
+		*r = append(*r, Result{Check: c, Skipped: true, Detail: "not run: " + why})
+	}
 }
 
 // add appends a row: it fails when fail is non-empty.

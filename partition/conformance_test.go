@@ -2,6 +2,7 @@ package partition
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -179,6 +180,32 @@ func TestCheckCustomCatches(t *testing.T) {
 	refuser := BatchPartitionerFunc(func([]byte, int, int, []int32) error { return errors.New("not configured") })
 	if r := CheckCustom(refuser, nil, 5).String(); strings.Contains(r, "first key it refuses") {
 		t.Errorf("a partitioner refusing everything was told of a key:\n%s", r)
+	}
+}
+
+// TestCheckCustomSkipsWhatDependsOnRange: the checks a failed range
+// leaves unrun show as SKIP rows, neither passed nor failed (they
+// vanished from the table and the total), and CustomChecks names the
+// rows of a full run in order.
+func TestCheckCustomSkipsWhatDependsOnRange(t *testing.T) {
+	var names []string
+	for _, x := range CheckCustom(flinkLike, nil, 5) {
+		names = append(names, x.Check)
+	}
+	if !slices.Equal(names, CustomChecks) {
+		t.Fatalf("rows %v, CustomChecks %v", names, CustomChecks)
+	}
+	r := CheckCustom(KeyFunc(func(key []byte, n int) int { return n }), nil, 5)
+	if len(r) != len(CustomChecks) || len(r.Failures()) != 1 || len(r.Skipped()) != len(CustomChecks)-2 {
+		t.Fatalf("report:\n%s", r)
+	}
+	for _, x := range r.Skipped() {
+		if x.OK || x.Detail != "not run: range failed" {
+			t.Errorf("skipped row %+v", x)
+		}
+	}
+	if !strings.Contains(r.String(), "SKIP  single channel         not run: range failed\n") {
+		t.Errorf("table:\n%s", r)
 	}
 }
 

@@ -24,8 +24,8 @@ func newPluginCheckCmd() *cobra.Command {
 the marker and exports, describe and its kind, open with an empty config
 (or the --config values), an empty batch, a large batch of transactions-like
 records, malformed input (a truncated batch, a count larger than the
-records, a record that is not an envelope) answered with an error status
-rather than a trap, well-formed output, the same output for the same input
+records, a record that is not an envelope) answered with the malformed-input
+status (-1) rather than a trap or another status, well-formed output, the same output for the same input
 on a fresh instance, and close. A partitioner also goes through the custom
 partitioner rules (range, same key same channel, batching, one channel).
 It prints one PASS or FAIL line per check and exits 1 on any failure.`,
@@ -53,7 +53,11 @@ It prints one PASS or FAIL line per check and exits 1 on any failure.`,
 			w := cmd.OutOrStdout()
 			fmt.Fprint(w, rep.String())
 			if f := rep.Failures(); len(f) > 0 {
-				fmt.Fprintf(w, "FAIL %s: %d of %d checks failed\n", args[0], len(f), len(rep))
+				notRun := ""
+				if n := len(rep.Skipped()); n > 0 {
+					notRun = fmt.Sprintf(", %d not run", n)
+				}
+				fmt.Fprintf(w, "FAIL %s: %d of %d checks failed%s\n", args[0], len(f), len(rep), notRun)
 				return exitCode(1)
 			}
 			fmt.Fprintf(w, "PASS %s: %d checks\n", args[0], len(rep))

@@ -290,6 +290,9 @@ func runPlugin(cmd *cobra.Command, file string, o runOptions) error {
 	if info.Kind == abi.KindPartitioner || info.Kind == abi.KindKeySelector {
 		return fmt.Errorf("plugin %q is a %s: plugin run runs operators (map, filter, flat-map, process, reduce)", m.Name(), info.Kind)
 	}
+	if info.Keyed && o.key == "" {
+		return fmt.Errorf("plugin %q keeps keyed state (its sluice_describe): give --key FIELD to key the records by a field, as a key-by does", m.Name())
+	}
 	out := &jsonLines{w: bufio.NewWriter(cmd.OutOrStdout()), ports: []string{"main"}}
 	defer out.w.Flush()
 	oc := &runtime.OpenContext{
@@ -337,17 +340,30 @@ func feed(in io.Reader, name string, o runOptions, send func([]byte, int) error)
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var w abi.Writer
-	records, lineNo, first, last := 0, 0, 0, 0 // first and last: lines of the batch's records
-	// sendAt sends the batch, naming its input lines when the plugin fails
+	records, lineNo := 0, 0
+	var lines []int // the line of each record of the batch
+	// sendAt sends the batch, naming its input lines when the plugin fails:
+	// the line of the record its error names (the SDKs' 0-based "record
+	// N: " within the call), else the batch's lines
 	sendAt := func() error {
 		err := send(w.Buf, w.Count)
-		switch {
-		case err == nil:
+		if err == nil {
 			return nil
-		case w.Count == 1:
-			return fmt.Errorf("%s:%d: %w", name, last, err)
 		}
-		return fmt.Errorf("%s:%d-%d, a batch of %d records (--batch 1 names the record): %w", name, first, last, w.Count, err)
+		hint := ""
+		var pe *plugin.PluginError
+		if o.key == "" && (errors.Is(err, plugin.ErrState) || errors.As(err, &pe) && pe.Status == abi.StatusState) {
+			hint = " (plugin run: give --key FIELD to key the records, as a key-by does)"
+		}
+		if errors.As(err, &pe) {
+			if n, stripped, ok := pe.RecordIndex(); ok && n < len(lines) {
+				return fmt.Errorf("%s:%d: %w%s", name, lines[n], stripped, hint)
+			}
+		}
+		if w.Count == 1 {
+			return fmt.Errorf("%s:%d: %w%s", name, lines[0], err, hint)
+		}
+		return fmt.Errorf("%s:%d-%d, a batch of %d records (--batch 1 names the record): %w%s", name, lines[0], lines[len(lines)-1], w.Count, err, hint)
 	}
 	for sc.Scan() {
 		lineNo++
@@ -377,9 +393,9 @@ func feed(in io.Reader, name string, o runOptions, send func([]byte, int) error)
 			key, _ = abi.CanonicalKey(nil, raw) // as a key-by hands it on
 		}
 		if w.Count == 0 {
-			first = lineNo
+			lines = lines[:0]
 		}
-		last = lineNo
+		lines = append(lines, lineNo)
 		w.Append(0, false, key, v)
 		records++
 		if w.Count == o.batch {

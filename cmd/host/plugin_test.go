@@ -331,6 +331,11 @@ func TestPluginRunNamesTheFailingInput(t *testing.T) {
 	if want := "error: standard input:1: "; code != 1 || !strings.HasPrefix(errs, want) {
 		t.Errorf("trailing blank lines: exit %d, stderr %q, want it to begin %q", code, errs, want)
 	}
+	// an SDK's "record N: " (0-based, within the call) becomes the line
+	code, _, errs = runPluginCLI(t, "\n{\"c\":\"rec0\"}\n{\"a\":1}\n", "plugin", "run", wasm, "--input", "-")
+	if want := "error: standard input:2: plugin \"poison\" (operator poison, subtask 1/1) export sluice_process: plugin returned status -3 (user error): bad record\n"; code != 1 || errs != want {
+		t.Errorf("record 0 of a batch: exit %d, stderr\n got: %s\nwant: %s", code, errs, want)
+	}
 	code, _, errs = runPluginCLI(t, "{\"k\":{\"a\":1}}\n", "plugin", "run", wasm, "--input", "-", "--key", "k")
 	if want := "error: standard input:1: the --key field \"k\" is no key: a key must be a string, a number, a boolean or an array of them, not a map\n"; code != 1 || errs != want {
 		t.Errorf("--key of a map: exit %d, stderr\n got: %s\nwant: %s", code, errs, want)

@@ -125,6 +125,26 @@ func lastLines(s string, max int) string {
 func (e *PluginError) Unwrap() error { return e.Cause }
 
 // statusError is the cause of a non-zero status.
+// RecordIndex reads the SDKs' "record N: " prefix of the guest's error
+// text: the 0-based index, within the call, of the input record the error
+// is about. It returns N and a copy of e without the prefix (the caller
+// names the record its own way: a position, a line), or ok false when the
+// text has no such prefix or the error is not a status the guest returned.
+func (e *PluginError) RecordIndex() (n int, stripped *PluginError, ok bool) {
+	rest, found := strings.CutPrefix(e.Text, "record ")
+	digits, text, found2 := strings.Cut(rest, ": ")
+	if !found || !found2 || !errors.Is(e.Cause, ErrStatus) {
+		return 0, nil, false
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil || n < 0 || strconv.Itoa(n) != digits {
+		return 0, nil, false
+	}
+	c := *e
+	c.Text, c.Cause = text, statusError(e.Status, text)
+	return n, &c, true
+}
+
 func statusError(st abi.Status, text string) error {
 	if text == "" {
 		return fmt.Errorf("%w %d (%s)", ErrStatus, int32(st), st)

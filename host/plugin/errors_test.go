@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
@@ -164,5 +165,26 @@ func TestStackLayout(t *testing.T) {
 		if got := l.stackFirst(); got != c.want {
 			t.Errorf("%s: stackFirst = %v", c.name, got)
 		}
+	}
+}
+
+// TestRecordIndex reads the SDKs' "record N: " prefix of a status error
+// and nothing else.
+func TestRecordIndex(t *testing.T) {
+	mk := func(text string) *PluginError {
+		return &PluginError{Plugin: "p", Export: abi.ExportProcess, Status: abi.StatusUser, Text: text, Cause: statusError(abi.StatusUser, text)}
+	}
+	n, s, ok := mk("record 12: no amount").RecordIndex()
+	if !ok || n != 12 || s.Text != "no amount" || !strings.HasSuffix(s.Error(), "plugin returned status -3 (user error): no amount") {
+		t.Fatalf("%d %v %v", n, s, ok)
+	}
+	for _, text := range []string{"no amount", "record x: a", "record -1: a", "record 01: a", "record 3 a", ""} {
+		if _, _, ok := mk(text).RecordIndex(); ok {
+			t.Errorf("%q: read a record index", text)
+		}
+	}
+	trap := &PluginError{Plugin: "p", Text: "record 1: x", Cause: ErrTrap}
+	if _, _, ok := trap.RecordIndex(); ok {
+		t.Error("a trap's text read as a status's")
 	}
 }

@@ -3,7 +3,6 @@ package plugin
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/codec"
@@ -125,12 +124,12 @@ func (o *Operator) rejectOne(batch []byte, s span, idx int, cause error) error {
 	rec := batch[s.start:s.end]
 	pos := o.seen + int64(idx) + 1
 	e := *pe
-	e.Record = recordName(pos, rec)
 	// The call held this record alone: the SDKs' "record 0: " prefix says
 	// less than the position the host now names.
-	if t, ok := strings.CutPrefix(e.Text, "record 0: "); ok && errors.Is(e.Cause, ErrStatus) {
-		e.Text, e.Cause = t, statusError(e.Status, t)
+	if n, stripped, ok := pe.RecordIndex(); ok && n == 0 {
+		e = *stripped
 	}
+	e.Record = recordName(pos, rec)
 	restart := e.Poisoned && o.policy != runtime.PolicyFail
 	if restart {
 		if err := o.r.crashed(&e); err != nil {

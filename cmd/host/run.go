@@ -137,7 +137,9 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 	res, err := job.Wait()
 	stopProgress()
 	stopAnnounce()
-	if res != nil {
+	// a job that failed before its sources produced a record (an open
+	// refused its config) has no figures to show: its error stands alone
+	if res != nil && (err == nil || res.Done > 0) {
 		_ = res.WriteSummary(stderr)
 	}
 	switch {

@@ -247,7 +247,8 @@ operators:
 }
 
 // TestRunConfigErrorPointsAtTheValue: a plugin refusing a config value in
-// open ("config threshold: want a number") is pointed at that value, in
+// open ("config threshold: want a number") is pointed at that value, with
+// no summary of a job that never started, in
 // the operator's config when it sets the key (overriding the plugin's),
 // else in the plugin's.
 func TestRunConfigErrorPointsAtTheValue(t *testing.T) {
@@ -277,6 +278,10 @@ operators:
 		code, _, errs := runPluginCLI(t, "", "run", "--progress", "none", p)
 		if code != 1 || !strings.Contains(errs, "error: "+filepath.Join(dir, c.want)) || !strings.Contains(errs, "config threshold: want a number") {
 			t.Errorf("exit %d, want 1 and %q in:\n%s", code, c.want, errs)
+		}
+		// nothing ran: no table of zeros above the error
+		if strings.Contains(errs, "records in") {
+			t.Errorf("a summary of a job that never started:\n%s", errs)
 		}
 	}
 }

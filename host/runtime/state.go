@@ -62,7 +62,7 @@ func (s *KeyedStore) KeyGroup(key []byte) (int, error) {
 	}
 	kg := partition.KeyGroup(h, s.maxP)
 	if kg < s.start || kg > s.end {
-		return 0, fmt.Errorf("key group %d of the key is not in this subtask's range [%d, %d]", kg, s.start, s.end)
+		return 0, fmt.Errorf("key group %d of the key is not in this subtask's range [%d, %d]: keyed state is scoped to the keys a subtask receives (the current record's key, as Flink scopes it); another key's state is out of reach, or within reach only at some parallelisms", kg, s.start, s.end)
 	}
 	return kg, nil
 }

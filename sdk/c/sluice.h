@@ -168,7 +168,11 @@ int sl_edit_emit(sl_edit *e, int out); /* SL_MALFORMED if the value is not a map
 int sl_state_get(int32_t slot, sl_str *val);
 int sl_state_put(int32_t slot, const void *p, uint32_t n);
 int sl_state_del(int32_t slot);
-/* The same with an explicit key (raw msgpack), e.g. from close. */
+/* The same with an explicit key (raw msgpack), e.g. from close: a key this
+ * subtask received (the current record's, or one it saw earlier). Keyed
+ * state is scoped to the keys a subtask owns, as Flink scopes it to the
+ * current key: another key's state is refused (SL_STATE), or reachable only
+ * at the parallelisms that happen to put its key group here. */
 int sl_state_get_key(int32_t slot, sl_value key, sl_str *val);
 int sl_state_put_key(int32_t slot, sl_value key, const void *p, uint32_t n);
 int sl_state_del_key(int32_t slot, sl_value key);

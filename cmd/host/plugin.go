@@ -146,6 +146,13 @@ func printInfo(w io.Writer, info plugin.Info) {
 	if len(info.Outputs) > 0 {
 		line("outputs", "%s", strings.Join(info.Outputs, ", "))
 	}
+	if info.KindFrom == abi.ExportDescribe {
+		keyed := "no"
+		if info.Keyed {
+			keyed = "yes (needs a key-by)"
+		}
+		line("keyed", "%s", keyed)
+	}
 	line("size", "%d bytes", info.Size)
 	line("sha256", "%s", info.SHA256)
 	max := "none"

@@ -45,6 +45,7 @@ func TestPluginInspect(t *testing.T) {
 		"kind     map (from sluice_describe)\n",
 		"sdk      wat\n",
 		"outputs  late\n",
+		"keyed    no\n",
 		"memory   min 2 pages (128 KiB), max none\n",
 		"  sluice_process        function (i32, i32, i32, i32) -> i32\n",
 		"imports  1\n",

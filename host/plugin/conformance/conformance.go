@@ -159,7 +159,10 @@ func check(ctx context.Context, m *plugin.Module, o Options, r report) Report {
 	case abi.KindKeySelector:
 		checkKeySelector(ctx, m, o, &r)
 	default:
-		checkOperator(ctx, m, kind, info.Outputs, o, &r)
+		// keyed state is there for a plugin that says it keeps it, or says
+		// nothing (no sluice_describe)
+		keyed := info.Keyed || info.KindFrom != abi.ExportDescribe
+		checkOperator(ctx, m, kind, info.Outputs, keyed, o, &r)
 	}
 	return r.r
 }
@@ -370,7 +373,7 @@ type opRun struct {
 	emitErr   string
 }
 
-func runOperator(ctx context.Context, m *plugin.Module, kind abi.Kind, outputs []string, o Options, large []byte, count int) opRun {
+func runOperator(ctx context.Context, m *plugin.Module, kind abi.Kind, outputs []string, keyed bool, o Options, large []byte, count int) opRun {
 	var run opRun
 	c := newCollector(outputs)
 	cfg := o.Config
@@ -380,7 +383,10 @@ func runOperator(ctx context.Context, m *plugin.Module, kind abi.Kind, outputs [
 	op := m.NewOperator(ctx, "conformance", cfg)
 	oc := &runtime.OpenContext{
 		Operator: "conformance", Parallelism: 1, MaxParallelism: 128, Config: cfg,
-		KeyGroupStart: 0, KeyGroupEnd: 127, State: plugin.NewMemoryState(), Port: c.port,
+		KeyGroupStart: 0, KeyGroupEnd: 127, Port: c.port,
+	}
+	if keyed {
+		oc.State = plugin.NewMemoryState()
 	}
 	if run.open = op.Open(oc); run.open != nil {
 		op.Close(nil)
@@ -429,15 +435,28 @@ func (run opRun) transcript() string {
 	return b.String()
 }
 
-func checkOperator(ctx context.Context, m *plugin.Module, kind abi.Kind, outputs []string, o Options, r *report) {
+func checkOperator(ctx context.Context, m *plugin.Module, kind abi.Kind, outputs []string, keyed bool, o Options, r *report) {
 	large, count := Records(o.Records)
-	run := runOperator(ctx, m, kind, outputs, o, large, count)
+	run := runOperator(ctx, m, kind, outputs, keyed, o, large, count)
 	if run.open != nil {
 		r.add(openLabel(o), run.open.Error(), "")
 		r.skip("open failed", operatorChecks()...)
 		return
 	}
-	r.add(openLabel(o), "", "subtask 1/1, keyed state available")
+	if keyed {
+		r.add(openLabel(o), "", "subtask 1/1, keyed state available")
+	} else {
+		r.add(openLabel(o), "", "subtask 1/1, no keyed state (its describe does not say keyed)")
+	}
+	// a plugin that uses keyed state without saying so runs in a pipeline
+	// without a key-by, and fails there record by record
+	undeclared := func(err error) string {
+		var pe *plugin.PluginError
+		if keyed || err == nil || !errors.Is(err, plugin.ErrState) && !(errors.As(err, &pe) && pe.Status == abi.StatusState) {
+			return errText(err)
+		}
+		return err.Error() + "; the plugin uses keyed state but its describe does not say keyed (Go: sdk.KeyedProcess; Rust: const KEYED: bool = true; C: .keyed = true; AssemblyScript: .keyed())"
+	}
 	switch {
 	case run.empty.err != nil:
 		r.add("empty batch", run.empty.err.Error(), "")
@@ -447,7 +466,7 @@ func checkOperator(ctx context.Context, m *plugin.Module, kind abi.Kind, outputs
 		r.add("empty batch", "", "0 records in, 0 out")
 	}
 	if run.large.err != nil {
-		r.add("large batch", run.large.err.Error(), "")
+		r.add("large batch", undeclared(run.large.err), "")
 	} else {
 		r.add("large batch", "", fmt.Sprintf("%d records (%d bytes) in, %d out", count, len(large), run.large.records))
 	}
@@ -464,7 +483,7 @@ func checkOperator(ctx context.Context, m *plugin.Module, kind abi.Kind, outputs
 		r.add("after malformed input", "", fmt.Sprintf("16 records in, %d out", run.after.records))
 	}
 	r.add("emits within bounds", cmpOr(run.emitErr, run.bad), "every output parses as count envelopes")
-	again := runOperator(ctx, m, kind, outputs, o, large, count)
+	again := runOperator(ctx, m, kind, outputs, keyed, o, large, count)
 	det := ""
 	if again.open != nil {
 		det = "second instance: open: " + again.open.Error()

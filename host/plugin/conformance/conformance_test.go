@@ -86,3 +86,29 @@ func TestSkippedRowsAreTheRunsRows(t *testing.T) {
 		})
 	}
 }
+
+// TestUndeclaredKeyedState: a plugin whose describe does not say keyed
+// runs without keyed state, and one that uses it anyway fails the large
+// batch with what to declare (it passed: the kit gave every plugin keyed
+// state, and the pipeline without a key-by then failed record by record).
+func TestUndeclaredKeyedState(t *testing.T) {
+	rep, err := CheckFile(context.Background(), fixture(t, "undeclaredstate", 0), Options{Records: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var open, large Result
+	for _, x := range rep {
+		switch x.Check {
+		case "open (empty config)":
+			open = x
+		case "large batch":
+			large = x
+		}
+	}
+	if !open.OK || open.Detail != "subtask 1/1, no keyed state (its describe does not say keyed)" {
+		t.Errorf("open row %+v", open)
+	}
+	if large.OK || !strings.Contains(large.Detail, "the plugin uses keyed state but its describe does not say keyed (Go: sdk.KeyedProcess; Rust: const KEYED: bool = true; C: .keyed = true; AssemblyScript: .keyed())") {
+		t.Errorf("large batch row %+v\n%s", large, rep)
+	}
+}

@@ -3,6 +3,7 @@ package plugin
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -157,6 +158,49 @@ func TestJournalUndoesFailedCall(t *testing.T) {
 	got, ok, _ := st.Get(0, []byte("\xa1k"), nil)
 	if !ok || string(got) != "old" || st.Len() != 1 {
 		t.Errorf("state after the failed call: %q %v, %d values; want \"old\" and 1 value", got, ok, st.Len())
+	}
+}
+
+// TestJournalLogsAKeyOnce: a call writing one key again and again logs the
+// value it found once (it logged every write: a guest overwriting an 8 MiB
+// value in a loop grew the log until the kernel killed the host), and undo
+// still restores that value, or the key's absence.
+func TestJournalLogsAKeyOnce(t *testing.T) {
+	st := NewMemoryState()
+	if err := st.Put(0, []byte("k"), []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	j := &journal{inner: st}
+	j.begin()
+	for i := 0; i < 1000; i++ {
+		if err := j.Put(0, []byte("k"), []byte(strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Put(0, []byte("fresh"), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			if err := j.Delete(0, []byte("k")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := j.Put(1, []byte("k"), []byte("other slot")); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.log) != 3 {
+		t.Fatalf("%d log entries, want 3 (k and fresh in slot 0, k in slot 1)", len(j.log))
+	}
+	if err := j.undo(); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, _ := st.Get(0, []byte("k"), nil); !ok || string(got) != "old" || st.Len() != 1 {
+		t.Errorf("after undo: %q %v, %d values", got, ok, st.Len())
+	}
+	// a new call logs afresh
+	j.begin()
+	if err := j.Put(0, []byte("k"), []byte("2")); err != nil || len(j.log) != 1 {
+		t.Fatalf("the next call: %v, %d entries", err, len(j.log))
 	}
 }
 

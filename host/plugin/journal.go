@@ -1,16 +1,26 @@
 package plugin
 
-import "github.com/sluicehq/sluice/host/runtime"
+import (
+	"encoding/binary"
+
+	"github.com/sluicehq/sluice/host/runtime"
+)
 
 // journal wraps an operator's keyed state with an undo log of the call in
 // progress, so that a failed call leaves the state as it found it: the
 // host re-runs the records of a failed batch (isolating the bad one) and
-// a good record's state change must count once. Every write first reads
-// the value it replaces; undo restores them, last first.
+// a good record's state change must count once. The first write of a call
+// to a (slot, key) reads the value it replaces; undo restores them, last
+// first. Later writes to the same (slot, key) log nothing: the value the
+// call found is what undo must restore, and one entry per write let a
+// guest overwriting one key in a loop grow the log without bound (8 MiB
+// a write: the kernel killed the host at 24 GB).
 type journal struct {
 	inner runtime.KeyedState
 	log   []undo
+	seen  map[string]struct{} // slot and key of each logged write of the call
 	buf   []byte
+	id    []byte
 }
 
 type undo struct {
@@ -23,7 +33,19 @@ type undo struct {
 var _ runtime.KeyedState = (*journal)(nil)
 
 // begin starts a call: nothing to undo yet.
-func (j *journal) begin() { j.log = j.log[:0] }
+func (j *journal) begin() { j.reset() }
+
+// reset empties the log, dropping the old values it held (a truncated
+// slice kept them from the garbage collector) and a large seen set.
+func (j *journal) reset() {
+	clear(j.log)
+	j.log = j.log[:0]
+	if len(j.seen) > 1024 {
+		j.seen = nil
+	} else {
+		clear(j.seen)
+	}
+}
 
 // undo restores what the failed call changed.
 func (j *journal) undo() error {
@@ -39,15 +61,23 @@ func (j *journal) undo() error {
 			return err
 		}
 	}
-	j.log = j.log[:0]
+	j.reset()
 	return nil
 }
 
 func (j *journal) remember(slot int, key []byte) error {
+	j.id = append(binary.LittleEndian.AppendUint32(j.id[:0], uint32(slot)), key...)
+	if _, logged := j.seen[string(j.id)]; logged {
+		return nil
+	}
 	old, had, err := j.inner.Get(slot, key, j.buf[:0])
 	if err != nil {
 		return err
 	}
+	if j.seen == nil {
+		j.seen = map[string]struct{}{}
+	}
+	j.seen[string(j.id)] = struct{}{}
 	j.buf = old[:0]
 	u := undo{slot: slot, key: append([]byte(nil), key...), had: had}
 	if had {

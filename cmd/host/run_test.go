@@ -493,7 +493,7 @@ func TestRunTakesEverySettingAsAFlag(t *testing.T) {
 	t.Setenv("SLUICE_CACHE_DIR", t.TempDir())
 	var out, errs bytes.Buffer
 	code := run(context.Background(), []string{"run", "--progress=none", "--max-output-bytes=100", "configs/quickstart.yaml"}, strings.NewReader(""), &out, &errs)
-	if code != 1 || !strings.Contains(errs.String(), "past the limit of 100 bytes per call (the max-output-bytes setting)") {
+	if code != 1 || !strings.Contains(errs.String(), "past the limit of 100 bytes per call (the max-output-bytes setting;") {
 		t.Fatalf("exit %d:\n%s", code, errs.String())
 	}
 }

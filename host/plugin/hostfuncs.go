@@ -31,6 +31,33 @@ var hostFuncs = []hostFunc{
 	{abi.ImportStateDel, []string{"slot", "key_ptr", "key_len"}, hostStateDel},
 }
 
+// Host functions bill the call's fuel for the work they do (callBound.
+// charge): hostCallFuel a call and one unit per bytesPerFuel bytes they
+// read, copy or hash. Fuel is otherwise spent only at the guest's function
+// entries and loop headers, so a loop of host calls each copying 8 MiB
+// ran 130,000 copies (175 s past a 1 s call-timeout, deaf to cancel)
+// before the guest spent a slice. At these rates host work costs about
+// what the guest's own work of the same time does (a C guest burns 2–7
+// units a nanosecond; the host copies a few bytes a nanosecond), and the
+// ordinary path, a batch's emits, costs a fraction of one slice.
+const (
+	hostCallFuel = 32
+	bytesPerFuel = 2
+)
+
+// bill charges the call for a host function that handles n bytes.
+func (in *instance) bill(n uint64) {
+	if in.bound != nil {
+		in.bound.charge(hostCallFuel + int64(min(n, math.MaxInt32)/bytesPerFuel))
+	}
+}
+
+// emitOverhead is what one emit costs the host besides its bytes (the
+// span that hands it on, 40 bytes, and slack), counted toward
+// max-output-bytes: a guest emitting nothing in a loop grew the host's
+// list of spans by 40 bytes an emit, unbounded (1.7 GB in one call).
+const emitOverhead = 64
+
 // maxPorts bounds the side-output tags one instance may register.
 const maxPorts = 1024
 
@@ -129,6 +156,7 @@ func (in *instance) emitEnds(port int32, ptr, n uint32, count int32, endsPtr uin
 
 func (in *instance) emitWith(port int32, ptr, n uint32, count int32, hasEnds bool, endsPtr uint32) abi.Status {
 	c := &in.c
+	in.bill(uint64(n) + 4*uint64(max(count, 0)))
 	switch {
 	case c.mode == outNone:
 		return c.violate("emit during %s, which has no output", c.export)
@@ -162,10 +190,12 @@ func (in *instance) emitWith(port int32, ptr, n uint32, count int32, hasEnds boo
 	if rp < 0 {
 		return abi.StatusOK // a side output nothing consumes: dropped
 	}
+	// what the host keeps of the emit: its bytes, its ends and its span
+	cost := int64(n) + int64(len(ends)) + emitOverhead
 	max := in.m.host.cfg.MaxOutputBytes
-	if int64(c.bytes)+int64(n) > int64(max) {
-		return c.refuse(abi.StatusLimit, fmt.Errorf("%w: the call emitted %d bytes, then %d more, past the limit of %d bytes per call (the max-output-bytes setting)",
-			ErrOutputLimit, c.bytes, n, max))
+	if int64(c.bytes)+cost > int64(max) {
+		return c.refuse(abi.StatusLimit, fmt.Errorf("%w: the call emitted %d bytes, then %d more, past the limit of %d bytes per call (the max-output-bytes setting; each emit counts %d bytes besides its records)",
+			ErrOutputLimit, c.bytes, cost, max, emitOverhead))
 	}
 	checked := -1 // where the ends go in c.ends once checked
 	if c.mode != outRecords || in.m.host.cfg.CheckOutput {
@@ -186,13 +216,14 @@ func (in *instance) emitWith(port int32, ptr, n uint32, count int32, hasEnds boo
 	start := len(c.out)
 	c.out = append(c.out, b...)
 	c.emits = append(c.emits, emitSpan{port: rp, start: start, end: len(c.out), count: int(count), ends: checked})
-	c.bytes += int(n)
+	c.bytes += int(cost)
 	c.count += int(count)
 	return abi.StatusOK
 }
 
 func (in *instance) port(ptr, n uint32) int32 {
 	c := &in.c
+	in.bill(uint64(n))
 	tag, ok := in.view(ptr, n)
 	if !ok {
 		return int32(in.outOfRange("port", "tag", ptr, n))
@@ -224,6 +255,7 @@ func (in *instance) port(ptr, n uint32) int32 {
 }
 
 func (in *instance) errorText(ptr, n uint32) {
+	in.bill(uint64(min(n, abi.MaxErrorText)))
 	b, ok := in.view(ptr, n)
 	if !ok {
 		in.outOfRange("error", "text", ptr, n)
@@ -241,6 +273,7 @@ func (in *instance) unkeyed(fn string) abi.Status {
 }
 
 func (in *instance) stateGet(slot int32, kp, kl, bp, bc uint32) int32 {
+	in.bill(uint64(kl)) // the key is hashed; the value is billed below
 	key, ok := in.view(kp, kl)
 	if !ok {
 		return int32(in.outOfRange("state_get", "key", kp, kl))
@@ -262,6 +295,7 @@ func (in *instance) stateGet(slot int32, kp, kl, bp, bc uint32) int32 {
 		return -1
 	}
 	in.buf = val[:0]
+	in.bill(uint64(len(val))) // read from the store, and maybe copied
 	if len(val) > math.MaxInt32 {
 		return int32(in.c.refuse(abi.StatusState, fmt.Errorf("%w: state_get slot %d: a value of %d bytes", ErrState, slot, len(val))))
 	}
@@ -286,6 +320,7 @@ func (in *instance) badSlot(fn string, slot int32, valLen int) (abi.Status, bool
 }
 
 func (in *instance) statePut(slot int32, kp, kl, vp, vl uint32) abi.Status {
+	in.bill(uint64(kl) + uint64(vl))
 	key, ok := in.view(kp, kl)
 	if !ok {
 		return in.outOfRange("state_put", "key", kp, kl)
@@ -307,6 +342,7 @@ func (in *instance) statePut(slot int32, kp, kl, vp, vl uint32) abi.Status {
 }
 
 func (in *instance) stateDel(slot int32, kp, kl uint32) abi.Status {
+	in.bill(uint64(kl))
 	key, ok := in.view(kp, kl)
 	if !ok {
 		return in.outOfRange("state_del", "key", kp, kl)

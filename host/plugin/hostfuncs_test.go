@@ -65,8 +65,22 @@ func TestHostCallRangesRefused(t *testing.T) {
 	}
 }
 
+// TestEmptyEmitsCountTowardTheLimit: emits of nothing still cost the host
+// a span each, so they count toward max-output-bytes (a guest emitting
+// nothing in a loop grew host memory by gigabytes within one call).
+func TestEmptyEmitsCountTowardTheLimit(t *testing.T) {
+	h := newHost(t, func(c *Config) { c.MaxOutputBytes = 10 * emitOverhead })
+	op := open(t, load(t, h, "script"), runtime.OpenContext{})
+	s := &script{}
+	for i := 0; i < 11; i++ {
+		s.do(opEmit, 0, 0, 0, 0, 0)
+	}
+	_, err := s.run(op)
+	wantErr(t, err, prefix+"output limit: the call emitted 640 bytes, then 64 more, past the limit of 640 bytes per call (the max-output-bytes setting; each emit counts 64 bytes besides its records)")
+}
+
 func TestEmitOutputLimitBeforeCopy(t *testing.T) {
-	h := newHost(t, func(c *Config) { c.MaxOutputBytes = 64 })
+	h := newHost(t, func(c *Config) { c.MaxOutputBytes = 64 + emitOverhead })
 	op := open(t, load(t, h, "script"), runtime.OpenContext{})
 	s := &script{}
 	rec := record(nil, 1, 1)
@@ -75,7 +89,7 @@ func TestEmitOutputLimitBeforeCopy(t *testing.T) {
 	s.do(opEmit, 0, 0, 0, 100000, 1000)          // would pass 64 bytes
 	inst := op.r.inst
 	out, err := s.run(op)
-	pe := wantErr(t, err, prefix+"output limit: the call emitted 16 bytes, then 100000 more, past the limit of 64 bytes per call (the max-output-bytes setting)")
+	pe := wantErr(t, err, prefix+"output limit: the call emitted 80 bytes, then 100064 more, past the limit of 128 bytes per call (the max-output-bytes setting; each emit counts 64 bytes besides its records)")
 	if !errors.Is(err, ErrOutputLimit) || pe.Poisoned || len(out.got) != 0 {
 		t.Fatalf("poisoned %v, %d emits", pe.Poisoned, len(out.got))
 	}

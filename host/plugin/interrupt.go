@@ -43,6 +43,9 @@ type callBound interface {
 	stop(callErr error) error
 	// release frees the bound when the instance closes.
 	release()
+	// charge bills the call for work a host function did for it (see
+	// hostFuel), so that a guest cannot hide work in host calls.
+	charge(units int64)
 }
 
 // Interruption mechanisms (Config.Interruption).
@@ -78,6 +81,7 @@ type unbound struct{ ctx context.Context }
 func (u unbound) start() context.Context { return u.ctx }
 func (unbound) stop(error) error         { return nil }
 func (unbound) release()                 {}
+func (unbound) charge(int64)             {}
 
 // deadlineInterrupter stops a call at a deadline of timeout.
 type deadlineInterrupter struct{ timeout time.Duration }
@@ -144,6 +148,10 @@ func (c *deadlineCtx) start() context.Context {
 // stop disarms the timer; wazero reports a deadline as an exit code,
 // which callFailure turns into ErrDeadline.
 func (c *deadlineCtx) stop(error) error { c.timer.Stop(); return nil }
+
+// charge has nothing to bill: the deadline is on the clock, which host
+// work advances too.
+func (c *deadlineCtx) charge(int64) {}
 
 func (c *deadlineCtx) release() {
 	if c.timer != nil {

@@ -323,6 +323,11 @@ func (b *fuelBound) stop(callErr error) error {
 
 func (b *fuelBound) release() {}
 
+// charge takes units from the guest's counter: the next metering site
+// that finds it spent calls refuel, which checks the call-timeout and the
+// context and pays FuelRate, as for the guest's own work.
+func (b *fuelBound) charge(units int64) { b.meter.Charge(units) }
+
 // giveWayFor is how long a call that has had slices slices, the last of
 // which took wall time, sleeps while other tenants are busy: nothing
 // unless the CPU is contended, else a multiple of the slice that grows

@@ -326,3 +326,32 @@ func TestFuelPacerIsSharedByItsHosts(t *testing.T) {
 		t.Error("NewFuelPacer(0) is a cap")
 	}
 }
+
+// TestHostCallsBillFuel: a host function's work is billed to the call's
+// fuel, by the bytes it handles, so a guest cannot hide work in host calls
+// (a loop of 8 MiB state copies ran 175 s past a 1 s call-timeout): ten
+// error calls of 4096 bytes spend ten times 2048 units more than ten of
+// none.
+func TestHostCallsBillFuel(t *testing.T) {
+	h := newHost(t, func(c *Config) { c.CallFuel = 1 << 40 })
+	op := open(t, load(t, h, "script"), runtime.OpenContext{})
+	spent := func(n int32) int64 {
+		s := &script{}
+		addr := s.data(make([]byte, 4096))
+		for i := 0; i < 10; i++ {
+			s.do(opError, 0, addr, n)
+		}
+		if _, err := s.run(op); err != nil {
+			t.Fatal(err)
+		}
+		b := fuelBoundOf(t, op)
+		return b.meter.Spent(b.meter.Remaining())
+	}
+	none, full := spent(0), spent(4096)
+	if d := full - none; d != 10*4096/bytesPerFuel {
+		t.Fatalf("4096-byte error calls spent %d units more than empty ones (%d, %d), want %d", d, full, none, 10*4096/bytesPerFuel)
+	}
+	if none < 10*hostCallFuel {
+		t.Fatalf("ten host calls spent %d units, under %d", none, 10*hostCallFuel)
+	}
+}

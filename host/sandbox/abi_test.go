@@ -32,7 +32,7 @@ func TestSandbox06_OutputOverLimit(t *testing.T) {
 	j := runYAML(t, h, t.TempDir(), poisonJob(`[{n: 1, c: huge}]`, "fail"), runtime.Options{}, nil)
 	failed(t, h, j)
 	wantWords(t, j.err, `plugin "poison" (operator m, subtask 1/1) export sluice_process`,
-		"output limit: the call emitted 0 bytes, then 2097152 more, past the limit of 1048576 bytes per call (the max-output-bytes setting)")
+		"output limit: the call emitted 0 bytes, then 2097216 more, past the limit of 1048576 bytes per call (the max-output-bytes setting; each emit counts 64 bytes besides its records)")
 	if !errors.Is(j.err, plugin.ErrOutputLimit) || errors.Is(j.err, plugin.ErrMalformedOutput) {
 		t.Errorf("want ErrOutputLimit and not ErrMalformedOutput: %v", j.err)
 	}

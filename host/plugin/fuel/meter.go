@@ -85,6 +85,15 @@ func (m *Meter) Refuel(counter int64) int64 {
 // current value (the argument of Refuel, or Remaining).
 func (m *Meter) Spent(counter int64) int64 { return m.loaded - counter }
 
+// Charge takes units from the counter for work done on the guest's behalf
+// (a host function's copying): the guest's next metering site then pays
+// for it, calling Refuel or trapping as if it had done the work itself.
+func (m *Meter) Charge(units int64) {
+	if units > 0 {
+		m.c.Set(uint64(int64(m.c.Get()) - units))
+	}
+}
+
 // Remaining returns the counter's current value; negative once the guest
 // has run out.
 func (m *Meter) Remaining() int64 { return int64(m.c.Get()) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
@@ -90,10 +91,27 @@ func acquire(ctx context.Context, sem chan struct{}, whose string) (func(), erro
 	select {
 	case sem <- struct{}{}:
 		return func() { <-sem }, nil
+	default:
+	}
+	wait := time.NewTimer(QueueWait)
+	defer wait.Stop()
+	select {
+	case sem <- struct{}{}:
+		return func() { <-sem }, nil
 	case <-ctx.Done():
 		return refuse()
+	case <-wait.C:
+		return nil, errorf(Unavailable, Busy, "waited %s while the server parsed or compiled %s: retry later", QueueWait, whose)
 	}
 }
+
+// QueueWait is the longest a request waits for a parse token: past it the
+// server answers 503 with Retry-After rather than hold the request until
+// the HTTP server's write timeout drops the connection with no reply.
+var QueueWait = 20 * time.Second
+
+// Busy is the Where of the refusal of a request that waited QueueWait.
+const Busy = "server busy"
 
 // maxOperators and maxSubtasks bound what a submitted pipeline may ask to
 // plan: the plan holds every operator's key-group ranges per subtask, so a

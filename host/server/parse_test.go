@@ -2,8 +2,13 @@ package server
 
 import (
 	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestParsesAreBounded: pipelines are parsed at most Config.Parses at a
@@ -69,5 +74,53 @@ func TestParsesAreBounded(t *testing.T) {
 	}
 	if len(s.parses) != 0 || len(s.tenants["a"].parse) != 0 || len(s.tenants["b"].parse) != 0 {
 		t.Errorf("tokens still held: server %d, a %d, b %d", len(s.parses), len(s.tenants["a"].parse), len(s.tenants["b"].parse))
+	}
+}
+
+// TestParseWaitIsBounded: a request waiting for a parse token gives up
+// after QueueWait with a 503 that says to retry (it waited until the HTTP
+// server's write timeout dropped the connection with no reply).
+func TestParseWaitIsBounded(t *testing.T) {
+	defer func(w time.Duration) { QueueWait = w }(QueueWait)
+	QueueWait = 50 * time.Millisecond
+	s := newTestServer(t, testConfig(t))
+	entered, proceed := make(chan string, 2), make(chan struct{})
+	s.parsing = func(tenant string) { entered <- tenant; <-proceed }
+	done := make(chan error, 1)
+	go func() { _, err := s.Submit(t.Context(), tenantA, []byte(sumPipeline)); done <- err }()
+	<-entered
+	_, err := s.Submit(t.Context(), tenantA, []byte(sumPipeline))
+	var e *Error
+	if !errors.As(err, &e) || e.Code != Unavailable || e.Where != Busy || !strings.Contains(e.Msg, "waited 50ms while the server parsed or compiled one of tenant a's pipelines: retry later") {
+		t.Fatalf("the waiting submission: %v", err)
+	}
+	close(proceed)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUploadStopsASpinningDescribe: an upload's calls run under
+// UploadCallTimeout, not the tenant's call-timeout, since an upload holds
+// parse tokens other tenants wait for.
+func TestUploadStopsASpinningDescribe(t *testing.T) {
+	defer func(d time.Duration) { UploadCallTimeout = d }(UploadCallTimeout)
+	UploadCallTimeout = 100 * time.Millisecond
+	tool, err := exec.LookPath("wat2wasm")
+	if err != nil {
+		t.Fatal("wat2wasm not found: install wabt (Debian/Ubuntu: apt-get install -y wabt)")
+	}
+	out := filepath.Join(t.TempDir(), "spin.wasm")
+	if msg, err := exec.Command(tool, "../plugin/testdata/spindescribe.wat", "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("wat2wasm: %v\n%s", err, msg)
+	}
+	bin, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestServer(t, testConfig(t))
+	_, err = s.UploadPlugin(t.Context(), tenantA, "spin", bin)
+	if CodeOf(err) != Unprocessable || !strings.Contains(err.Error(), "export sluice_describe: deadline exceeded: the call ran past its call-timeout of 100ms") {
+		t.Fatalf("upload: %v", err)
 	}
 }

@@ -66,8 +66,18 @@ func (s *Server) pluginConfig(t *tenant) plugin.Config {
 
 // newPluginHost makes a plugin host with t's limits, compiling without
 // the cache when its folder cannot be used.
-func (s *Server) newPluginHost(ctx context.Context, t *tenant) (*plugin.Host, error) {
+// UploadCallTimeout caps the call-timeout of the calls an upload makes
+// (_initialize and sluice_describe, which answer in milliseconds): an
+// upload holds the tenant's and one of the server's parse tokens, and a
+// describe spinning to a tenant's full call-timeout held them so long
+// that two tenants stalled every other tenant's submissions.
+var UploadCallTimeout = 2 * time.Second
+
+func (s *Server) newPluginHost(ctx context.Context, t *tenant, edit ...func(*plugin.Config)) (*plugin.Host, error) {
 	cfg := s.pluginConfig(t)
+	for _, e := range edit {
+		e(&cfg)
+	}
 	h, err := plugin.New(ctx, cfg)
 	if err != nil && cfg.CacheDir != "" {
 		s.log.Warn("compiling plugins without a cache", "error", err)
@@ -114,7 +124,7 @@ func (s *Server) UploadPlugin(ctx context.Context, p Principal, name string, bin
 	defer releaseServer()
 	// Check before compiling: a fresh host with the tenant's limits, closed
 	// at once (the job hosts compile again, from the cache when set).
-	h, err := s.newPluginHost(ctx, t)
+	h, err := s.newPluginHost(ctx, t, func(c *plugin.Config) { c.CallTimeout = min(c.CallTimeout, UploadCallTimeout) })
 	if err != nil {
 		return PluginInfo{}, errorf(Internal, "plugin host", "%v", err)
 	}

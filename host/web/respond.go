@@ -52,8 +52,8 @@ func writeServerError(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusInternalServerError, r.Method+" "+r.URL.Path, "%v", err)
 		return
 	}
-	if e.Code == server.Unavailable && e.Where == "host slots" {
-		w.Header().Set("Retry-After", "5") // the host's room comes back as jobs end
+	if e.Code == server.Unavailable && (e.Where == "host slots" || e.Where == server.Busy) {
+		w.Header().Set("Retry-After", "5") // the host's room comes back as jobs end, parses as they finish
 	}
 	writeJSON(w, statusOf[e.Code], errorBody{Error: e.Msg, Where: e.Where, Problems: e.Problems, Reasons: e.Reasons})
 }

@@ -123,6 +123,7 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 		Logger:     log,
 		Options: runtime.Options{
 			BatchSize: hs.BatchSize, BatchBytes: hs.BatchBytes, Linger: hs.Linger, QueueCapacity: hs.QueueCapacity,
+			StateBytes: hs.StateMemoryBytes(),
 		},
 	}
 	job, err := runtime.Start(ctx, g, deps)
@@ -162,6 +163,8 @@ func located(file string, p *pipeline.Pipeline, err error) string {
 	var ke *runtime.KeyError
 	var oe *runtime.OpError
 	switch {
+	case errors.As(err, &oe) && configErrorPos(p, p.Operator(oe.Operator), err).Line > 0:
+		pos = configErrorPos(p, p.Operator(oe.Operator), err)
 	case errors.As(err, &ke):
 		if op := p.Operator(ke.To); op != nil {
 			pos = op.KeyPos["key-by"]
@@ -174,10 +177,7 @@ func located(file string, p *pipeline.Pipeline, err error) string {
 		}
 	case errors.As(err, &oe):
 		if op := p.Operator(oe.Operator); op != nil {
-			if pos = configErrorPos(p, op, err); pos.Line == 0 {
-				pos = op.KeyPos[string(op.Kind)] // sum: amount, map: plugin...
-			}
-			if pos.Line == 0 {
+			if pos = op.KeyPos[string(op.Kind)]; pos.Line == 0 { // sum: amount, map: plugin...
 				pos = op.Pos
 			}
 		}
@@ -190,21 +190,27 @@ func located(file string, p *pipeline.Pipeline, err error) string {
 
 // configErrorPos is where the config value a plugin's open refused was
 // written: a config error (status SL_CONFIG) whose text starts
-// "config KEY:", as every SDK's and example's do, points at KEY in the
-// operator's config, or else in its plugin's. The zero Pos otherwise.
+// "config KEY:" (after the SDKs' "open: "), as every SDK's getters and
+// example write it, points at KEY in the operator's config when the
+// plugin is the operator's (its keys win), else in the plugin's: an edge
+// plugin (a partitioner, a key selector) opens with its plugin's config.
+// The zero Pos otherwise.
 func configErrorPos(p *pipeline.Pipeline, op *pipeline.Operator, err error) pipeline.Pos {
 	var pe *plugin.PluginError
 	if !errors.As(err, &pe) || pe.Status != abi.StatusConfig {
 		return pipeline.Pos{}
 	}
-	key, ok := strings.CutPrefix(pe.Text, "config ")
+	text := strings.TrimPrefix(pe.Text, "open: ")
+	key, ok := strings.CutPrefix(text, "config ")
 	if key, _, ok = strings.Cut(key, ":"); !ok || key == "" {
 		return pipeline.Pos{}
 	}
-	if pos, ok := op.ConfigPos[key]; ok {
-		return pos
+	if op != nil && op.Plugin == pe.Plugin && pe.Edge == "" {
+		if pos, ok := op.ConfigPos[key]; ok {
+			return pos
+		}
 	}
-	if pl := p.Plugins[op.Plugin]; pl != nil {
+	if pl := p.Plugins[pe.Plugin]; pl != nil {
 		return pl.ConfigPos[key]
 	}
 	return pipeline.Pos{}

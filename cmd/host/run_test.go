@@ -286,6 +286,35 @@ operators:
 	}
 }
 
+// TestRunEdgePluginConfigErrorPointsAtTheValue: a partitioner refusing
+// its config at open is pointed at the value in its plugin's config, and
+// the C SDK's "open: " before "config hot:" does not hide the key.
+func TestRunEdgePluginConfigErrorPointsAtTheValue(t *testing.T) {
+	dir := t.TempDir()
+	wasm, err := os.ReadFile(filepath.Join("..", "..", "plugins", "country", "country-c.wasm"))
+	if err != nil {
+		t.Fatalf("%v: run make plugins", err)
+	}
+	writeFile(t, filepath.Join(dir, "country.wasm"), string(wasm))
+	p := filepath.Join(dir, "edge.yaml")
+	writeFile(t, p, `version: 1
+name: edge
+plugins:
+  country: { path: country.wasm, config: { hot: [1] } }
+operators:
+  - id: txns
+    source: { type: generator, preset: transactions, count: 10 }
+  - id: out
+    partition: { custom: country, key: country }
+    sink: { type: discard }
+    parallelism: 2
+`)
+	code, _, errs := runPluginCLI(t, "", "run", "--progress", "none", p)
+	if want := "error: " + p + ":4:49: "; code != 1 || !strings.Contains(errs, want) || !strings.Contains(errs, "open: config hot: want a string") {
+		t.Errorf("exit %d, want 1 and %q in:\n%s", code, want, errs)
+	}
+}
+
 // TestRunStdinRecordsFlowBeforeEndOfInput: a record piped into a stdin
 // source is printed while the input stays open (tail -f log | host run);
 // the source held records until 512 of them or end of input.

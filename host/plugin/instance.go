@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"errors"
@@ -165,6 +166,11 @@ func (in *instance) invoke(e int, mode outMode) (abi.Status, error) {
 	in.stdout.startCall()
 	err := in.fns[e].CallWithStack(in.bound.start(), in.stack[:])
 	if cause := in.bound.stop(err); cause != nil {
+		if first := cmp.Or(in.c.violation, in.c.refusal); first != nil {
+			// the guest went on past a refused call until the bound
+			// stopped it: the refusal is what to fix
+			cause = fmt.Errorf("%w, after the host had refused one of its calls, which the guest went on past: %w", cause, first)
+		}
 		return 0, in.poison(name, cause)
 	}
 	if err != nil {

@@ -265,3 +265,22 @@ func TestIsolateFailSplitsABatchTooBigForOneCall(t *testing.T) {
 		t.Errorf("output %v, %d rejected; want every record once and none rejected", got, len(r.got))
 	}
 }
+
+// TestRefusalNamedWhenTheCallRunsOn: a guest that goes on past a refused
+// host call until its call-timeout is told of the refusal too (it was
+// told only of the timeout, hiding what to fix): here a state_put over
+// the state-memory limit.
+func TestRefusalNamedWhenTheCallRunsOn(t *testing.T) {
+	h := newHost(t, func(c *Config) { c.CallTimeout = 50 * time.Millisecond })
+	st := runtime.NewKeyedStore(128, 0, 127)
+	st.SetLimit(100)
+	op := open(t, load(t, h, "script"), runtime.OpenContext{State: st, KeyGroupStart: 0, KeyGroupEnd: 127})
+	s := &script{}
+	key, val := s.data([]byte("\xa1k")), s.data(make([]byte, 200))
+	s.do(opStatePut, 0, 0, key, 2, val, 200).do(opSpin, 0)
+	_, err := s.run(op)
+	if !errors.Is(err, ErrDeadline) || !errors.Is(err, ErrState) ||
+		!strings.Contains(err.Error(), "the call ran past its call-timeout of 50ms, after the host had refused one of its calls, which the guest went on past: keyed state: state_put slot 0: keyed state would hold 266 bytes, past the limit of 100") {
+		t.Fatalf("%v", err)
+	}
+}

@@ -32,6 +32,13 @@ type undo struct {
 
 var _ runtime.KeyedState = (*journal)(nil)
 
+// restorer is a store whose undo may pass its limit (runtime.KeyedStore's
+// state-memory): the state undo returns to was within it, but a key put
+// back before another is taken out may cross it on the way.
+type restorer interface {
+	Restore(slot int, key, val []byte, had bool) error
+}
+
 // begin starts a call: nothing to undo yet.
 func (j *journal) begin() { j.reset() }
 
@@ -52,9 +59,12 @@ func (j *journal) undo() error {
 	for i := len(j.log) - 1; i >= 0; i-- {
 		u := j.log[i]
 		var err error
-		if u.had {
+		switch r, ok := j.inner.(restorer); {
+		case ok:
+			err = r.Restore(u.slot, u.key, u.old, u.had)
+		case u.had:
 			err = j.inner.Put(u.slot, u.key, u.old)
-		} else {
+		default:
 			err = j.inner.Delete(u.slot, u.key)
 		}
 		if err != nil {

@@ -37,6 +37,9 @@ type Options struct {
 	// HotKeyShare is the share of a HASH edge's records above which the
 	// summary names the key as hot (default 0.5).
 	HotKeyShare float64
+	// StateBytes caps the keyed state a plugin operator's subtask holds,
+	// keys and values (KeyedStore.SetLimit); 0: no limit.
+	StateBytes int64
 }
 
 // Defaults of Options.

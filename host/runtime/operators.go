@@ -79,7 +79,9 @@ func (s *subtask) openContext(co *chainOp) *OpenContext {
 			start, end = spec.KeyGroups[s.index].Start, spec.KeyGroups[s.index].End
 		}
 		ctx.KeyGroupStart, ctx.KeyGroupEnd = start, end
-		ctx.State = NewKeyedStore(spec.MaxParallelism, start, end)
+		st := NewKeyedStore(spec.MaxParallelism, start, end)
+		st.SetLimit(s.e.opts.StateBytes)
+		ctx.State = st
 	}
 	tags, _ := portsOf(spec)
 	ctx.Port = func(tag string) int {

@@ -29,6 +29,38 @@ type KeyedStore struct {
 	arena            arena         // keys and values of the cells of insert
 	cells            []cell        // the rest of the block of cells insert hands out
 	cellBlock        int           // size of the last block: 16 doubling to 256
+	limit, used      int64         // Put's bytes: the cap (0: none) and what is held
+}
+
+// cellBytes is what the store counts for a cell besides its key and value
+// (the cell, its place in the list and the index).
+const cellBytes = 64
+
+// SetLimit caps the bytes Put may hold, keys and values with cellBytes
+// each (0: no limit): a Put past it fails, naming the state-memory
+// setting. The built-in aggregations' cells (insert) are not counted:
+// one small cell a key, as the records bring them.
+func (s *KeyedStore) SetLimit(bytes int64) { s.limit = bytes }
+
+// Restore puts back a value a failed call changed (had) or removes one
+// it added, whatever the limit: the state it returns to was within it.
+func (s *KeyedStore) Restore(slot int, key, val []byte, had bool) error {
+	limit := s.limit
+	s.limit = 0
+	defer func() { s.limit = limit }()
+	if had {
+		return s.Put(slot, key, val)
+	}
+	return s.Delete(slot, key)
+}
+
+// grow counts delta more bytes held, refusing them past the limit.
+func (s *KeyedStore) grow(delta int64) error {
+	if s.limit > 0 && delta > 0 && s.used+delta > s.limit {
+		return fmt.Errorf("keyed state would hold %d bytes, past the limit of %d for an operator's subtask (the state-memory setting, %d MiB)", s.used+delta, s.limit, s.limit>>20)
+	}
+	s.used += delta
+	return nil
 }
 
 // slotList is the cells of one slot in one key group, in first-stored
@@ -163,6 +195,9 @@ func (s *KeyedStore) Put(slot int, key, val []byte) error {
 	}
 	c := s.find(slot, key)
 	if c != nil && !c.dead {
+		if err := s.grow(int64(len(val)) - int64(len(c.val))); err != nil {
+			return err
+		}
 		c.val = append(c.val[:0], val...)
 		return nil
 	}
@@ -171,11 +206,17 @@ func (s *KeyedStore) Put(slot int, key, val []byte) error {
 		return err
 	}
 	if c != nil { // deleted, stored again: in its first-stored place
+		if err := s.grow(int64(len(val))); err != nil {
+			return err
+		}
 		c.val, c.dead = append(c.val[:0], val...), false
 		sl := s.slot(kg, slot, true)
 		sl.live++
 		sl.dead--
 		return nil
+	}
+	if err := s.grow(int64(len(key)) + int64(len(val)) + cellBytes); err != nil {
+		return err
 	}
 	s.add(kg, slot, &cell{key: string(key), val: append([]byte(nil), val...)})
 	return nil
@@ -201,6 +242,9 @@ func (s *KeyedStore) Delete(slot int, key []byte) error {
 	c := s.lookup(slot, key)
 	if c == nil {
 		return nil
+	}
+	if !c.dead {
+		s.used -= int64(len(c.val))
 	}
 	c.dead, c.val = true, c.val[:0]
 	sl := s.slot(kg, slot, false)
@@ -247,6 +291,7 @@ func (s *KeyedStore) compact(sl *slotList, slot int) {
 	for _, c := range sl.order {
 		if c.dead {
 			s.index[slot].remove(s.hasher.hashString(c.key), c)
+			s.used -= int64(len(c.key)) + cellBytes
 			continue
 		}
 		keep = append(keep, c)

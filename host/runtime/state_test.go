@@ -189,3 +189,57 @@ func TestKeyedStoreBoundsSlotsAndValues(t *testing.T) {
 		t.Errorf("a value past the limit: %v", err)
 	}
 }
+
+// TestKeyedStoreLimit: Put counts keys and values (with cellBytes a
+// cell) against SetLimit and refuses past it, naming the setting; an
+// overwrite counts its difference, a delete frees its value and, once
+// compacted, its key; Restore (a failed call's undo) passes the limit.
+func TestKeyedStoreLimit(t *testing.T) {
+	s := NewKeyedStore(128, 0, 127)
+	s.SetLimit(1000)
+	k := func(i int) []byte { return abi.AppendStr(nil, fmt.Sprintf("k%03d", i)) } // 5 bytes
+	if err := s.Put(0, k(1), make([]byte, 800)); err != nil {
+		t.Fatal(err)
+	}
+	if s.used != 5+800+cellBytes {
+		t.Fatalf("used %d", s.used)
+	}
+	err := s.Put(0, k(2), make([]byte, 200))
+	if err == nil || err.Error() != "keyed state would hold 1138 bytes, past the limit of 1000 for an operator's subtask (the state-memory setting, 0 MiB)" {
+		t.Fatalf("past the limit: %v", err)
+	}
+	if err := s.Put(0, k(1), make([]byte, 100)); err != nil || s.used != 5+100+cellBytes { // shrink
+		t.Fatalf("overwrite: %v, used %d", err, s.used)
+	}
+	if err := s.Put(0, k(2), make([]byte, 200)); err != nil {
+		t.Fatalf("after the shrink: %v", err)
+	}
+	if err := s.Delete(0, k(1)); err != nil || s.used != 5+cellBytes+5+200+cellBytes {
+		t.Fatalf("delete: %v, used %d", err, s.used)
+	}
+	if err := s.Restore(0, k(1), make([]byte, 900), true); err != nil {
+		t.Fatalf("restore past the limit: %v", err)
+	}
+	if err := s.Put(0, k(3), []byte{1}); err == nil {
+		t.Fatal("a put over the limit after a restore passed")
+	}
+	if s.limit != 1000 {
+		t.Fatalf("restore left the limit at %d", s.limit)
+	}
+	// a deleted key's value is freed; its cell stays listed (counted) until
+	// its list compacts
+	s2 := NewKeyedStore(128, 0, 127)
+	for i := 0; i < 100; i++ {
+		if err := s2.Put(1, k(i), []byte{1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 100; i++ {
+		if err := s2.Delete(1, k(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s2.used > 100*(5+cellBytes) {
+		t.Fatalf("after deleting every key: used %d", s2.used)
+	}
+}

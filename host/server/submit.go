@@ -69,7 +69,7 @@ func (s *Server) start(ctx context.Context, t *tenant, pr *prepared, u usage) (*
 		Connectors: newConnectors(j.out),
 		Logger:     s.log.With("job", j.ID, "tenant", j.Tenant),
 		Options: runtime.Options{BatchSize: s.cfg.Host.BatchSize, BatchBytes: s.cfg.Host.BatchBytes,
-			Linger: s.cfg.Host.Linger, QueueCapacity: s.cfg.Host.QueueCapacity},
+			Linger: s.cfg.Host.Linger, QueueCapacity: s.cfg.Host.QueueCapacity, StateBytes: s.cfg.Host.StateMemoryBytes()},
 	}
 	if len(pr.plugins) > 0 {
 		set, h, err := s.loadPlugins(ctx, jctx, t, pr, j)

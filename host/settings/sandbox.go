@@ -38,10 +38,15 @@ type Sandbox struct {
 	// same input stops at the same instruction on any machine and under
 	// any load. 0: call-timeout, on the clock, decides.
 	CallFuel int64 `mapstructure:"call-fuel"`
+	// StateMemory is the keyed state a plugin operator's subtask may hold,
+	// in MiB (keys and values, as the host keeps them): a plugin that
+	// stores more fails its call, so a tenant's plugin cannot grow state
+	// until the kernel kills the host. 0: no limit.
+	StateMemory int64 `mapstructure:"state-memory"`
 }
 
 // SandboxKeys lists the sandbox settings' keys.
-var SandboxKeys = []string{"restart-attempts", "restart-delay", "restart-window", "job-memory", "data-roots", "fuel-rate", "call-fuel"}
+var SandboxKeys = []string{"restart-attempts", "restart-delay", "restart-window", "job-memory", "data-roots", "fuel-rate", "call-fuel", "state-memory"}
 
 func init() { Keys = append(Keys, SandboxKeys...) }
 
@@ -53,6 +58,7 @@ func DefaultSandbox() Sandbox {
 		RestartDelay:    100 * time.Millisecond,
 		RestartWindow:   10 * time.Second,
 		JobMemory:       2048, // 128 instances of the default 16 MiB
+		StateMemory:     1024,
 	}
 }
 
@@ -68,9 +74,13 @@ func (s Sandbox) validate() []error {
 	check(s.RestartWindow > 0, "restart-window", "must be positive, got %s", s.RestartWindow)
 	check(s.JobMemory >= 0, "job-memory", "must not be negative (MiB; 0: no budget), got %d", s.JobMemory)
 	check(s.FuelRate >= 0, "fuel-rate", "must not be negative (fuel units per second; 0: no cap), got %d", s.FuelRate)
+	check(s.StateMemory >= 0, "state-memory", "must not be negative (MiB; 0: no limit), got %d", s.StateMemory)
 	check(s.CallFuel >= 0, "call-fuel", "must not be negative (fuel units a call; 0: call-timeout decides), got %d", s.CallFuel)
 	return errs
 }
+
+// StateMemoryBytes is StateMemory in bytes; 0: no limit.
+func (s Sandbox) StateMemoryBytes() int64 { return s.StateMemory << 20 }
 
 // JobMemoryBytes is JobMemory in bytes; 0: no budget.
 func (s Sandbox) JobMemoryBytes() uint64 { return uint64(s.JobMemory) << 20 }
@@ -83,4 +93,5 @@ func setSandboxDefaults(v *viper.Viper, s Sandbox) {
 	v.SetDefault("data-roots", s.DataRoots)
 	v.SetDefault("fuel-rate", s.FuelRate)
 	v.SetDefault("call-fuel", s.CallFuel)
+	v.SetDefault("state-memory", s.StateMemory)
 }

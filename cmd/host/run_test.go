@@ -18,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plugin"
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
@@ -286,9 +289,9 @@ operators:
 	}
 }
 
-// TestRunEdgePluginConfigErrorPointsAtTheValue: a partitioner refusing
-// its config at open is pointed at the value in its plugin's config, and
-// the C SDK's "open: " before "config hot:" does not hide the key.
+// TestRunEdgePluginConfigErrorPointsAtTheValue: a partitioner (the C
+// one) refusing its config at open is pointed at the value in its
+// plugin's config.
 func TestRunEdgePluginConfigErrorPointsAtTheValue(t *testing.T) {
 	dir := t.TempDir()
 	wasm, err := os.ReadFile(filepath.Join("..", "..", "plugins", "country", "country-c.wasm"))
@@ -310,8 +313,34 @@ operators:
     parallelism: 2
 `)
 	code, _, errs := runPluginCLI(t, "", "run", "--progress", "none", p)
-	if want := "error: " + p + ":4:49: "; code != 1 || !strings.Contains(errs, want) || !strings.Contains(errs, "open: config hot: want a string") {
+	if want := "error: " + p + ":4:49: "; code != 1 || !strings.Contains(errs, want) || !strings.Contains(errs, "config hot: want a string, got a list") {
 		t.Errorf("exit %d, want 1 and %q in:\n%s", code, want, errs)
+	}
+}
+
+// TestConfigErrorPos: "open: " before "config NAME:" (a plugin's own
+// refusal, prefixed as the SDKs prefix open's errors) still names NAME;
+// other statuses and texts point nowhere.
+func TestConfigErrorPos(t *testing.T) {
+	p, err := pipeline.Parse("p.yaml", []byte("version: 1\nname: p\nplugins:\n  e: { path: e.wasm, config: { bank: 7 } }\noperators:\n  - { id: s, source: { type: stdin } }\n  - { id: m, map: e }\n  - { id: o, sink: { type: discard } }\n"), pipeline.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		status abi.Status
+		text   string
+		line   int
+	}{
+		{abi.StatusConfig, "config bank: want a string", 4},
+		{abi.StatusConfig, "open: config bank: want a string", 4},
+		{abi.StatusConfig, "config other: x", 0},
+		{abi.StatusConfig, "bank is wrong", 0},
+		{abi.StatusUser, "config bank: want a string", 0},
+	} {
+		pe := &plugin.PluginError{Plugin: "e", Operator: "m", Status: c.status, Text: c.text}
+		if pos := configErrorPos(p, p.Operator("m"), pe); pos.Line != c.line {
+			t.Errorf("%v %q: line %d, want %d", c.status, c.text, pos.Line, c.line)
+		}
 	}
 }
 

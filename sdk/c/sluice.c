@@ -1268,6 +1268,144 @@ static int unsupported(const char *what) {
 	return err_send(SL_UNSUPPORTED);
 }
 
+/* ---- config ------------------------------------------------------------------ */
+
+static char g_cfg_err[512]; /* the config getters' refusals, "; "-joined */
+static uint32_t g_cfg_err_len;
+
+static void cfg_add(const void *p, uint32_t n) {
+	if (n > sizeof g_cfg_err - g_cfg_err_len) n = (uint32_t)sizeof g_cfg_err - g_cfg_err_len;
+	memcpy(g_cfg_err + g_cfg_err_len, p, n);
+	g_cfg_err_len += n;
+}
+static void cfg_adds(const char *s) { cfg_add(s, (uint32_t)strlen(s)); }
+
+/* cfg_bad records that key name holds v where want was wanted, naming v
+ * as the Go SDK does: a scalar as written (a string quoted, cut at 40
+ * bytes), a list or a map by its kind. */
+static void cfg_bad(const char *name, const char *want, sl_value v) {
+	char d[24];
+	int64_t i;
+	double f;
+	bool b;
+	sl_str s;
+	if (g_cfg_err_len) cfg_adds("; ");
+	cfg_adds("config "), cfg_adds(name), cfg_adds(": want "), cfg_adds(want), cfg_adds(", got ");
+	if (sl_as_str(v, &s)) {
+		cfg_adds("\"");
+		cfg_add(s.p, s.n > 40 ? 40 : s.n);
+		cfg_adds(s.n > 40 ? "\"..." : "\"");
+	} else if (sl_as_int(v, &i)) {
+		cfg_add(d, fmt_int(d, i));
+	} else if (sl_as_bool(v, &b)) {
+		cfg_adds(b ? "true" : "false");
+	} else if (sl_as_float(v, &f)) {
+		if (f == f && f > -1e15 && f < 1e15 && f == (double)(int64_t)f) cfg_add(d, fmt_int(d, (int64_t)f));
+		else cfg_adds("a fraction"); /* the SDK formats no floats */
+	} else {
+		switch (sl_type_of(v)) {
+		case SL_T_ARRAY: cfg_adds("a list"); break;
+		case SL_T_MAP: cfg_adds("a map"); break;
+		case SL_T_BIN: cfg_adds("binary"); break;
+		default: cfg_adds("a value of another type"); break;
+		}
+	}
+}
+
+/* cfg_value finds key name, false when it is missing or nil. */
+static bool cfg_value(sl_value config, const char *name, sl_value *v) {
+	return sl_map_get(config, name, v) && !sl_is_nil(*v);
+}
+
+/* parse_int reads a decimal integer with optional spaces around it. */
+static bool parse_int(sl_str s, int64_t *out) {
+	uint32_t i = 0, end = s.n;
+	while (i < end && s.p[i] == ' ') i++;
+	while (end > i && s.p[end - 1] == ' ') end--;
+	bool neg = i < end && (s.p[i] == '-' || s.p[i] == '+') && s.p[i++] == '-';
+	if (i == end) return false;
+	uint64_t u = 0;
+	for (; i < end; i++) {
+		if (s.p[i] < '0' || s.p[i] > '9' || u > (UINT64_C(1) << 63) / 10) return false;
+		u = u * 10 + (uint64_t)(s.p[i] - '0');
+	}
+	if (u > (neg ? UINT64_C(1) << 63 : (uint64_t)INT64_MAX)) return false;
+	*out = neg ? (int64_t)(0 - u) : (int64_t)u;
+	return true;
+}
+
+int64_t sl_config_int(sl_value config, const char *name, int64_t def) {
+	sl_value v;
+	int64_t i;
+	double f;
+	sl_str s;
+	if (!cfg_value(config, name, &v)) return def;
+	if (sl_as_int(v, &i)) return i;
+	if (sl_type_of(v) == SL_T_FLOAT && sl_as_float(v, &f) && f >= -9223372036854775808.0 && f < 9223372036854775808.0 && f == (double)(int64_t)f) return (int64_t)f;
+	if (sl_as_str(v, &s) && parse_int(s, &i)) return i;
+	cfg_bad(name, "an integer (int64)", v);
+	return def;
+}
+
+double sl_config_float(sl_value config, const char *name, double def) {
+	sl_value v;
+	double f;
+	sl_str s;
+	if (!cfg_value(config, name, &v)) return def;
+	if (sl_as_float(v, &f)) return f;
+	if (v.n == 9 && v.p[0] == 0xcf) return (double)be64(v.p + 1); /* a uint64 past int64 */
+	if (sl_as_str(v, &s) && s.n > 0 && s.n < 64) {
+		char t[64];
+		memcpy(t, s.p, s.n);
+		t[s.n] = 0;
+		char *end;
+		f = strtod(t, &end);
+		while (*end == ' ') end++;
+		if (end != t && *end == 0) return f;
+	}
+	cfg_bad(name, "a number", v);
+	return def;
+}
+
+bool sl_config_bool(sl_value config, const char *name, bool def) {
+	sl_value v;
+	bool b;
+	sl_str s;
+	if (!cfg_value(config, name, &v)) return def;
+	if (sl_as_bool(v, &b)) return b;
+	if (sl_as_str(v, &s)) {
+		while (s.n && s.p[0] == ' ') s.p++, s.n--;
+		while (s.n && s.p[s.n - 1] == ' ') s.n--;
+		if (sl_str_eq(s, "true")) return true;
+		if (sl_str_eq(s, "false")) return false;
+	}
+	cfg_bad(name, "a boolean", v);
+	return def;
+}
+
+sl_str sl_config_str(sl_value config, const char *name, const char *def) {
+	sl_value v;
+	sl_str s = {(const uint8_t *)def, def ? (uint32_t)strlen(def) : 0};
+	int64_t i;
+	bool b;
+	if (!cfg_value(config, name, &v)) return s;
+	if (sl_as_str(v, &s)) return s; /* a view of the config */
+	if (sl_as_bool(v, &b)) return (sl_str){(const uint8_t *)(b ? "true" : "false"), b ? 4u : 5u};
+	double f;
+	bool whole = sl_as_int(v, &i);
+	if (!whole && sl_type_of(v) == SL_T_FLOAT && sl_as_float(v, &f) && f > -1e15 && f < 1e15 && f == (double)(int64_t)f)
+		i = (int64_t)f, whole = true; /* a whole float, as Go's 'g' formats it: 3.0 is "3" */
+	if (whole) {
+		char *t = malloc(24); /* kept for the instance's life, as the config is */
+		if (t) {
+			s.p = (const uint8_t *)t, s.n = fmt_int(t, i);
+			return s;
+		}
+	}
+	cfg_bad(name, "a string", v);
+	return (sl_str){(const uint8_t *)def, def ? (uint32_t)strlen(def) : 0};
+}
+
 int32_t sl__open(const sl_plugin *p, const uint8_t *cfg, uint32_t n, int32_t subtask, int32_t par, int32_t maxpar) {
 	static uint8_t *g_cfg; /* the config, copied: its views outlive the input buffer */
 	g_plugin = p;
@@ -1288,11 +1426,16 @@ int32_t sl__open(const sl_plugin *p, const uint8_t *cfg, uint32_t n, int32_t sub
 		if (g_nouts == 1 + SL_MAX_OUTPUTS) return sl_fail(SL_CONFIG, "too many side outputs");
 		g_outs[g_nouts++].port = sl_host_port((const uint8_t *)*tag, (uint32_t)strlen(*tag));
 	}
+	g_cfg_err_len = 0;
 	if (p->open) {
 		int st = p->open(&g_ctx, config);
 		if (st > 0) return positive_return(st, "open", -1);
+		/* a refused config value ("config NAME: ...") goes as sdk/go's does,
+		 * unprefixed: the host reads NAME to point at its line */
+		if (st == SL_CONFIG && g_err_set && g_err_len >= 7 && memcmp(g_err, "config ", 7) == 0) return st;
 		if (st < 0) return user_failed(st, "open", -1);
 	}
+	if (g_cfg_err_len) return sl_failn(SL_CONFIG, "", g_cfg_err, g_cfg_err_len); /* as sdk/go: no "open: " */
 	g_opened = true;
 	begin_call(); /* open emits nothing */
 	return SL_OK;

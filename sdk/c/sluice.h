@@ -177,6 +177,20 @@ int sl_state_get_key(int32_t slot, sl_value key, sl_str *val);
 int sl_state_put_key(int32_t slot, sl_value key, const void *p, uint32_t n);
 int sl_state_del_key(int32_t slot, sl_value key);
 
+/* ---- config ----------------------------------------------------------------
+ * Typed getters for the config open receives, as the Go SDK's: the value of
+ * the top-level key name, or def when the key is missing or nil. An integer
+ * takes a whole float and a numeric string, a float an integer, a boolean
+ * "true" and "false", a string an integer, a whole float or a boolean
+ * formatted (the SDK formats no fractions). A value of
+ * another type returns def and records "config NAME: want T, got V": open
+ * then fails with SL_CONFIG and that text once the callback returns SL_OK
+ * (the host points at NAME's line in the pipeline file). */
+int64_t sl_config_int(sl_value config, const char *name, int64_t def);
+double sl_config_float(sl_value config, const char *name, double def);
+bool sl_config_bool(sl_value config, const char *name, bool def);
+sl_str sl_config_str(sl_value config, const char *name, const char *def); /* a view, valid for the instance's life */
+
 /* ---- errors --------------------------------------------------------------
  * Sends msg (and detail bytes appended) as the call's error text and returns
  * status, so that `return sl_fail(SL_USER, "no amount");` reads naturally. */

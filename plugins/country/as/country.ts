@@ -4,28 +4,18 @@
 // (Java hashCode, as Flink: abi.KeyHash) over channels 1..n-1; with one
 // channel everything goes to 0. A key without a hash (nil, a map...) fails
 // the batch.
-import { Context, KeyHash, Status, Type, Value, bytesEqual, fail, keyHash, partitioner } from "../../../sdk/assemblyscript/assembly/index";
+import { Context, KeyHash, Status, Type, Value, bytesEqual, configStr, fail, keyHash, partitioner } from "../../../sdk/assemblyscript/assembly/index";
 export * from "../../../sdk/assemblyscript/assembly/partitioner";
 
-let hot: usize = memory.data<u8>([0x4e, 0x4c]); // "NL"
-let hotLen: i32 = 2;
-let hotText: ArrayBuffer = new ArrayBuffer(0); // keeps a formatted "hot" alive
+let hot: usize = 0;
+let hotLen: i32 = 0;
+let hotText: ArrayBuffer = new ArrayBuffer(0); // keeps "hot" alive
 const hash = new KeyHash();
 
 function open(ctx: Context, config: Value): i32 {
-  const v = config.getInto("hot", new Value());
-  if (!v.exists || v.isNil) return Status.OK;
-  if (v.isStr) {
-    hot = v.strPtr; // a view into the config: valid for the instance's life
-    hotLen = v.strLen;
-    return Status.OK;
-  }
-  // as Go's ConfigString: an integer or a boolean formatted (this allocates, once)
-  let s: string;
-  if (v.isInt && !(load<u8>(v.ptr) == 0xcf && load<u8>(v.ptr + 1) >= 0x80)) s = v.asInt().toString();
-  else if (v.isBool) s = v.asBool() ? "true" : "false";
-  else return fail(Status.Config, "config hot: want a string");
-  hotText = String.UTF8.encode(s);
+  // as Go's ConfigString: a string, or a number or boolean formatted (this
+  // allocates, once)
+  hotText = String.UTF8.encode(configStr(config, "hot", "NL"));
   hot = changetype<usize>(hotText);
   hotLen = hotText.byteLength;
   return Status.OK;

@@ -7,28 +7,13 @@
 
 #include <string.h>
 
-static sl_str hot = {(const uint8_t *)"NL", 2};
-static char hot_text[24]; /* an integer "hot", formatted as Go's ConfigString does */
+static sl_str hot;
 
 static int open_(const sl_context *ctx, sl_value config) {
 	(void)ctx;
-	sl_value v;
-	int64_t i;
-	bool b;
-	if (!sl_map_get(config, "hot", &v) || sl_is_nil(v)) return SL_OK;
-	if (sl_as_str(v, &hot)) return SL_OK; /* a view of the config: valid for the instance's life */
-	if (sl_as_bool(v, &b)) {
-		hot.p = (const uint8_t *)(b ? "true" : "false"), hot.n = b ? 4 : 5;
-		return SL_OK;
-	}
-	if (!sl_as_int(v, &i)) return sl_fail(SL_CONFIG, "config hot: want a string");
-	char d[24];
-	int k = sizeof d;
-	uint64_t u = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
-	do d[--k] = (char)('0' + u % 10); while ((u /= 10) > 0);
-	if (i < 0) d[--k] = '-';
-	memcpy(hot_text, d + k, sizeof d - (size_t)k);
-	hot.p = (const uint8_t *)hot_text, hot.n = (uint32_t)(sizeof d - (size_t)k);
+	/* as Go's ConfigString: a string (a view of the config, valid for the
+	 * instance's life), or an integer or boolean formatted */
+	hot = sl_config_str(config, "hot", "NL");
 	return SL_OK;
 }
 

@@ -18,6 +18,7 @@ import "./abort"; // the abort handler (see abort.ts) must be compiled in
 export { Buf } from "./buf";
 export { Iter, MAX_DEPTH, Type, Value, bytesEqual, skip, typeOf, utf8Equals } from "./value";
 export { Edit, Record } from "./record";
+export { configBool, configFloat, configInt, configStr } from "./config";
 export { KeyHash, RUNE_ERROR, decodeLastRune, decodeRune, isPunct, isSpace, javaStringHash, keyHash, putRune, runeSize, toLower } from "./text";
 export {
   Context, Kind, MAIN, Plugin, Status,

@@ -6,6 +6,7 @@
 // negative Status; a filter returns 1 to keep). Use fail() to return a
 // failure with its text.
 
+import { configProblems, resetConfigProblems } from "./config";
 import { Buf } from "./buf";
 import { hostEmit, hostEmitEnds, hostError, hostPort, hostStateDel, hostStateGet, hostStatePut } from "./host";
 import { Edit, Record, parseRecord, parseWhy, pool, putEnvelope } from "./record";
@@ -167,6 +168,9 @@ function userFailed(st: i32, what: string, i: i32): i32 {
   if (failStatus != 0) return failStatus;
   const name = plugin ? (<Plugin>plugin).name : "plugin";
   const text = errSet ? String.UTF8.decodeUnsafe(errBuf.ptr, <usize>errBuf.len) : name + ": " + what + " failed with status " + st.toString();
+  // an open refusing a config value ("config NAME: ...") goes as the Go
+  // SDK's does, unprefixed: the host reads NAME to point at its line
+  if (i < 0 && st == Status.Config && errSet && text.startsWith("config ")) return fail(st, text);
   return fail(st, i >= 0 ? "record " + i.toString() + ": " + text : what + ": " + text);
 }
 
@@ -362,9 +366,13 @@ export function sluice_open(ptr: usize, len: i32, subtask: i32, parallelism: i32
     ports.push(port);
   }
   const open = p.openFn;
+  resetConfigProblems();
   const st = open(ctx, cfg);
   if (st > 0) return positiveReturn(st, "open", -1);
   if (st < 0) return userFailed(st, "open", -1);
+  // the config getters' refusals, as sdk/go reports them (no "open: ")
+  const problems = configProblems();
+  if (problems.length > 0) return fail(Status.Config, problems);
   opened = true;
   beginCall();
   return Status.OK;

@@ -144,6 +144,26 @@ test("text and keys as Go sees them", async () => {
   }
 });
 
+test("config: the typed getters take what the Go SDK's take and name what they refuse", async () => {
+  const wasm = build("config");
+  const cfg = encode({ n: 7, text: " -42 ", half: f64(1.5), yes: "true", word: "hot", list: [] });
+  let inst = await Instance.load(wasm);
+  let r = inst.open(cfg);
+  assert.equal(r.status, 0, r.error);
+  r = inst.process(batch([[null, null, {}]]), 1);
+  assert.equal(r.status, 0, r.error);
+  assert.deepEqual(decode(r.out[0].bytes.subarray(3)), { n: 7, text: -42, half: 1.5, yes: true, word: "hot", num: "7" });
+  // a value of another type fails open after it returned OK
+  inst = await Instance.load(wasm);
+  r = inst.open(encode({ n: f64(1.5), text: "x", half: [], yes: 2, word: {} }));
+  assert.deepEqual([r.status, r.error], [Status.Config,
+    'config n: want an integer (int64), got 1.5; config text: want an integer (int64), got "x"; config half: want a number, got a list; config yes: want a boolean, got 2; config word: want a string, got a map']);
+  // an open's own "config NAME: ..." is not prefixed "open: "
+  inst = await Instance.load(wasm);
+  r = inst.open(encode({ refuse: true }));
+  assert.deepEqual([r.status, r.error], [Status.Config, "config refuse: told to"]);
+});
+
 test("process: side outputs, keyed state, errors, limits, describe", async () => {
   const wasm = build("late");
   let inst = await Instance.load(wasm, { unconsumed: ["unused"] });

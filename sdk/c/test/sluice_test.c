@@ -779,6 +779,62 @@ static void test_open(void) {
 	CHECK(sl__process(&p, 0, NULL, 0, 0) == SL_OK && emit_calls == 0); /* an empty batch */
 }
 
+/* the typed config getters take what the Go SDK's take, and a value of
+ * another type fails open with SL_CONFIG, "config NAME: want T, got V",
+ * after the callback returned SL_OK */
+static int64_t got_n, got_text;
+static double got_f;
+static bool got_b;
+static sl_str got_s, got_num;
+static int open_reads_config(const sl_context *ctx, sl_value cfg) {
+	(void)ctx;
+	got_n = sl_config_int(cfg, "n", -1);
+	got_text = sl_config_int(cfg, "text", -1);
+	got_f = sl_config_float(cfg, "half", 0);
+	got_b = sl_config_bool(cfg, "yes", false);
+	got_s = sl_config_str(cfg, "word", "def");
+	got_num = sl_config_str(cfg, "n", "");
+	(void)sl_config_int(cfg, "missing", 5);
+	return SL_OK;
+}
+static int open_reads_bad_config(const sl_context *ctx, sl_value cfg) {
+	(void)ctx;
+	CHECK(sl_config_int(cfg, "half", 9) == 9);
+	CHECK(sl_config_bool(cfg, "n", true) == true);
+	sl_str s = sl_config_str(cfg, "list", "d");
+	CHECK(s.n == 1 && s.p[0] == 'd');
+	return SL_OK;
+}
+static int open_refuses_config(const sl_context *ctx, sl_value cfg) {
+	(void)ctx, (void)cfg;
+	return sl_fail(SL_CONFIG, "config hot: want a string");
+}
+static void test_config_getters(void) {
+	sl_buf c = {0};
+	sl_put_map(&c, 6);
+	sl_put_cstr(&c, "n"), sl_put_int(&c, 7);
+	sl_put_cstr(&c, "text"), sl_put_cstr(&c, " -42 ");
+	sl_put_cstr(&c, "half"), sl_put_float(&c, 1.5);
+	sl_put_cstr(&c, "yes"), sl_put_cstr(&c, "true");
+	sl_put_cstr(&c, "word"), sl_put_cstr(&c, "hot");
+	sl_put_cstr(&c, "list"), sl_put_array(&c, 0);
+	sl_plugin p = {.name = "cfg", .kind = SL_KIND_MAP, .map = double_and_tag, .open = open_reads_config};
+	sl__reset();
+	CHECK(sl__open(&p, c.p, c.len, 0, 1, 1) == SL_OK);
+	CHECK(got_n == 7 && got_text == -42 && got_f == 1.5 && got_b);
+	CHECK(sl_str_eq(got_s, "hot") && sl_str_eq(got_num, "7"));
+	p.open = open_reads_bad_config;
+	sl__reset();
+	last_error[0] = 0;
+	CHECK(sl__open(&p, c.p, c.len, 0, 1, 1) == SL_CONFIG);
+	CHECK(strcmp(last_error, "config half: want an integer (int64), got a fraction; config n: want a boolean, got 7; config list: want a string, got a list") == 0);
+	/* an open's own "config NAME: ..." is not prefixed "open: " */
+	p.open = open_refuses_config;
+	sl__reset();
+	CHECK(sl__open(&p, c.p, c.len, 0, 1, 1) == SL_CONFIG && strcmp(last_error, "config hot: want a string") == 0);
+	free(c.p);
+}
+
 static int returns_seven(const sl_record *r) { (void)r; return 7; }
 static int emits_to_nine(int32_t port, const sl_record *r) { (void)port; return sl_emit(9, r); }
 static int open_returns_five(const sl_context *ctx, sl_value cfg) { (void)ctx, (void)cfg; return 5; }
@@ -827,6 +883,7 @@ int main(void) {
 	test_process_state_and_side_outputs();
 	test_partition_and_describe();
 	test_open();
+	test_config_getters();
 	test_positive_return();
 	if (failures) {
 		fprintf(stderr, "FAIL: %d check(s)\n", failures);

@@ -22,6 +22,7 @@
 //! Natively the host imports are fakes, so operators run under `cargo test`
 //! through [`testing::Harness`].
 
+mod config;
 mod hash;
 #[cfg(any(test, all(target_arch = "wasm32", not(feature = "std-alloc"))))]
 mod heap;

@@ -377,6 +377,9 @@ pub mod rt {
                     *slot = Some(op);
                     0
                 }
+                // a config getter's refusal goes as the Go SDK's: "config
+                // NAME: ...", which the host reads to point at NAME
+                Err(err) if err.status == Status::CONFIG && err.text.starts_with("config ") => e.fail(err, Status::CONFIG),
                 Err(err) => e.fail(err.prefixed("open: "), Status::CONFIG),
             }
         })

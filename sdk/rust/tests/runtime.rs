@@ -134,10 +134,11 @@ struct Double;
 impl Plugin for Double {
     const NAME: &'static str = "double";
     fn open(_: &Context, config: Value<'static>) -> Result<Self, Error> {
-        match config.get("fail") {
-            Some(_) => Err("told to fail".into()),
-            None => Ok(Double),
+        if config.get("fail").is_some() {
+            return Err("told to fail".into());
         }
+        config.config_int("factor", 2)?;
+        Ok(Double)
     }
 }
 impl Map for Double {
@@ -179,6 +180,14 @@ fn open_failures() {
     cfg.put_bool(true);
     assert_eq!(h.open(&cfg), -6, "a string error in open is a config error");
     assert_eq!(h.error(), "open: told to fail");
+    // a config getter's refusal goes as Go's does, without "open: ", so
+    // that the host reads its key
+    let mut cfg = Vec::new();
+    cfg.put_map(1);
+    cfg.put_str("factor");
+    cfg.put_str("x");
+    assert_eq!(h.open(&cfg), -6);
+    assert_eq!(h.error(), "config factor: want an integer (int64), got \"x\"");
     assert_eq!(h.open(EMPTY), 0);
     assert_eq!(h.open(EMPTY), -4, "twice");
 }

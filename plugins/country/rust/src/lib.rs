@@ -14,16 +14,7 @@ impl Plugin for Country {
     const NAME: &'static str = "country";
     fn open(_: &Context, config: Value<'static>) -> Result<Self, Error> {
         // as Go's ConfigString: a string, or an integer or boolean formatted
-        let hot = match config.get("hot") {
-            None => b"NL".to_vec(),
-            Some(v) if v.is_nil() => b"NL".to_vec(),
-            Some(v) => match (v.as_str_bytes(), v.as_int(), v.as_bool()) {
-                (Some(s), _, _) => s.to_vec(),
-                (_, Some(i), _) => i.to_string().into_bytes(),
-                (_, _, Some(b)) => b.to_string().into_bytes(),
-                _ => return Err(Error::config("config hot: want a string")),
-            },
-        };
+        let hot = config.config_str("hot", "NL")?.as_bytes().to_vec();
         Ok(Country { hot })
     }
 }

@@ -49,7 +49,7 @@ operators:
     parallelism: 2
     sink: { type: discard }
 `)
-	writeFile(t, clean, "version: 1\nname: c\noperators:\n  - { id: s, source: { type: stdin } }\n")
+	writeFile(t, clean, "version: 1\nname: c\noperators:\n  - { id: s, source: { type: stdin } }\n  - { id: o, sink: { type: discard } }\n")
 	code, out, _ := runHost(t, "lint", a, clean, b)
 	want := a + ":7:5: operator 'total' is a sum, which needs a keyed stream: add key-by\n" +
 		a + ":9:12: operator 'out' reads \"nowhere\", which is not an operator of this pipeline\n" +
@@ -77,7 +77,7 @@ func TestLintPluginRoots(t *testing.T) {
 	if err := mkdir(sub); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, p, "version: 1\nname: p\nplugins:\n  m: { path: ../plugins/m.wasm }\noperators:\n  - { id: s, source: { type: stdin } }\n  - { id: x, map: m }\n")
+	writeFile(t, p, "version: 1\nname: p\nplugins:\n  m: { path: ../plugins/m.wasm }\noperators:\n  - { id: s, source: { type: stdin } }\n  - { id: x, map: m }\n  - { id: o, sink: { type: discard } }\n")
 	code, out, _ := runHost(t, "lint", p)
 	if code != 1 || !strings.Contains(out, p+":4:3: plugin m: path ../plugins/m.wasm climbs out of the allowed plugin folders") {
 		t.Errorf("exit %d: %s", code, out)
@@ -162,5 +162,23 @@ operators:
 	}
 	if code, out, _ := runHost(t, "lint", "--data-roots", data, p); code != 0 || out != "" {
 		t.Errorf("with --data-roots: exit %d: %s", code, out)
+	}
+}
+
+// TestNoSinkIsRefused: a pipeline with no sink would run and write
+// nothing, exiting 0 (Flink refuses it: No operators defined in streaming
+// topology); lint and run refuse it at its operators: line, plan shows it.
+func TestNoSinkIsRefused(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "p.yaml")
+	writeFile(t, p, "version: 1\nname: p\noperators:\n  - { id: src, source: { type: generator, preset: sequence, count: 3 } }\n  - { id: m, key-by: n, count: true }\n")
+	want := p + ":3:1: the pipeline has no sink: it would run and write nothing (Flink: No operators defined in streaming topology. Cannot execute.); end it with a sink, such as - { id: out, sink: { type: print } }\n"
+	if code, out, _ := runHost(t, "lint", p); code != 1 || out != want {
+		t.Errorf("lint: exit %d\n got: %s\nwant: %s", code, out, want)
+	}
+	if code, _, errs := runHost(t, "run", "--progress", "none", p); code != 1 || errs != want {
+		t.Errorf("run: exit %d\n got: %s\nwant: %s", code, errs, want)
+	}
+	if code, _, errs := runHost(t, "plan", p); code != 0 {
+		t.Errorf("plan: exit %d: %s", code, errs)
 	}
 }

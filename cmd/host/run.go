@@ -83,6 +83,9 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 	p, err := readPipeline(file, roots)
 	var g *plan.JobGraph
 	if err == nil {
+		err = pipeline.NeedsSink(p)
+	}
+	if err == nil {
 		g, err = plan.Plan(p, plan.Options{Slots: hs.Slots})
 	}
 	if err != nil {

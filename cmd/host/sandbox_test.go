@@ -28,7 +28,7 @@ func TestLintPluginMemoryAboveLimit(t *testing.T) {
 	dir := t.TempDir()
 	copyFile(t, watFixture(t, "bigmem"), filepath.Join(dir, "big.wasm"))
 	p := filepath.Join(dir, "p.yaml")
-	writeFile(t, p, "version: 1\nname: p\nplugins:\n  big: { path: big.wasm }\noperators:\n  - { id: s, source: { type: stdin } }\n  - { id: m, map: big }\n")
+	writeFile(t, p, "version: 1\nname: p\nplugins:\n  big: { path: big.wasm }\noperators:\n  - { id: s, source: { type: stdin } }\n  - { id: m, map: big }\n  - { id: o, sink: { type: discard } }\n")
 	code, out, _ := runHost(t, "lint", p)
 	want := p + ":4:3: plugin big (big.wasm) declares 300 pages (18.8 MiB) of initial memory, above the host's limit of 256 pages (16 MiB)\n"
 	if code != 1 || out != want {

@@ -46,6 +46,9 @@ func (s *Server) prepare(t *tenant, src []byte) (*prepared, error) {
 	restoreCollect(p, collects)
 	errs = append(errs, policy(p)...)
 	errs = append(errs, size(p)...)
+	if err := pipeline.NeedsSink(p); err != nil {
+		errs = append(errs, problemsOf(err)...)
+	}
 	plugins := s.resolvePlugins(t, p, &errs)
 	if len(errs) > 0 {
 		return nil, lintError(errs)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -94,5 +95,16 @@ func TestTooLargeToPlanRefusedBeforePlanning(t *testing.T) {
 	}
 	if _, err := s.Submit(t.Context(), tenantA, []byte(b.String())); err == nil || !strings.Contains(err.Error(), "1001 operators: this server plans at most 1000") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestSubmitRefusesNoSink: a pipeline with no sink is a lint problem at its
+// operators: line, as the CLI refuses it.
+func TestSubmitRefusesNoSink(t *testing.T) {
+	s := newTestServer(t, testConfig(t))
+	_, err := s.Submit(t.Context(), tenantA, []byte("version: 1\nname: p\noperators:\n  - { id: src, source: { type: generator, preset: sequence, count: 3 } }\n"))
+	var e *Error
+	if !errors.As(err, &e) || e.Code != Invalid || len(e.Problems) != 1 || e.Problems[0].Line != 3 || !strings.Contains(e.Problems[0].Message, "the pipeline has no sink") {
+		t.Fatalf("%v (%+v)", err, e)
 	}
 }

@@ -38,10 +38,7 @@ func TestPrintSinkPrefixes(t *testing.T) {
 	for _, tt := range tests {
 		var buf bytes.Buffer
 		b := &Builtin{Stdout: &buf}
-		opts := map[string]any{}
-		if tt.prefix != "" {
-			opts["prefix"] = tt.prefix
-		}
+		opts := map[string]any{"prefix": tt.prefix} // "" as Flink's print(""): none
 		s := openSink(t, b, "p", "print", opts, tt.subtask, tt.p)
 		batch, n := batchOf(t, `{"b":1,"a":[true,null]}`, `"x"`)
 		if err := s.Process(0, batch, n, nil); err != nil {

@@ -17,6 +17,7 @@ type optionSpec struct {
 	required bool
 	choices  []string // optEnum
 	lo, hi   float64  // optInt, optNumber
+	empty    bool     // optString: "" is a value (print's prefix: none)
 }
 
 type optionKind int
@@ -53,7 +54,7 @@ var sourceTypes = map[string][]optionSpec{
 }
 
 var sinkTypes = map[string][]optionSpec{
-	"print": {{name: "prefix", kind: optString}},
+	"print": {{name: "prefix", kind: optString, empty: true}}, // Flink's print(""): no identifier
 	"file": {
 		{name: "path", kind: optString, required: true},
 		{name: "format", kind: optEnum, choices: formats},
@@ -213,6 +214,9 @@ func (d *decoder) option(n *yaml.Node, what string, s optionSpec) (any, bool) {
 	case optEnum:
 		return d.oneOf(n, what, s.choices...)
 	case optString:
+		if s.empty && deref(n).Kind == yaml.ScalarNode && deref(n).ShortTag() == "!!str" && deref(n).Value == "" {
+			return "", true
+		}
 		return d.str(n, what)
 	case optInt:
 		return d.integer(n, what, int(s.lo), int(s.hi))

@@ -373,3 +373,17 @@ func TestGeneratorRateZeroMeansUnpaced(t *testing.T) {
 		t.Fatalf("rate -1: %v", err)
 	}
 }
+
+// TestPrintPrefixMayBeEmpty: prefix: "" is Flink's print(""), no
+// identifier (it was refused as an empty string); other options still
+// refuse "".
+func TestPrintPrefixMayBeEmpty(t *testing.T) {
+	src := "version: 1\nname: p\noperators:\n  - { id: s, source: { type: elements, values: [{a: 1}] } }\n  - { id: o, sink: { type: %s } }\n"
+	p := mustParse(t, fmt.Sprintf(src, `print, prefix: ""`), ParseOptions{})
+	if v, ok := p.Operators[1].Sink.Options["prefix"]; !ok || v != "" {
+		t.Fatalf("prefix %#v %v", v, ok)
+	}
+	if _, err := Parse("p.yaml", []byte(fmt.Sprintf(src, `file, path: ""`)), ParseOptions{}); err == nil || !strings.Contains(err.Error(), "path must not be empty") {
+		t.Fatalf("an empty path: %v", err)
+	}
+}

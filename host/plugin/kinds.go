@@ -65,7 +65,7 @@ func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*Mo
 					pos = op.Pos
 				}
 				problem(pos, "operator %q uses plugin %q as a %s, but the plugin is a %s (its sluice_describe): %s",
-					op.ID, op.Plugin, op.Kind, info.Kind, useAs(info.Kind, op.Plugin))
+					op.ID, op.Plugin, op.Kind, info.Kind, useAs(info.Kind, op.Plugin, op.Kind))
 			}
 			if info != nil && info.Keyed && op.KeyBy == nil {
 				pos := op.KeyPos[string(op.Kind)]
@@ -143,12 +143,18 @@ func serves(k abi.Kind, op pipeline.Kind) bool {
 }
 
 // useAs says how the pipeline can use a plugin of kind k.
-func useAs(k abi.Kind, name string) string {
-	switch k {
-	case abi.KindPartitioner:
+func useAs(k abi.Kind, name string, used pipeline.Kind) string {
+	two := func(k pipeline.Kind) bool { return k == pipeline.KindCoMap || k == pipeline.KindCoProcess }
+	switch {
+	case k == abi.KindPartitioner:
 		return fmt.Sprintf("a partitioner goes on an input: partition: { custom: %s, key: FIELD }", name)
-	case abi.KindKeySelector:
+	case k == abi.KindKeySelector:
 		return fmt.Sprintf("a key selector goes on an input: key-by: { plugin: %s }", name)
+	case two(used) && !two(pipeline.Kind(k)):
+		// write map: on a connect and lint refuses the connect instead
+		return fmt.Sprintf("a %s reads one input: write %s: %s with input: [first, second] (a union) instead of connect, or use a co-map or co-process plugin", k, k, name)
+	case !two(used) && two(pipeline.Kind(k)):
+		return fmt.Sprintf("a %s reads two inputs: write %s: %s with connect: [first, second]", k, k, name)
 	}
 	return fmt.Sprintf("write %s: %s", k, name)
 }

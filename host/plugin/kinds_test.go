@@ -42,8 +42,22 @@ func TestServes(t *testing.T) {
 			t.Errorf("a %s plugin as a %s: %v, want %v", tc.plugin, tc.op, got, tc.want)
 		}
 	}
-	if got := useAs(abi.KindPartitioner, "p"); got != "a partitioner goes on an input: partition: { custom: p, key: FIELD }" {
-		t.Errorf("partitioner: %s", got)
+	// each hint leads to a pipeline lint takes (write map: on a connect
+	// was refused in turn: connect is for co-operators)
+	for _, c := range []struct {
+		plugin abi.Kind
+		used   pipeline.Kind
+		want   string
+	}{
+		{abi.KindPartitioner, pipeline.KindMap, "a partitioner goes on an input: partition: { custom: p, key: FIELD }"},
+		{abi.KindMap, pipeline.KindFilter, "write map: p"},
+		{abi.KindMap, pipeline.KindCoMap, "a map reads one input: write map: p with input: [first, second] (a union) instead of connect, or use a co-map or co-process plugin"},
+		{abi.KindCoMap, pipeline.KindMap, "a co-map reads two inputs: write co-map: p with connect: [first, second]"},
+		{abi.KindCoProcess, pipeline.KindCoMap, "write co-process: p"},
+	} {
+		if got := useAs(c.plugin, "p", c.used); got != c.want {
+			t.Errorf("a %s used as a %s: %s", c.plugin, c.used, got)
+		}
 	}
 }
 

@@ -199,6 +199,10 @@ func (in *instance) invoke(e int, mode outMode) (abi.Status, error) {
 	cause := in.c.refusal
 	if cause == nil {
 		cause = statusError(st, string(in.c.errText))
+		if st == abi.StatusHost {
+			// the status says the host refused a call; it refused none
+			cause = fmt.Errorf("%w, but the host refused none of the call's host calls: the plugin returned it of its own accord", cause)
+		}
 	}
 	if st == abi.StatusOutOfMemory && in.nearMemoryLimit() {
 		pe := in.poison(name, in.memoryLimit(cause))

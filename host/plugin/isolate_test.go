@@ -284,3 +284,15 @@ func TestRefusalNamedWhenTheCallRunsOn(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// TestHostStatusWithoutARefusal: a guest returning the host-refused status
+// (-7) when the host refused none of its calls is told so (the status's
+// name alone blamed the host).
+func TestHostStatusWithoutARefusal(t *testing.T) {
+	h := newHost(t, nil)
+	op := open(t, load(t, h, "script"), runtime.OpenContext{})
+	s := &script{}
+	s.do(opError, int32(abi.StatusHost), 0, 0)
+	_, err := s.run(op)
+	wantErr(t, err, prefix+"plugin returned status -7 (host refused a call), but the host refused none of the call's host calls: the plugin returned it of its own accord")
+}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -187,6 +188,32 @@ func (d *decoder) inputs(v *yaml.Node, what string) []Input {
 }
 
 // keyBy decodes key-by: field, [f1, f2] or {plugin: name}.
+// fieldList reads one field name or a list of them (a composite key), none
+// twice.
+func (d *decoder) fieldList(v *yaml.Node, what string) []string {
+	v = deref(v)
+	if v.Kind != yaml.SequenceNode {
+		if s, ok := d.str(v, what); ok {
+			return []string{s}
+		}
+		return nil
+	}
+	if len(v.Content) == 0 {
+		d.errorf(v, "%s must name at least one field", what)
+		return nil
+	}
+	var out []string
+	for _, f := range v.Content {
+		if s, ok := d.str(f, what+" field"); ok {
+			if slices.Contains(out, s) {
+				d.errorf(f, "%s names field %q twice", what, s)
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 func (d *decoder) keyBy(v *yaml.Node) *KeySpec {
 	v = deref(v)
 	ks := &KeySpec{Pos: nodePos(v)}
@@ -255,7 +282,7 @@ func (d *decoder) partition(v *yaml.Node) *PartitionSpec {
 		case "custom":
 			ps.Plugin, _ = d.str(kv.Val, "partition custom plugin")
 		case "key":
-			ps.Key, _ = d.str(kv.Val, "partition key")
+			ps.Keys = d.fieldList(kv.Val, "partition key")
 		default:
 			d.unknownKey(kv.Key, "partition", []string{"custom", "key"})
 		}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -133,7 +134,7 @@ func TestParseFull(t *testing.T) {
 		t.Errorf("selected = %+v", s)
 	}
 	checkInputs(t, ops["alerts"], Input{Operator: "selected", SideOutput: "alerts", Pos: Pos{40, 12}})
-	if a := ops["alerts"]; a.Partition.Strategy != "custom" || a.Partition.Plugin != "part" || a.Partition.Key != "country" {
+	if a := ops["alerts"]; a.Partition.Strategy != "custom" || a.Partition.Plugin != "part" || !slices.Equal(a.Partition.Keys, []string{"country"}) {
 		t.Errorf("alerts partition = %+v", a.Partition)
 	}
 	b := ops["both"]
@@ -385,5 +386,20 @@ func TestPrintPrefixMayBeEmpty(t *testing.T) {
 	}
 	if _, err := Parse("p.yaml", []byte(fmt.Sprintf(src, `file, path: ""`)), ParseOptions{}); err == nil || !strings.Contains(err.Error(), "path must not be empty") {
 		t.Fatalf("an empty path: %v", err)
+	}
+}
+
+// TestCustomPartitionCompositeKey: a custom partition's key may be a list
+// of fields (a tuple, as key-by's), not empty, none twice.
+func TestCustomPartitionCompositeKey(t *testing.T) {
+	src := "version: 1\nname: p\nplugins:\n  c: { path: c.wasm }\noperators:\n  - { id: s, source: { type: stdin } }\n  - { id: o, partition: { custom: c, key: %s }, sink: { type: discard } }\n"
+	p := mustParse(t, fmt.Sprintf(src, "[a, b]"), ParseOptions{})
+	if got := p.Operators[1].Partition.Keys; !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("keys %v", got)
+	}
+	for v, want := range map[string]string{"[]": "partition key must name at least one field", "[a, a]": `partition key names field "a" twice`} {
+		if _, err := Parse("p.yaml", []byte(fmt.Sprintf(src, v)), ParseOptions{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("key %s: %v, want %q", v, err, want)
+		}
 	}
 }

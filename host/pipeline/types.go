@@ -135,9 +135,9 @@ type KeySpec struct {
 // shuffle, global, broadcast, or custom with a partitioner plugin and the
 // field whose value is the partitioning key.
 type PartitionSpec struct {
-	Strategy string // "forward", "rebalance", ..., "custom"
-	Plugin   string // custom only
-	Key      string // custom only
+	Strategy string   // "forward", "rebalance", ..., "custom"
+	Plugin   string   // custom only
+	Keys     []string // custom only: the key field, or fields (a composite key, a Flink tuple)
 	Pos      Pos
 }
 

@@ -37,7 +37,7 @@ func (pl *planner) shipStrategy(e *Edge, up, down *Operator, spec *pipeline.Oper
 	case spec.Partition != nil && spec.Partition.Strategy == "custom":
 		e.ShipStrategy = Custom
 		e.CustomPlugin = spec.Partition.Plugin
-		e.CustomKey = spec.Partition.Key
+		e.CustomKeys = spec.Partition.Keys
 	case spec.Partition != nil:
 		e.ShipStrategy = strings.ToUpper(spec.Partition.Strategy)
 		if e.ShipStrategy == Forward && up.Parallelism != down.Parallelism {

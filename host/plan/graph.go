@@ -93,9 +93,9 @@ type Edge struct {
 	InputIndex   int    // 0, or 1 for the second input of a co-operator
 	ShipStrategy string // one of the constants above
 	KeyFields    []string
-	KeyPlugin    string // HASH through a key-selector plugin
-	CustomPlugin string // CUSTOM: the partitioner plugin
-	CustomKey    string // CUSTOM: the key field
+	KeyPlugin    string   // HASH through a key-selector plugin
+	CustomPlugin string   // CUSTOM: the partitioner plugin
+	CustomKeys   []string // CUSTOM: the key field, or fields (a composite key)
 	Chained      bool
 	Reason       string // why it did not chain; "" when chained
 	// Blocking: in batch mode every non-FORWARD exchange is blocking (a

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,7 +63,7 @@ operators:
 	if e := edge(t, g, "a", "k2"); e.KeyPlugin != "ks" || e.ShipStrategy != Hash {
 		t.Errorf("a -> k2: %+v", e)
 	}
-	if e := edge(t, g, "proc", "cu"); e.CustomPlugin != "c" || e.CustomKey != "country" || e.SideOutput != "alerts" {
+	if e := edge(t, g, "proc", "cu"); e.CustomPlugin != "c" || !slices.Equal(e.CustomKeys, []string{"country"}) || e.SideOutput != "alerts" {
 		t.Errorf("proc -> cu: %+v", e)
 	}
 	if a, p := edge(t, g, "a", "co"), edge(t, g, "proc", "co"); a.InputIndex != 0 || p.InputIndex != 1 {

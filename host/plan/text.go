@@ -118,7 +118,7 @@ func strategyText(e *Edge) string {
 	case e.ShipStrategy == Hash:
 		return "HASH [" + strings.Join(e.KeyFields, ", ") + "]"
 	case e.ShipStrategy == Custom:
-		return "CUSTOM [plugin " + e.CustomPlugin + ", key " + e.CustomKey + "]"
+		return "CUSTOM [plugin " + e.CustomPlugin + ", key " + strings.Join(e.CustomKeys, ", ") + "]"
 	}
 	return e.ShipStrategy
 }

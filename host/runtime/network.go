@@ -171,8 +171,8 @@ func (e *Execution) newEdgeOut(edge *plan.Edge, i int, byID map[string]*plan.Ope
 		o.spans = builtin && e.job.Mode != pipeline.Batch // a BATCH aggregation's sorted input holds records, not spans
 	case plan.Custom:
 		o.route = routeCustom
-		o.keys = &keyReader{fields: []string{edge.CustomKey}}
-		if edge.CustomPlugin == "" || edge.CustomKey == "" {
+		o.keys = &keyReader{fields: edge.CustomKeys}
+		if edge.CustomPlugin == "" || len(edge.CustomKeys) == 0 {
 			return nil, fmt.Errorf("runtime: CUSTOM edge %s -> %s needs a partitioner plugin and a key field", edge.From, edge.To)
 		}
 	case plan.Broadcast:

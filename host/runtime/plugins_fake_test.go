@@ -143,6 +143,9 @@ func (p *fakePlugins) Partitioner(plugin, from, to string, subtask int) (CustomP
 	case "mod", "off-by-one":
 		p.open.Add(1)
 		return &fakePartitioner{p: p, off: plugin == "off-by-one"}, nil
+	case "first":
+		p.open.Add(1)
+		return &fakePartitioner{p: p, first: true}, nil
 	}
 	return nil, fmt.Errorf("fake: no partitioner %q", plugin)
 }
@@ -150,14 +153,23 @@ func (p *fakePlugins) Partitioner(plugin, from, to string, subtask int) (CustomP
 // fakePartitioner sends an int key k to k mod n (off-by-one: to n when k
 // is 7, an invalid channel).
 type fakePartitioner struct {
-	p   *fakePlugins
-	off bool
+	p     *fakePlugins
+	off   bool
+	first bool // the key is a tuple [k, ...]: k mod n
 }
 
 func (f *fakePartitioner) Partition(b []byte, count, n int, out []int32) error {
 	rd := abi.NewReader(b, count)
 	for i := 0; rd.Next(); i++ {
-		k, err := abi.ReadInt(rd.Record().Key)
+		key := rd.Record().Key
+		if f.first {
+			if n, off, err := abi.Len(key); err != nil || abi.TypeOf(key) != abi.TypeArray || n < 2 {
+				return fmt.Errorf("fake first: key % x is not a tuple", key)
+			} else {
+				key = key[off:]
+			}
+		}
+		k, err := abi.ReadInt(firstValue(key))
 		if err != nil {
 			return err
 		}
@@ -191,3 +203,12 @@ func (f *fakeSelector) Keys(b []byte, count int, dst []byte) ([]byte, error) {
 }
 
 func (f *fakeSelector) Close() error { f.p.open.Add(-1); return nil }
+
+// firstValue is the first msgpack value of b.
+func firstValue(b []byte) []byte {
+	end, err := abi.Skip(b, 0)
+	if err != nil {
+		return b
+	}
+	return b[:end]
+}

@@ -213,6 +213,39 @@ func TestCustomPartitioner(t *testing.T) {
 	assertSequence(t, conn.records("out"), 100)
 }
 
+// TestCustomPartitionerCompositeKey: partition: {custom, key: [a, b]}
+// hands the partitioner the tuple [a, b], as a key-by of two fields
+// builds one (Flink's partitionCustom with a key selector returning a
+// tuple); a single field is still the bare value.
+func TestCustomPartitionerCompositeKey(t *testing.T) {
+	src := `
+version: 1
+name: tuple
+plugins:
+  first: { path: first.wasm }
+operators:
+  - id: src
+    source: { type: elements, values: [{a: 0, b: x}, {a: 1, b: x}, {a: 2, b: y}, {a: 3, b: x}, {a: 5, b: z}, {a: 6, b: x}] }
+  - id: out
+    partition: { custom: first, key: [a, b] }
+    sink: { type: discard }
+    parallelism: 4
+`
+	conn, _, _, err := runYAML(t, src, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := conn.records("out")
+	for _, r := range recs {
+		if a := int(intField(r.Value, "a")); a%4 != r.Subtask {
+			t.Fatalf("a=%d on subtask %d, want %d", a, r.Subtask, a%4)
+		}
+	}
+	if len(recs) != 6 {
+		t.Fatalf("%d records", len(recs))
+	}
+}
+
 func TestKeySelectorPlugin(t *testing.T) {
 	src := `
 version: 1

@@ -74,7 +74,7 @@ func lintFile(ctx context.Context, w io.Writer, file string, roots []string, hs 
 	if err == nil {
 		// file sources and sinks are held to the data roots as run holds them
 		conns := &connector.Builtin{Root: filepath.Dir(file), Roots: confined(file, hs.DataRoots), RootsSetting: "data-roots"}
-		err = joinProblems(joinProblems(pipeline.NeedsSink(p), conns.CheckPaths(p)), lintPluginFiles(ctx, file, roots, p, hs))
+		err = joinProblems(joinProblems(pipeline.OnlySources(p), conns.CheckPaths(p)), lintPluginFiles(ctx, file, roots, p, hs))
 	}
 	if err == nil {
 		return false
@@ -142,7 +142,7 @@ func lintPluginFiles(ctx context.Context, file string, roots []string, p *pipeli
 			loadable[name] = path
 		}
 	}
-	if len(errs) > 0 || len(loadable) == 0 {
+	if len(loadable) == 0 { // the others are described whatever one's header says
 		return errs.Err()
 	}
 	if hs.CacheDir != "" && os.MkdirAll(hs.CacheDir, 0o755) == nil {

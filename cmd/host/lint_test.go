@@ -165,13 +165,15 @@ operators:
 	}
 }
 
-// TestNoSinkIsRefused: a pipeline with no sink would run and write
-// nothing, exiting 0 (Flink refuses it: No operators defined in streaming
-// topology); lint and run refuse it at its operators: line, plan shows it.
-func TestNoSinkIsRefused(t *testing.T) {
+// TestOnlySourcesIsRefused: a pipeline of sources alone would run and
+// write nothing, exiting 0 (Flink refuses it: No operators defined in
+// streaming topology); lint and run refuse it at its operators: line, plan
+// shows it. A source and an operator whose output nothing reads runs, as
+// in Flink.
+func TestOnlySourcesIsRefused(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "p.yaml")
-	writeFile(t, p, "version: 1\nname: p\noperators:\n  - { id: src, source: { type: generator, preset: sequence, count: 3 } }\n  - { id: m, key-by: n, count: true }\n")
-	want := p + ":3:1: the pipeline has no sink: it would run and write nothing (Flink: No operators defined in streaming topology. Cannot execute.); end it with a sink, such as - { id: out, sink: { type: print } }\n"
+	writeFile(t, p, "version: 1\nname: p\noperators:\n  - { id: src, source: { type: generator, preset: sequence, count: 3 } }\n")
+	want := p + ":3:1: the pipeline has only sources: it would run and write nothing (Flink: No operators defined in streaming topology. Cannot execute.); end it with a sink, such as - { id: out, sink: { type: print } }\n"
 	if code, out, _ := runHost(t, "lint", p); code != 1 || out != want {
 		t.Errorf("lint: exit %d\n got: %s\nwant: %s", code, out, want)
 	}
@@ -180,5 +182,9 @@ func TestNoSinkIsRefused(t *testing.T) {
 	}
 	if code, _, errs := runHost(t, "plan", p); code != 0 {
 		t.Errorf("plan: exit %d: %s", code, errs)
+	}
+	writeFile(t, p, "version: 1\nname: p\noperators:\n  - { id: src, source: { type: generator, preset: sequence, count: 3 } }\n  - { id: m, key-by: n, count: true }\n")
+	if code, out, errs := runHost(t, "run", "--progress", "none", p); code != 0 {
+		t.Errorf("a source and a count: exit %d: %s%s", code, out, errs)
 	}
 }

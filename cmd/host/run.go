@@ -83,7 +83,7 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 	p, err := readPipeline(file, roots)
 	var g *plan.JobGraph
 	if err == nil {
-		err = pipeline.NeedsSink(p)
+		err = pipeline.OnlySources(p)
 	}
 	if err == nil {
 		g, err = plan.Plan(p, plan.Options{Slots: hs.Slots})
@@ -203,9 +203,12 @@ func configErrorPos(p *pipeline.Pipeline, op *pipeline.Operator, err error) pipe
 	if !errors.As(err, &pe) || pe.Status != abi.StatusConfig {
 		return pipeline.Pos{}
 	}
-	text := strings.TrimPrefix(pe.Text, "open: ")
-	key, ok := strings.CutPrefix(text, "config ")
-	if key, _, ok = strings.Cut(key, ":"); !ok || key == "" {
+	rest, ok := strings.CutPrefix(strings.TrimPrefix(pe.Text, "open: "), "config ")
+	if !ok {
+		return pipeline.Pos{}
+	}
+	key, _, ok := strings.Cut(rest, ":")
+	if !ok || key == "" {
 		return pipeline.Pos{}
 	}
 	if op != nil && op.Plugin == pe.Plugin && pe.Edge == "" {

@@ -335,6 +335,8 @@ func TestConfigErrorPos(t *testing.T) {
 		{abi.StatusConfig, "open: config bank: want a string", 4},
 		{abi.StatusConfig, "config other: x", 0},
 		{abi.StatusConfig, "bank is wrong", 0},
+		{abi.StatusConfig, "bank: too high", 0}, // a key but no "config " before it
+		{abi.StatusConfig, "config: integer out of range", 0},
 		{abi.StatusUser, "config bank: want a string", 0},
 	} {
 		pe := &plugin.PluginError{Plugin: "e", Operator: "m", Status: c.status, Text: c.text}

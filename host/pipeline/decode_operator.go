@@ -187,7 +187,6 @@ func (d *decoder) inputs(v *yaml.Node, what string) []Input {
 	return out
 }
 
-// keyBy decodes key-by: field, [f1, f2] or {plugin: name}.
 // fieldList reads one field name or a list of them (a composite key), none
 // twice.
 func (d *decoder) fieldList(v *yaml.Node, what string) []string {
@@ -214,6 +213,7 @@ func (d *decoder) fieldList(v *yaml.Node, what string) []string {
 	return out
 }
 
+// keyBy decodes key-by: field, [f1, f2] or {plugin: name}.
 func (d *decoder) keyBy(v *yaml.Node) *KeySpec {
 	v = deref(v)
 	ks := &KeySpec{Pos: nodePos(v)}

@@ -384,20 +384,21 @@ func (d *decoder) cycles(p *Pipeline, byID map[string]*Operator) {
 	}
 }
 
-// NeedsSink refuses a pipeline with operators but no sink, as Flink
-// refuses to execute one (No operators defined in streaming topology.
-// Cannot execute.): it would run and write nothing, and exit as if it had
-// done its work. An operator whose output nothing reads is legal, as in
-// Flink, which runs it. Parse leaves it to the commands that run a
-// pipeline (run, lint, the server): a plan of one is still worth showing.
-func NeedsSink(p *Pipeline) error {
-	if len(p.Operators) == 0 {
-		return nil
-	}
+// OnlySources refuses a pipeline of sources alone, as Flink refuses to
+// execute one (No operators defined in streaming topology. Cannot
+// execute.: a source adds no transformation of its own): it would run and
+// write nothing, and exit as if it had done its work. An operator whose
+// output nothing reads is legal, as in Flink, which runs it. Parse leaves
+// it to the commands that run a pipeline (run, lint, the server): a plan
+// of one is still worth showing.
+func OnlySources(p *Pipeline) error {
 	for _, op := range p.Operators {
-		if op.Kind == KindSink {
+		if op.Kind != KindSource {
 			return nil
 		}
 	}
-	return Errors{&Error{File: p.File, Pos: p.KeyPos["operators"], Msg: "the pipeline has no sink: it would run and write nothing (Flink: No operators defined in streaming topology. Cannot execute.); end it with a sink, such as - { id: out, sink: { type: print } }"}}
+	if len(p.Operators) == 0 {
+		return nil
+	}
+	return Errors{&Error{File: p.File, Pos: p.KeyPos["operators"], Msg: "the pipeline has only sources: it would run and write nothing (Flink: No operators defined in streaming topology. Cannot execute.); end it with a sink, such as - { id: out, sink: { type: print } }"}}
 }

@@ -24,7 +24,7 @@ type call struct {
 	out    []byte     // every emitted byte, in emit order
 	emits  []emitSpan // where each emit lies in out
 	ends   []byte     // the checked record ends of emits that gave them (abi.ImportEmitEnds's layout)
-	bytes  int        // len(out)
+	bytes  int        // what max-output-bytes counts: out, the ends given, emitOverhead an emit
 	count  int        // records (values, channels) emitted
 	// errText is the guest's text from the error host call.
 	errText []byte

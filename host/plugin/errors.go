@@ -124,7 +124,6 @@ func lastLines(s string, max int) string {
 
 func (e *PluginError) Unwrap() error { return e.Cause }
 
-// statusError is the cause of a non-zero status.
 // RecordIndex reads the SDKs' "record N: " prefix of the guest's error
 // text: the 0-based index, within the call, of the input record the error
 // is about. It returns N and a copy of e without the prefix (the caller
@@ -145,6 +144,7 @@ func (e *PluginError) RecordIndex() (n int, stripped *PluginError, ok bool) {
 	return n, &c, true
 }
 
+// statusError is the cause of a non-zero status.
 func statusError(st abi.Status, text string) error {
 	if text == "" {
 		return fmt.Errorf("%w %d (%s)", ErrStatus, int32(st), st)

@@ -280,7 +280,7 @@ func TestRefusalNamedWhenTheCallRunsOn(t *testing.T) {
 	s.do(opStatePut, 0, 0, key, 2, val, 200).do(opSpin, 0)
 	_, err := s.run(op)
 	if !errors.Is(err, ErrDeadline) || !errors.Is(err, ErrState) ||
-		!strings.Contains(err.Error(), "the call ran past its call-timeout of 50ms, after the host had refused one of its calls, which the guest went on past: keyed state: state_put slot 0: keyed state would hold 266 bytes, past the limit of 100") {
+		!strings.Contains(err.Error(), "the call ran past its call-timeout of 50ms, after the host had refused one of its calls, which the guest went on past: keyed state: state_put slot 0: keyed state would hold 266 bytes, past the limit of 100 bytes") {
 		t.Fatalf("%v", err)
 	}
 }

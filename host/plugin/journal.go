@@ -47,6 +47,9 @@ func (j *journal) begin() { j.reset() }
 func (j *journal) reset() {
 	clear(j.log)
 	j.log = j.log[:0]
+	if cap(j.log) > 4096 {
+		j.log = nil
+	}
 	if len(j.seen) > 1024 {
 		j.seen = nil
 	} else {

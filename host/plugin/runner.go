@@ -132,6 +132,9 @@ func (r *runner) invoke(in *instance, e int, mode outMode) (*instance, error) {
 		}
 		return nil, err
 	}
+	if r.journal != nil {
+		r.journal.reset() // the call stands: its old values are dropped now
+	}
 	return in, nil
 }
 

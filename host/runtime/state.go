@@ -33,7 +33,8 @@ type KeyedStore struct {
 }
 
 // cellBytes is what the store counts for a cell besides its key and value
-// (the cell, its place in the list and the index).
+// (the cell, its place in the list and the index). A value counts the
+// capacity of its buffer, which Put keeps close to its length.
 const cellBytes = 64
 
 // SetLimit caps the bytes Put may hold, keys and values with cellBytes
@@ -57,7 +58,7 @@ func (s *KeyedStore) Restore(slot int, key, val []byte, had bool) error {
 // grow counts delta more bytes held, refusing them past the limit.
 func (s *KeyedStore) grow(delta int64) error {
 	if s.limit > 0 && delta > 0 && s.used+delta > s.limit {
-		return fmt.Errorf("keyed state would hold %d bytes, past the limit of %d for an operator's subtask (the state-memory setting, %d MiB)", s.used+delta, s.limit, s.limit>>20)
+		return fmt.Errorf("keyed state would hold %d bytes, past the limit of %d bytes for an operator's subtask (the state-memory setting, in MiB)", s.used+delta, s.limit)
 	}
 	s.used += delta
 	return nil
@@ -195,10 +196,16 @@ func (s *KeyedStore) Put(slot int, key, val []byte) error {
 	}
 	c := s.find(slot, key)
 	if c != nil && !c.dead {
-		if err := s.grow(int64(len(val)) - int64(len(c.val))); err != nil {
+		if cap(c.val) >= len(val) && cap(c.val) <= 2*len(val)+64 {
+			c.val = append(c.val[:0], val...) // in its room: nothing more held
+			return nil
+		}
+		// a new buffer, sized to the value: a small value kept in a large
+		// one's buffer held memory the count did not see
+		if err := s.grow(int64(len(val)) - int64(cap(c.val))); err != nil {
 			return err
 		}
-		c.val = append(c.val[:0], val...)
+		c.val = bytesCopy(val)
 		return nil
 	}
 	kg, err := s.KeyGroup(key)
@@ -209,7 +216,7 @@ func (s *KeyedStore) Put(slot int, key, val []byte) error {
 		if err := s.grow(int64(len(val))); err != nil {
 			return err
 		}
-		c.val, c.dead = append(c.val[:0], val...), false
+		c.val, c.dead = bytesCopy(val), false
 		sl := s.slot(kg, slot, true)
 		sl.live++
 		sl.dead--
@@ -218,8 +225,16 @@ func (s *KeyedStore) Put(slot int, key, val []byte) error {
 	if err := s.grow(int64(len(key)) + int64(len(val)) + cellBytes); err != nil {
 		return err
 	}
-	s.add(kg, slot, &cell{key: string(key), val: append([]byte(nil), val...)})
+	s.add(kg, slot, &cell{key: string(key), val: bytesCopy(val)})
 	return nil
+}
+
+// bytesCopy copies b into a buffer of exactly its length, which the
+// store's count (Put's grow) holds it to.
+func bytesCopy(b []byte) []byte {
+	c := make([]byte, len(b))
+	copy(c, b)
+	return c
 }
 
 // checkSlot refuses a slot outside 0..abi.MaxStateSlots-1.
@@ -243,10 +258,8 @@ func (s *KeyedStore) Delete(slot int, key []byte) error {
 	if c == nil {
 		return nil
 	}
-	if !c.dead {
-		s.used -= int64(len(c.val))
-	}
-	c.dead, c.val = true, c.val[:0]
+	s.used -= int64(cap(c.val))
+	c.dead, c.val = true, nil // its buffer goes: a dead cell holds only its key
 	sl := s.slot(kg, slot, false)
 	sl.live--
 	sl.dead++

@@ -205,7 +205,7 @@ func TestKeyedStoreLimit(t *testing.T) {
 		t.Fatalf("used %d", s.used)
 	}
 	err := s.Put(0, k(2), make([]byte, 200))
-	if err == nil || err.Error() != "keyed state would hold 1138 bytes, past the limit of 1000 for an operator's subtask (the state-memory setting, 0 MiB)" {
+	if err == nil || err.Error() != "keyed state would hold 1138 bytes, past the limit of 1000 bytes for an operator's subtask (the state-memory setting, in MiB)" {
 		t.Fatalf("past the limit: %v", err)
 	}
 	if err := s.Put(0, k(1), make([]byte, 100)); err != nil || s.used != 5+100+cellBytes { // shrink
@@ -225,6 +225,39 @@ func TestKeyedStoreLimit(t *testing.T) {
 	}
 	if s.limit != 1000 {
 		t.Fatalf("restore left the limit at %d", s.limit)
+	}
+	// a value shrunk in place gives its buffer back: the count is of what
+	// is held (a small value kept in a large one's buffer passed the cap)
+	s3 := NewKeyedStore(128, 0, 127)
+	s3.SetLimit(100 << 10)
+	for i := 0; i < 20; i++ {
+		if err := s3.Put(0, k(i), make([]byte, 40<<10)); err != nil {
+			t.Fatalf("key %d, 40 KiB: %v", i, err)
+		}
+		if err := s3.Put(0, k(i), []byte{1}); err != nil {
+			t.Fatal(err)
+		}
+		if c := s3.lookup(0, k(i)); cap(c.val) > 64 {
+			t.Fatalf("key %d kept a buffer of %d bytes for 1", i, cap(c.val))
+		}
+	}
+	if s3.used != 20*(5+1+cellBytes) {
+		t.Fatalf("used %d after shrinking", s3.used)
+	}
+	// one key group: deleting keys compacts its list, their keys go too
+	s4 := NewKeyedStore(1, 0, 0)
+	for i := 0; i < 40; i++ {
+		if err := s4.Put(2, k(i), []byte{1, 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 40; i++ {
+		if err := s4.Delete(2, k(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s4.used > 17*(5+cellBytes) {
+		t.Fatalf("after deleting and compacting: used %d", s4.used)
 	}
 	// a deleted key's value is freed; its cell stays listed (counted) until
 	// its list compacts

@@ -46,7 +46,7 @@ func (s *Server) prepare(t *tenant, src []byte) (*prepared, error) {
 	restoreCollect(p, collects)
 	errs = append(errs, policy(p)...)
 	errs = append(errs, size(p)...)
-	if err := pipeline.NeedsSink(p); err != nil {
+	if err := pipeline.OnlySources(p); err != nil {
 		errs = append(errs, problemsOf(err)...)
 	}
 	plugins := s.resolvePlugins(t, p, &errs)

@@ -118,9 +118,13 @@ func TestUploadStopsASpinningDescribe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newTestServer(t, testConfig(t))
-	_, err = s.UploadPlugin(t.Context(), tenantA, "spin", bin)
-	if CodeOf(err) != Unprocessable || !strings.Contains(err.Error(), "export sluice_describe: deadline exceeded: the call ran past its call-timeout of 100ms") {
-		t.Fatalf("upload: %v", err)
+	for _, fuel := range []int64{0, 1 << 40} { // a call-fuel budget (the clock bounds it not) is set aside too
+		cfg := testConfig(t)
+		cfg.Host.CallFuel = fuel
+		s := newTestServer(t, cfg)
+		_, err = s.UploadPlugin(t.Context(), tenantA, "spin", bin)
+		if CodeOf(err) != Unprocessable || !strings.Contains(err.Error(), "export sluice_describe: deadline exceeded: the call ran past its call-timeout of 100ms") {
+			t.Fatalf("upload with call-fuel %d: %v", fuel, err)
+		}
 	}
 }

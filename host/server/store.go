@@ -64,15 +64,24 @@ func (s *Server) pluginConfig(t *tenant) plugin.Config {
 	return cfg
 }
 
-// newPluginHost makes a plugin host with t's limits, compiling without
-// the cache when its folder cannot be used.
 // UploadCallTimeout caps the call-timeout of the calls an upload makes
 // (_initialize and sluice_describe, which answer in milliseconds): an
 // upload holds the tenant's and one of the server's parse tokens, and a
 // describe spinning to a tenant's full call-timeout held them so long
-// that two tenants stalled every other tenant's submissions.
+// that two tenants stalled every other tenant's submissions. The upload's
+// calls run on the clock (no call-fuel budget, which the clock does not
+// bound) and wait for no fuel-rate (whose waits the call-timeout does not
+// count).
 var UploadCallTimeout = 2 * time.Second
 
+// uploadLimits are the limits of an upload's calls (UploadCallTimeout).
+func uploadLimits(c *plugin.Config) {
+	c.CallTimeout = min(c.CallTimeout, UploadCallTimeout)
+	c.CallFuel, c.FuelRate, c.FuelPacer = 0, 0, nil
+}
+
+// newPluginHost makes a plugin host with t's limits, compiling without
+// the cache when its folder cannot be used.
 func (s *Server) newPluginHost(ctx context.Context, t *tenant, edit ...func(*plugin.Config)) (*plugin.Host, error) {
 	cfg := s.pluginConfig(t)
 	for _, e := range edit {
@@ -124,7 +133,7 @@ func (s *Server) UploadPlugin(ctx context.Context, p Principal, name string, bin
 	defer releaseServer()
 	// Check before compiling: a fresh host with the tenant's limits, closed
 	// at once (the job hosts compile again, from the cache when set).
-	h, err := s.newPluginHost(ctx, t, func(c *plugin.Config) { c.CallTimeout = min(c.CallTimeout, UploadCallTimeout) })
+	h, err := s.newPluginHost(ctx, t, uploadLimits)
 	if err != nil {
 		return PluginInfo{}, errorf(Internal, "plugin host", "%v", err)
 	}

@@ -98,13 +98,13 @@ func TestTooLargeToPlanRefusedBeforePlanning(t *testing.T) {
 	}
 }
 
-// TestSubmitRefusesNoSink: a pipeline with no sink is a lint problem at its
-// operators: line, as the CLI refuses it.
-func TestSubmitRefusesNoSink(t *testing.T) {
+// TestSubmitRefusesOnlySources: a pipeline of sources alone is a lint
+// problem at its operators: line, as the CLI refuses it.
+func TestSubmitRefusesOnlySources(t *testing.T) {
 	s := newTestServer(t, testConfig(t))
 	_, err := s.Submit(t.Context(), tenantA, []byte("version: 1\nname: p\noperators:\n  - { id: src, source: { type: generator, preset: sequence, count: 3 } }\n"))
 	var e *Error
-	if !errors.As(err, &e) || e.Code != Invalid || len(e.Problems) != 1 || e.Problems[0].Line != 3 || !strings.Contains(e.Problems[0].Message, "the pipeline has no sink") {
+	if !errors.As(err, &e) || e.Code != Invalid || len(e.Problems) != 1 || e.Problems[0].Line != 3 || !strings.Contains(e.Problems[0].Message, "the pipeline has only sources") {
 		t.Fatalf("%v (%+v)", err, e)
 	}
 }

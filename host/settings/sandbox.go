@@ -74,7 +74,7 @@ func (s Sandbox) validate() []error {
 	check(s.RestartWindow > 0, "restart-window", "must be positive, got %s", s.RestartWindow)
 	check(s.JobMemory >= 0, "job-memory", "must not be negative (MiB; 0: no budget), got %d", s.JobMemory)
 	check(s.FuelRate >= 0, "fuel-rate", "must not be negative (fuel units per second; 0: no cap), got %d", s.FuelRate)
-	check(s.StateMemory >= 0, "state-memory", "must not be negative (MiB; 0: no limit), got %d", s.StateMemory)
+	check(s.StateMemory >= 0 && s.StateMemory <= 1<<40, "state-memory", "must be 0 to %d (MiB; 0: no limit), got %d", int64(1<<40), s.StateMemory)
 	check(s.CallFuel >= 0, "call-fuel", "must not be negative (fuel units a call; 0: call-timeout decides), got %d", s.CallFuel)
 	return errs
 }

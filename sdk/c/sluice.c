@@ -1317,11 +1317,17 @@ static bool cfg_value(sl_value config, const char *name, sl_value *v) {
 	return sl_map_get(config, name, v) && !sl_is_nil(*v);
 }
 
-/* parse_int reads a decimal integer with optional spaces around it. */
+/* trim drops white space around s, as Go's strings.TrimSpace (ASCII). */
+static sl_str trim(sl_str s) {
+	while (s.n && (s.p[0] == ' ' || (s.p[0] >= '\t' && s.p[0] <= '\r'))) s.p++, s.n--;
+	while (s.n && (s.p[s.n - 1] == ' ' || (s.p[s.n - 1] >= '\t' && s.p[s.n - 1] <= '\r'))) s.n--;
+	return s;
+}
+
+/* parse_int reads a decimal integer with white space around it. */
 static bool parse_int(sl_str s, int64_t *out) {
+	s = trim(s);
 	uint32_t i = 0, end = s.n;
-	while (i < end && s.p[i] == ' ') i++;
-	while (end > i && s.p[end - 1] == ' ') end--;
 	bool neg = i < end && (s.p[i] == '-' || s.p[i] == '+') && s.p[i++] == '-';
 	if (i == end) return false;
 	uint64_t u = 0;
@@ -1354,14 +1360,18 @@ double sl_config_float(sl_value config, const char *name, double def) {
 	if (!cfg_value(config, name, &v)) return def;
 	if (sl_as_float(v, &f)) return f;
 	if (v.n == 9 && v.p[0] == 0xcf) return (double)be64(v.p + 1); /* a uint64 past int64 */
-	if (sl_as_str(v, &s) && s.n > 0 && s.n < 64) {
+	if (sl_as_str(v, &s) && (s = trim(s)).n > 0 && s.n < 64) {
 		char t[64];
-		memcpy(t, s.p, s.n);
+		bool decimal = true; /* digits, sign, point, exponent: no hex, inf or nan */
+		for (uint32_t i = 0; i < s.n; i++) {
+			char c = (char)s.p[i];
+			decimal = decimal && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.' || c == 'e' || c == 'E');
+			t[i] = c;
+		}
 		t[s.n] = 0;
 		char *end;
-		f = strtod(t, &end);
-		while (*end == ' ') end++;
-		if (end != t && *end == 0) return f;
+		f = decimal ? strtod(t, &end) : 0;
+		if (decimal && end != t && *end == 0) return f;
 	}
 	cfg_bad(name, "a number", v);
 	return def;
@@ -1373,11 +1383,13 @@ bool sl_config_bool(sl_value config, const char *name, bool def) {
 	sl_str s;
 	if (!cfg_value(config, name, &v)) return def;
 	if (sl_as_bool(v, &b)) return b;
-	if (sl_as_str(v, &s)) {
-		while (s.n && s.p[0] == ' ') s.p++, s.n--;
-		while (s.n && s.p[s.n - 1] == ' ') s.n--;
-		if (sl_str_eq(s, "true")) return true;
-		if (sl_str_eq(s, "false")) return false;
+	if (sl_as_str(v, &s)) { /* as Go's strconv.ParseBool */
+		static const char *const yes[] = {"1", "t", "T", "true", "TRUE", "True"}, *const no[] = {"0", "f", "F", "false", "FALSE", "False"};
+		s = trim(s);
+		for (int i = 0; i < 6; i++) {
+			if (sl_str_eq(s, yes[i])) return true;
+			if (sl_str_eq(s, no[i])) return false;
+		}
 	}
 	cfg_bad(name, "a boolean", v);
 	return def;

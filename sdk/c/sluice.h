@@ -189,7 +189,7 @@ int sl_state_del_key(int32_t slot, sl_value key);
 int64_t sl_config_int(sl_value config, const char *name, int64_t def);
 double sl_config_float(sl_value config, const char *name, double def);
 bool sl_config_bool(sl_value config, const char *name, bool def);
-sl_str sl_config_str(sl_value config, const char *name, const char *def); /* a view, valid for the instance's life */
+sl_str sl_config_str(sl_value config, const char *name, const char *def); /* a view, valid for the instance's life; call in open (a formatted number is allocated) */
 
 /* ---- errors --------------------------------------------------------------
  * Sends msg (and detail bytes appended) as the call's error text and returns

@@ -75,6 +75,25 @@ function parseInt64(s: string, out: StaticArray<i64>): bool {
 
 const parsed = new StaticArray<i64>(1);
 
+/** Whether s is a decimal number: a sign, digits with at most one point,
+ * and an exponent (parseFloat alone takes a prefix: "1-2" as 1). */
+function isDecimal(s: string): bool {
+  let i = 0, digits = 0;
+  const n = s.length;
+  if (i < n && (s.charCodeAt(i) == 43 || s.charCodeAt(i) == 45)) i++;
+  for (; i < n && s.charCodeAt(i) >= 48 && s.charCodeAt(i) <= 57; i++) digits++;
+  if (i < n && s.charCodeAt(i) == 46) for (i++; i < n && s.charCodeAt(i) >= 48 && s.charCodeAt(i) <= 57; i++) digits++;
+  if (digits == 0) return false;
+  if (i < n && (s.charCodeAt(i) == 101 || s.charCodeAt(i) == 69)) {
+    i++;
+    if (i < n && (s.charCodeAt(i) == 43 || s.charCodeAt(i) == 45)) i++;
+    const start = i;
+    for (; i < n && s.charCodeAt(i) >= 48 && s.charCodeAt(i) <= 57; i++) {}
+    if (i == start) return false;
+  }
+  return i == n;
+}
+
 export function configInt(config: Value, name: string, def: i64): i64 {
   const v = present(config, name);
   if (v == null) return def;
@@ -97,13 +116,7 @@ export function configFloat(config: Value, name: string, def: f64): f64 {
   if (t == Type.Float) return v.asF64();
   if (t == Type.Str) {
     const s = v.asString().trim();
-    let ok = s.length > 0;
-    for (let i = 0; i < s.length && ok; i++) {
-      const c = s.charCodeAt(i);
-      ok = (c >= 48 && c <= 57) || c == 43 || c == 45 || c == 46 || c == 101 || c == 69;
-    }
-    const f = ok ? parseFloat(s) : NaN;
-    if (!isNaN(f)) return f;
+    if (isDecimal(s)) return parseFloat(s);
   }
   bad(name, "a number", v);
   return def;
@@ -113,10 +126,10 @@ export function configBool(config: Value, name: string, def: bool): bool {
   const v = present(config, name);
   if (v == null) return def;
   if (v.type == Type.Bool) return v.asBool();
-  if (v.type == Type.Str) {
+  if (v.type == Type.Str) { // as Go's strconv.ParseBool
     const s = v.asString().trim();
-    if (s == "true") return true;
-    if (s == "false") return false;
+    if (s == "1" || s == "t" || s == "T" || s == "true" || s == "TRUE" || s == "True") return true;
+    if (s == "0" || s == "f" || s == "F" || s == "false" || s == "FALSE" || s == "False") return false;
   }
   bad(name, "a boolean", v);
   return def;

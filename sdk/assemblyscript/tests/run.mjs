@@ -155,9 +155,13 @@ test("config: the typed getters take what the Go SDK's take and name what they r
   assert.deepEqual(decode(r.out[0].bytes.subarray(3)), { n: 7, text: -42, half: 1.5, yes: true, word: "hot", num: "7" });
   // a value of another type fails open after it returned OK
   inst = await Instance.load(wasm);
-  r = inst.open(encode({ n: f64(1.5), text: "x", half: [], yes: 2, word: {} }));
+  r = inst.open(encode({ n: f64(1.5), text: "x", half: "1-2", yes: 2, word: {} }));
   assert.deepEqual([r.status, r.error], [Status.Config,
-    'config n: want an integer (int64), got 1.5; config text: want an integer (int64), got "x"; config half: want a number, got a list; config yes: want a boolean, got 2; config word: want a string, got a map']);
+    'config n: want an integer (int64), got 1.5; config text: want an integer (int64), got "x"; config half: want a number, got "1-2"; config yes: want a boolean, got 2; config word: want a string, got a map']);
+  inst = await Instance.load(wasm);
+  assert.equal(inst.open(encode({ half: " 2.5e1 ", yes: "T" })).status, 0);
+  r = inst.process(batch([[null, null, {}]]), 1);
+  assert.deepEqual([decode(r.out[0].bytes.subarray(3)).half, decode(r.out[0].bytes.subarray(3)).yes], [25, true]);
   // an open's own "config NAME: ..." is not prefixed "open: "
   inst = await Instance.load(wasm);
   r = inst.open(encode({ refuse: true }));

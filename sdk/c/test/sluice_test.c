@@ -801,6 +801,7 @@ static int open_reads_bad_config(const sl_context *ctx, sl_value cfg) {
 	(void)ctx;
 	CHECK(sl_config_int(cfg, "half", 9) == 9);
 	CHECK(sl_config_bool(cfg, "n", true) == true);
+	CHECK(sl_config_float(cfg, "hex", 2) == 2); /* strtod would read 16 */
 	sl_str s = sl_config_str(cfg, "list", "d");
 	CHECK(s.n == 1 && s.p[0] == 'd');
 	return SL_OK;
@@ -811,11 +812,12 @@ static int open_refuses_config(const sl_context *ctx, sl_value cfg) {
 }
 static void test_config_getters(void) {
 	sl_buf c = {0};
-	sl_put_map(&c, 6);
+	sl_put_map(&c, 7);
+	sl_put_cstr(&c, "hex"), sl_put_cstr(&c, "0x10");
 	sl_put_cstr(&c, "n"), sl_put_int(&c, 7);
 	sl_put_cstr(&c, "text"), sl_put_cstr(&c, " -42 ");
 	sl_put_cstr(&c, "half"), sl_put_float(&c, 1.5);
-	sl_put_cstr(&c, "yes"), sl_put_cstr(&c, "true");
+	sl_put_cstr(&c, "yes"), sl_put_cstr(&c, "\tT\n");
 	sl_put_cstr(&c, "word"), sl_put_cstr(&c, "hot");
 	sl_put_cstr(&c, "list"), sl_put_array(&c, 0);
 	sl_plugin p = {.name = "cfg", .kind = SL_KIND_MAP, .map = double_and_tag, .open = open_reads_config};
@@ -827,7 +829,7 @@ static void test_config_getters(void) {
 	sl__reset();
 	last_error[0] = 0;
 	CHECK(sl__open(&p, c.p, c.len, 0, 1, 1) == SL_CONFIG);
-	CHECK(strcmp(last_error, "config half: want an integer (int64), got a fraction; config n: want a boolean, got 7; config list: want a string, got a list") == 0);
+	CHECK(strcmp(last_error, "config half: want an integer (int64), got a fraction; config n: want a boolean, got 7; config hex: want a number, got \"0x10\"; config list: want a string, got a list") == 0);
 	/* an open's own "config NAME: ..." is not prefixed "open: " */
 	p.open = open_refuses_config;
 	sl__reset();

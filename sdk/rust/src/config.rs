@@ -40,7 +40,7 @@ impl<'a> Value<'a> {
             Some(v) => v,
         };
         let got = match v.kind() {
-            Type::Int | Type::Float => v.as_f64().or_else(|| uint64(&v)),
+            Type::Int | Type::Float => v.as_f64().or_else(|| uint64(&v).map(|u| u as f64)),
             Type::Str => v.as_str().and_then(|s| s.trim().parse().ok()),
             _ => None,
         };
@@ -55,9 +55,10 @@ impl<'a> Value<'a> {
         };
         let got = match v.kind() {
             Type::Bool => v.as_bool(),
+            // Go's strconv.ParseBool
             Type::Str => match v.as_str().map(str::trim) {
-                Some("true") => Some(true),
-                Some("false") => Some(false),
+                Some("1" | "t" | "T" | "true" | "TRUE" | "True") => Some(true),
+                Some("0" | "f" | "F" | "false" | "FALSE" | "False") => Some(false),
                 _ => None,
             },
             _ => None,
@@ -87,15 +88,15 @@ impl<'a> Value<'a> {
     }
 }
 
-/// A uint64 past i64::MAX, as a float.
-fn uint64(v: &Value) -> Option<f64> {
+/// A uint64 past i64::MAX.
+fn uint64(v: &Value) -> Option<u64> {
     let b = v.raw();
     if b.len() == 9 && b[0] == 0xcf {
         let mut u = 0u64;
         for &c in &b[1..] {
             u = u << 8 | c as u64;
         }
-        return Some(u as f64);
+        return Some(u);
     }
     None
 }
@@ -121,7 +122,7 @@ fn describe(v: &Value) -> String {
         },
         Type::Int => match v.as_int() {
             Some(i) => i.to_string(),
-            None => uint64(v).map(|f| format!("{}", f as u64)).unwrap_or_default(),
+            None => uint64(v).map(|u| u.to_string()).unwrap_or_default(),
         },
         Type::Float => format!("{}", v.as_f64().unwrap_or(0.0)),
         Type::Bool => format!("{}", v.as_bool().unwrap_or(false)),
@@ -178,6 +179,15 @@ mod tests {
         assert_eq!(c.config_str("missing", "d").unwrap(), "d");
         assert_eq!(c.config_str("n", "").unwrap(), "7");
         assert_eq!(c.config_str("yes", "").unwrap(), "true");
+        let mut big = Vec::new();
+        big.put_map(2);
+        big.put_str("u");
+        big.put_raw(&[0xcf, 0x80, 0, 0, 0, 0, 0, 0, 1]);
+        big.put_str("b");
+        big.put_str("T");
+        let big = Value::from_raw(&big);
+        assert_eq!(big.config_str("u", "").unwrap(), "9223372036854775809", "exact, not through a float");
+        assert_eq!(big.config_bool("b", false), Ok(true));
     }
 
     #[test]

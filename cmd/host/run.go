@@ -165,9 +165,11 @@ func located(file string, p *pipeline.Pipeline, err error) string {
 	var pos pipeline.Pos
 	var ke *runtime.KeyError
 	var oe *runtime.OpError
+	if errors.As(err, &oe) {
+		pos = configErrorPos(p, p.Operator(oe.Operator), err) // the value a plugin's open refused
+	}
 	switch {
-	case errors.As(err, &oe) && configErrorPos(p, p.Operator(oe.Operator), err).Line > 0:
-		pos = configErrorPos(p, p.Operator(oe.Operator), err)
+	case pos.Line > 0:
 	case errors.As(err, &ke):
 		if op := p.Operator(ke.To); op != nil {
 			pos = op.KeyPos["key-by"]

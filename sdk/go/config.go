@@ -59,14 +59,9 @@ func (c OpenContext) ConfigString(name, def string) string {
 		return def
 	case string:
 		return v
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case uint64:
-		return strconv.FormatUint(v, 10)
-	case float64:
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	case bool:
-		return strconv.FormatBool(v)
+	}
+	if s, ok := scalarText(c.Config[name]); ok {
+		return s
 	}
 	c.bad(name, "a string")
 	return def
@@ -140,20 +135,15 @@ func (c OpenContext) bad(name, want string) {
 // describeValue names a config value in an error: a scalar as written
 // (a string quoted, cut at 40 bytes), a list or map by its kind.
 func describeValue(v any) string {
+	if s, ok := scalarText(v); ok {
+		return s
+	}
 	switch v := v.(type) {
 	case string:
 		if len(v) > 40 {
 			return strconv.Quote(v[:40]) + "..."
 		}
 		return strconv.Quote(v)
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case uint64:
-		return strconv.FormatUint(v, 10)
-	case float64:
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	case bool:
-		return strconv.FormatBool(v)
 	case []any:
 		return "a list"
 	case map[string]any:
@@ -162,4 +152,20 @@ func describeValue(v any) string {
 		return "binary"
 	}
 	return "nil"
+}
+
+// scalarText formats a number or boolean config value as ConfigString
+// gives it.
+func scalarText(v any) (string, bool) {
+	switch v := v.(type) {
+	case int64:
+		return strconv.FormatInt(v, 10), true
+	case uint64:
+		return strconv.FormatUint(v, 10), true
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64), true
+	case bool:
+		return strconv.FormatBool(v), true
+	}
+	return "", false
 }

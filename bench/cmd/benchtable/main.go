@@ -32,6 +32,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -161,6 +162,7 @@ func repoRoot() (string, error) {
 func measure(root, dir, goBin string, quick bool, count int, only *regexp.Regexp) error {
 	start := time.Now()
 	m := machineInfo(goBin, root)
+	busy0, own0 := machineBusy(), ownCPU()
 	var cmds []string
 	for i, s := range sets {
 		if only != nil && !only.MatchString(s.Name) {
@@ -235,6 +237,7 @@ func measure(root, dir, goBin string, quick bool, count int, only *regexp.Regexp
 		}
 	}
 	m.Load1End = loadAvg()
+	m.OtherCPU = otherShare(busy0, machineBusy(), own0, ownCPU(), time.Since(start), m.NumCPU)
 	m.Elapsed = time.Since(start).Round(time.Second).String()
 	m.Commands = cmds
 	m.Quick = quick
@@ -298,11 +301,16 @@ type Machine struct {
 	Date, CPU, GoVersion, Kernel string
 	NumCPU                       int
 	Load1Start, Load1End         string
-	Wazero, Benthos              string
-	Elapsed                      string
-	Quick                        bool
-	Count                        int // runs of each benchmark (the profiles run once)
-	Commands                     []string
+	// OtherCPU is the share of the machine's CPU time that processes
+	// other than the benchmarks used during the run ("4.2 %"), from
+	// /proc/stat less this process's and its children's rusage; "" when
+	// not measured (runs kept before it was).
+	OtherCPU        string
+	Wazero, Benthos string
+	Elapsed         string
+	Quick           bool
+	Count           int // runs of each benchmark (the profiles run once)
+	Commands        []string
 }
 
 func machineInfo(goBin, root string) *Machine {
@@ -342,6 +350,53 @@ func loadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
+// machineBusy is the CPU time the whole machine has spent out of idle
+// since boot (/proc/stat's first line: user, nice, system, irq, softirq,
+// steal), or -1.
+func machineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return -1
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return -1
+	}
+	var ticks int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} { // idle (4) and iowait (5) left out
+		var v int64
+		if _, err := fmt.Sscan(f[i], &v); err != nil {
+			return -1
+		}
+		ticks += v
+	}
+	const userHZ = 100 // the kernel's USER_HZ: /proc/stat counts in 1/100 s on every Linux port Go runs on
+	return time.Duration(ticks) * time.Second / userHZ
+}
+
+// ownCPU is the CPU time of this process and of every child it waited
+// for (go test, and the test binaries go test waits for).
+func ownCPU() time.Duration {
+	var self, kids syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &self) != nil || syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids) != nil {
+		return -1
+	}
+	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
+}
+
+// otherShare is the share of the machine's CPU time over wall that went
+// to other processes: the machine's busy time less ours.
+func otherShare(busy0, busy1, own0, own1, wall time.Duration, ncpu int) string {
+	if busy0 < 0 || busy1 < 0 || own0 < 0 || own1 < 0 || wall <= 0 || ncpu <= 0 {
+		return ""
+	}
+	other := (busy1 - busy0) - (own1 - own0)
+	share := 100 * float64(max(other, 0)) / (float64(wall) * float64(ncpu))
+	return fmt.Sprintf("%.1f %%", share)
+}
+
 func requireVersion(gomod, mod string) string {
 	b, err := os.ReadFile(gomod)
 	if err != nil {
@@ -366,6 +421,7 @@ func (m *Machine) save(path string) error {
 	kv("kernel", m.Kernel)
 	kv("load-start", m.Load1Start)
 	kv("load-end", m.Load1End)
+	kv("other-cpu", m.OtherCPU)
 	kv("wazero", m.Wazero)
 	kv("benthos", m.Benthos)
 	kv("elapsed", m.Elapsed)
@@ -403,6 +459,8 @@ func loadMachine(path string) (*Machine, error) {
 			m.Load1Start = v
 		case "load-end":
 			m.Load1End = v
+		case "other-cpu":
+			m.OtherCPU = v
 		case "wazero":
 			m.Wazero = v
 		case "benthos":

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sample is captured `go test -bench` output from several sets (trimmed),
@@ -277,5 +278,43 @@ BenchmarkCodecNativeStructs-2   	 100	 13000 ns/op	 13.0 ns/record
 	}
 	if len(rs.Order) != 2 || rs.Order[0].Name != "BenchmarkCodec" {
 		t.Errorf("order: %v", rs.Order)
+	}
+}
+
+// The caveat at the top of the document follows the CPU other processes
+// used during the run, not the load average (which counts the benchmarks
+// themselves); a run kept before that was measured says it is not known.
+func TestDocumentSaysWhetherTheMachineWasShared(t *testing.T) {
+	for _, c := range []struct{ other, want string }{
+		{"0.8 %", "**The machine was quiet**: other processes used 0.8 %"},
+		{"37.5 %", "**The machine was shared while these figures were taken**: other processes used 37.5 %"},
+		{"", "**Whether the machine was shared is not known**"},
+	} {
+		m := &Machine{Date: "today", NumCPU: 2, Load1Start: "1.9 0.8 0.3", Load1End: "2.1 1.6 1.0", OtherCPU: c.other}
+		doc := (&Report{Machine: m, Results: newResults()}).Document()
+		if !strings.Contains(doc, c.want) {
+			t.Errorf("other CPU %q: the document lacks %q", c.other, c.want)
+		}
+	}
+}
+
+func TestOtherShare(t *testing.T) {
+	s := time.Second
+	// 2 cores for 10 s: 20 s of CPU; the machine was busy 13 s, we used 12
+	if got := otherShare(100*s, 113*s, 5*s, 17*s, 10*s, 2); got != "5.0 %" {
+		t.Errorf("otherShare = %q, want 5.0 %%", got)
+	}
+	// our rusage can run ahead of /proc/stat's ticks: never below zero
+	if got := otherShare(100*s, 105*s, 0, 6*s, 10*s, 2); got != "0.0 %" {
+		t.Errorf("otherShare = %q, want 0.0 %%", got)
+	}
+	if got := otherShare(-1, 105*s, 0, 6*s, 10*s, 2); got != "" {
+		t.Errorf("otherShare without /proc/stat = %q, want empty", got)
+	}
+	if b := machineBusy(); b <= 0 {
+		t.Errorf("machineBusy = %v on Linux, want > 0", b)
+	}
+	if o := ownCPU(); o <= 0 {
+		t.Errorf("ownCPU = %v, want > 0", o)
 	}
 }

@@ -94,15 +94,30 @@ func (rep *Report) Document() string {
 	if m.Quick {
 		p("> **Smoke run (`-quick`)**: benchtimes were cut to a tenth; the figures below are not meaningful.\n\n")
 	}
-	p("> **The machine was shared while these figures were taken**: other engineers were building and testing in the\n")
-	p("> same checkout (load average %s at the start, %s at the end, on %d cores). Absolute figures are noisy and\n", m.Load1Start, m.Load1End, m.NumCPU)
-	p("> pessimistic; ratios come from benchmarks run minutes apart and are steadier, but not immune. Rerun `make bench`\n")
-	p("> on a quiet machine before quoting a number.\n\n")
+	switch share, ok := m.otherShare(); {
+	case !ok:
+		p("> **Whether the machine was shared is not known** (this run kept no CPU accounting; load average %s at the\n", m.Load1Start)
+		p("> start, %s at the end, on %d cores). Absolute figures may be pessimistic; ratios come from benchmarks run\n", m.Load1End, m.NumCPU)
+		p("> minutes apart and are steadier, but not immune.\n\n")
+	case share < quietShare:
+		p("> **The machine was quiet**: other processes used %s of its CPU time during the run (the benchmarks' own\n", m.OtherCPU)
+		p("> load is left out: /proc/stat less the driver's and its children's rusage). The load average (%s at the\n", m.Load1Start)
+		p("> start, %s at the end, on %d cores) is the benchmarks' own.\n\n", m.Load1End, m.NumCPU)
+	default:
+		p("> **The machine was shared while these figures were taken**: other processes used %s of its CPU time during\n", m.OtherCPU)
+		p("> the run (load average %s at the start, %s at the end, on %d cores). Absolute figures are noisy and\n", m.Load1Start, m.Load1End, m.NumCPU)
+		p("> pessimistic; ratios come from benchmarks run minutes apart and are steadier, but not immune. Rerun `make bench`\n")
+		p("> on a quiet machine before quoting a number.\n\n")
+	}
 
 	p("## Machine\n\n| | |\n|---|---|\n")
 	p("| CPU | %s (/proc/cpuinfo) |\n| cores (nproc) | %d |\n| Go | %s |\n| kernel | %s |\n", m.CPU, m.NumCPU, m.GoVersion, m.Kernel)
 	p("| wazero | %s (compiler) |\n| Benthos | %s (bench/benthos/go.mod) |\n| date | %s |\n", m.Wazero, m.Benthos, m.Date)
-	p("| load average (1, 5, 15 min) | %s at the start, %s at the end |\n| whole run | %s |\n\n", m.Load1Start, m.Load1End, m.Elapsed)
+	p("| load average (1, 5, 15 min) | %s at the start, %s at the end |\n", m.Load1Start, m.Load1End)
+	if m.OtherCPU != "" {
+		p("| CPU used by other processes | %s of the machine over the run |\n", m.OtherCPU)
+	}
+	p("| whole run | %s |\n\n", m.Elapsed)
 
 	p("## How to reproduce\n\n")
 	p("```sh\nmake bench        # builds bin/host and every plugin (Go, C, Rust, AssemblyScript, WAT), runs the sets, writes this file\n")
@@ -380,4 +395,17 @@ func mechText(m string) string {
 		return "wazero's `WithCloseOnContextDone` and a per-call deadline, as the profiles show"
 	}
 	return "not identified: no profile in this run"
+}
+
+// quietShare is the share of the machine's CPU time other processes may
+// take during a run that still counts as quiet (percent).
+const quietShare = 5.0
+
+// otherShare parses OtherCPU ("4.2 %").
+func (m *Machine) otherShare() (float64, bool) {
+	var v float64
+	if _, err := fmt.Sscanf(m.OtherCPU, "%g %%", &v); err != nil {
+		return 0, false
+	}
+	return v, true
 }

@@ -57,6 +57,9 @@ type PluginError struct {
 	// Record names the input record the failure was narrowed down to,
 	// e.g. `input record 37 (key "k")`; empty when it was not.
 	Record string
+	// Value is that record's value as compact JSON, cut for a message
+	// (runtime.Preview); empty when no record was named.
+	Value  string
 	Cause  error // wraps one of the Err* values above
 	Status abi.Status
 	Text   string // the guest's error text (error host call)
@@ -94,6 +97,10 @@ func (e *PluginError) Error() string {
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Cause.Error())
+	if e.Value != "" {
+		b.WriteString("; the record: ")
+		b.WriteString(printable(e.Value))
+	}
 	switch {
 	case e.Crash != "":
 		b.WriteString("; the guest runtime reported: ")

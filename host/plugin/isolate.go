@@ -129,7 +129,7 @@ func (o *Operator) rejectOne(batch []byte, s span, idx int, cause error) error {
 	if n, stripped, ok := pe.RecordIndex(); ok && n == 0 {
 		e = *stripped
 	}
-	e.Record = recordName(pos, rec)
+	e.Record, e.Value = recordName(pos, rec), recordValue(rec)
 	restart := e.Poisoned && o.policy != runtime.PolicyFail
 	if restart {
 		if err := o.r.crashed(&e); err != nil {
@@ -140,6 +140,16 @@ func (o *Operator) rejectOne(batch []byte, s span, idx int, cause error) error {
 		Record: rec, Position: pos, Plugin: o.r.m.name, Err: &e,
 		Cause: e.Export + ": " + e.Cause.Error(), Restart: restart,
 	})
+}
+
+// recordValue is the value of record rec for errors, "" when rec does not
+// parse (the host checked it before the call: it does).
+func recordValue(rec []byte) string {
+	r, _, err := abi.ParseRecord(rec, 0)
+	if err != nil {
+		return ""
+	}
+	return runtime.Preview(r.Value)
 }
 
 // recordName names a record for errors: `input record 37 (key "k")`.

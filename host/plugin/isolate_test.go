@@ -109,7 +109,7 @@ func TestIsolateFailNamesRecordAndEmitsWhatCameBefore(t *testing.T) {
 	b, n := poisonBatch("", "", "", "", "fail", "", "trap", "")
 	out := &sink{}
 	err := op.Process(0, b, n, out)
-	wantErr(t, err, `plugin "poison" (operator op1, subtask 1/1) export sluice_process at input record 5 (key "ke"): plugin returned status -3 (user error): bad record`)
+	wantErr(t, err, `plugin "poison" (operator op1, subtask 1/1) export sluice_process at input record 5 (key "ke"): plugin returned status -3 (user error): bad record; the record: {"n":5,"c":"fail"}`)
 	if got := ns(t, out); !slices.Equal(got, []int64{1, 2, 3, 4}) {
 		t.Errorf("output %v, want the four records before the bad one", got)
 	}
@@ -118,7 +118,7 @@ func TestIsolateFailNamesRecordAndEmitsWhatCameBefore(t *testing.T) {
 	// down to it): the host's position replaces it.
 	b, n = poisonBatch("", "", "rec0", "")
 	err = op.Process(0, b, n, out)
-	wantErr(t, err, `plugin "poison" (operator op1, subtask 1/1) export sluice_process at input record 11 (key "kc"): plugin returned status -3 (user error): bad record`) // after the 8 of the first batch
+	wantErr(t, err, `plugin "poison" (operator op1, subtask 1/1) export sluice_process at input record 11 (key "kc"): plugin returned status -3 (user error): bad record; the record: {"n":3,"c":"rec0"}`) // after the 8 of the first batch
 }
 
 // TestRestartLimit: records that keep poisoning the instance fail the job
@@ -229,7 +229,7 @@ func TestIsolateRunawayCostsOneTimeout(t *testing.T) {
 			t.Errorf("%s: %d clock readings: more than two timeouts were waited", policy, readings)
 		}
 		if policy == runtime.PolicyFail {
-			wantErr(t, err, `plugin "poison" (operator op1, subtask 1/1) export sluice_process at input record 10 (key "kj"): deadline exceeded: the call ran past its call-timeout of 1s`)
+			wantErr(t, err, `plugin "poison" (operator op1, subtask 1/1) export sluice_process at input record 10 (key "kj"): deadline exceeded: the call ran past its call-timeout of 1s; the record: {"n":10,"c":"spin"}`)
 			if got := ns(t, out); !slices.Equal(got, want[:9]) {
 				t.Errorf("fail: output %v, want records 1 to 9", got)
 			}

@@ -19,6 +19,11 @@ const previewLimit = 160
 // bytes it cannot read show as "<malformed msgpack>".
 func preview(v []byte) string { return renderJSON(v, previewLimit) }
 
+// Preview is preview for the host's other packages: a record value (or
+// any msgpack value) as compact JSON for an error message, cut at 160
+// bytes.
+func Preview(v []byte) string { return preview(v) }
+
 // renderJSON renders v as compact JSON cut at limit bytes (0: no limit).
 func renderJSON(v []byte, limit int) string {
 	out, _, ok := appendPreview(nil, v, 0, 0, limit)

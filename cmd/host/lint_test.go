@@ -43,7 +43,7 @@ name: b
 mode: batch
 operators:
   - id: src
-    source: { type: stdin }
+    source: { type: generator, preset: sequence }
   - id: out
     partition: forward
     parallelism: 2
@@ -54,7 +54,7 @@ operators:
 	want := a + ":7:5: operator 'total' is a sum, which needs a keyed stream: add key-by\n" +
 		a + ":9:12: operator 'out' reads \"nowhere\", which is not an operator of this pipeline\n" +
 		a + ":10:26: unknown key \"colour\" in sink print (known: prefix, type)\n" +
-		b + ":6:13: mode is batch but source 'src' is unbounded (stdin never ends): batch needs bounded sources\n" +
+		b + ":6:13: mode is batch but source 'src' is unbounded (a generator without count): batch needs bounded sources\n" +
 		b + ":8:16: Forward partitioning does not allow change of parallelism. Upstream operation: src parallelism: 1, " +
 		"downstream operation: out parallelism: 2 You must use another partitioning strategy, such as broadcast, rebalance, shuffle or global.\n"
 	if code != 1 || out != want {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
 )
 
@@ -40,7 +41,11 @@ planned exits 1 with every reason.`,
 			if err != nil {
 				return planFailed(cmd, err)
 			}
-			g, err := plan.Plan(p, plan.Options{Slots: hs.Slots})
+			opts, err := planOptions(cmd, hs.Slots)
+			if err != nil {
+				return err
+			}
+			g, err := plan.Plan(p, opts)
 			if err != nil {
 				return planFailed(cmd, err)
 			}
@@ -49,8 +54,29 @@ planned exits 1 with every reason.`,
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json or dot")
 	cmd.Flags().Int("slots", 0, "task slots this host offers (0: unlimited); the job is refused if it needs more")
+	addModeFlag(cmd)
 	addPluginRootFlag(cmd, &roots)
 	return cmd
+}
+
+// addModeFlag adds --mode, the execution mode over the pipeline's, as
+// Flink's -Dexecution.runtime-mode at submission.
+func addModeFlag(cmd *cobra.Command) {
+	cmd.Flags().String("mode", "", "execution mode over the pipeline's: streaming, batch or automatic")
+}
+
+// planOptions are the planner's options from the command's flags: the
+// host's slots and --mode.
+func planOptions(cmd *cobra.Command, slots int) (plan.Options, error) {
+	opts := plan.Options{Slots: slots}
+	switch m, _ := cmd.Flags().GetString("mode"); pipeline.Mode(m) {
+	case "":
+	case pipeline.Streaming, pipeline.Batch, pipeline.Automatic:
+		opts.Mode, opts.ModeFrom = pipeline.Mode(m), "--mode"
+	default:
+		return opts, fmt.Errorf("unknown --mode %q: use streaming, batch or automatic", m)
+	}
+	return opts, nil
 }
 
 // planFailed prints every reason a plan could not be made, one per line,

@@ -60,6 +60,7 @@ lines; none prints no progress.`,
 	cmd.Flags().Int("batch-size", 0, "records per batch between tasks (default from the host settings: 1024)")
 	cmd.Flags().Duration("linger", 0, "longest a partly filled batch waits before it is sent (default 5ms)")
 	cmd.Flags().Int("slots", 0, "task slots this host offers (0: unlimited); the job is refused if it needs more")
+	addModeFlag(cmd)
 	cmd.Flags().Int64("fuel-rate", 0, "fuel units per second the job's plugins may spend, over all instances (0: no cap)")
 	addPluginLimitFlags(cmd.Flags())
 	settings.AddFlags(cmd.Flags(), settings.Keys...) // the rest of the host settings
@@ -86,7 +87,11 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 		err = pipeline.OnlySources(p)
 	}
 	if err == nil {
-		g, err = plan.Plan(p, plan.Options{Slots: hs.Slots})
+		var opts plan.Options
+		if opts, err = planOptions(cmd, hs.Slots); err != nil {
+			return err
+		}
+		g, err = plan.Plan(p, opts)
 	}
 	if err != nil {
 		printProblems(stderr, file, err)

@@ -557,3 +557,45 @@ func TestRunTakesEverySettingAsAFlag(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, errs.String())
 	}
 }
+
+// TestRunBatchReadsStdin: a BATCH job reads stdin to the end of its input
+// and prints only each key's final sum, whether the pipeline or --mode
+// asks for batch; AUTOMATIC streams stdin (a plan cannot tell a pipe from
+// a terminal) and prints the rolling sums.
+func TestRunBatchReadsStdin(t *testing.T) {
+	dir := t.TempDir()
+	pipe := func(mode string) string {
+		p := filepath.Join(dir, mode+".yaml")
+		writeFile(t, p, "version: 1\nname: sums\nmode: "+mode+`
+operators:
+  - id: src
+    source: { type: stdin }
+  - id: s
+    key-by: k
+    sum: n
+  - id: out
+    sink: { type: print }
+`)
+		return p
+	}
+	in := `{"k":"a","n":1}` + "\n" + `{"k":"b","n":5}` + "\n" + `{"k":"a","n":2}` + "\n"
+	final := `{"k":"b","n":5}` + "\n" + `{"k":"a","n":3}` + "\n" // key by key, in the order of their key groups
+	rolling := `{"k":"a","n":1}` + "\n" + `{"k":"b","n":5}` + "\n" + `{"k":"a","n":3}` + "\n"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--progress=none", pipe("batch")}, final},
+		{[]string{"run", "--progress=none", "--mode", "batch", pipe("streaming")}, final},
+		{[]string{"run", "--progress=none", pipe("automatic")}, rolling},
+		{[]string{"run", "--progress=none", "--mode", "streaming", pipe("batch")}, rolling},
+	} {
+		code, out, errs := runHostStdin(t, in, c.args...)
+		if code != 0 || out != c.want {
+			t.Errorf("%v: exit %d\n%s\ngot:\n%s\nwant:\n%s", c.args, code, errs, out, c.want)
+		}
+	}
+	if code, _, errs := runHostStdin(t, in, "run", "--mode", "bogus", pipe("batch")); code == 0 || !strings.Contains(errs, `unknown --mode "bogus": use streaming, batch or automatic`) {
+		t.Errorf("--mode bogus: exit %d, %s", code, errs)
+	}
+}

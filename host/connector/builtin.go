@@ -107,9 +107,11 @@ func (b *Builtin) Sink(spec *pipeline.Operator, subtask, parallelism int) (runti
 }
 
 // Bounded reports whether a source ends by itself (Flink's
-// Boundedness.BOUNDED): a generator with a count, elements and a file.
-// stdin is unbounded (it ends at end of input, but nothing says when), as
-// is a generator without a count.
+// Boundedness.BOUNDED): a generator with a count, elements, a file, and
+// stdin, which ends at the end of its input (the planner's AUTOMATIC still
+// streams stdin, as pipeline.Connector.Bounded says, since a plan cannot
+// tell a pipe from a terminal; a BATCH job reads it to the end). A
+// generator without a count is unbounded.
 func (b *Builtin) Bounded(spec *pipeline.Connector) bool {
 	if spec == nil {
 		return false
@@ -118,7 +120,7 @@ func (b *Builtin) Bounded(spec *pipeline.Connector) bool {
 	case "generator":
 		c, ok := spec.Options["count"]
 		return ok && c != nil
-	case "elements", "file":
+	case "elements", "file", "stdin":
 		return true
 	}
 	return false

@@ -310,7 +310,7 @@ func TestBounded(t *testing.T) {
 		{pipeline.Connector{Type: "generator", Options: map[string]any{"preset": "words"}}, false},
 		{pipeline.Connector{Type: "elements"}, true},
 		{pipeline.Connector{Type: "file"}, true},
-		{pipeline.Connector{Type: "stdin"}, false},
+		{pipeline.Connector{Type: "stdin"}, true}, // it ends at the end of its input: a BATCH job may read it
 		{pipeline.Connector{Type: "kafka"}, false},
 	} {
 		if got := b.Bounded(&tc.c); got != tc.want {

@@ -64,7 +64,9 @@ var sinkTypes = map[string][]optionSpec{
 
 // Bounded reports whether a source ends by itself (Flink's
 // Boundedness.BOUNDED): a generator with a count, elements, or a file.
-// stdin and a generator without count are unbounded.
+// stdin and a generator without count are unbounded. stdin does end at the
+// end of its input, but a plan cannot know whether it is a pipe or a
+// terminal: AUTOMATIC streams it, and an explicit BATCH reads it to the end.
 func (c *Connector) Bounded() bool {
 	switch c.Type {
 	case "elements", "file":

@@ -13,6 +13,11 @@ type Options struct {
 	// Slots is the number of task slots the host offers; 0 means
 	// unlimited. A job that needs more is refused.
 	Slots int
+	// Mode, when set, is the execution mode instead of the pipeline's
+	// (Flink's -Dexecution.runtime-mode at submission), and ModeFrom says
+	// who set it for the plan's mode reason ("--mode").
+	Mode     pipeline.Mode
+	ModeFrom string
 }
 
 // Plan turns a parsed pipeline into a job graph the way Flink's
@@ -22,7 +27,7 @@ type Options struct {
 // leaves p unchanged. Problems tied to a place in the file come back as
 // pipeline.Errors, all at once.
 func Plan(p *pipeline.Pipeline, opts Options) (*JobGraph, error) {
-	pl := &planner{p: p, g: &JobGraph{Name: p.Name, Pipeline: p}, byID: map[string]*Operator{}}
+	pl := &planner{p: p, opts: opts, g: &JobGraph{Name: p.Name, Pipeline: p}, byID: map[string]*Operator{}}
 	order, ok := pl.order()
 	if !ok {
 		return nil, pl.errs.Err()
@@ -52,6 +57,7 @@ func Plan(p *pipeline.Pipeline, opts Options) (*JobGraph, error) {
 
 type planner struct {
 	p    *pipeline.Pipeline
+	opts Options
 	g    *JobGraph
 	byID map[string]*Operator
 	errs pipeline.Errors
@@ -63,7 +69,8 @@ func (pl *planner) errorf(pos pipeline.Pos, format string, args ...any) {
 
 // mode resolves the execution mode (flink-semantics.md §6): AUTOMATIC is
 // BATCH when every source is bounded, else STREAMING; BATCH with an
-// unbounded source is an error.
+// unbounded source is an error, but for stdin, which BATCH reads to the
+// end of its input (AUTOMATIC cannot know that stdin ends, so it streams).
 func (pl *planner) mode() (pipeline.Mode, string) {
 	var unbounded []*pipeline.Operator
 	for _, op := range pl.p.Operators {
@@ -71,20 +78,31 @@ func (pl *planner) mode() (pipeline.Mode, string) {
 			unbounded = append(unbounded, op)
 		}
 	}
-	switch pl.p.Mode {
+	mode, from := pl.p.Mode, "set in the pipeline"
+	if pl.opts.Mode != "" {
+		mode, from = pl.opts.Mode, "set by "+pl.opts.ModeFrom
+	}
+	switch mode {
 	case pipeline.Batch:
 		for _, op := range unbounded {
-			pl.errorf(op.Source.Pos, "mode is batch but source '%s' is unbounded (%s): batch needs bounded sources", op.ID, unboundedWhy(op.Source))
+			if op.Source.Type == "stdin" {
+				continue // asked for BATCH: read to the end of input (Connector.Bounded)
+			}
+			by := ""
+			if pl.opts.Mode != "" {
+				by = " (" + from + ")"
+			}
+			pl.errorf(op.Source.Pos, "mode is batch%s but source '%s' is unbounded (%s): batch needs bounded sources", by, op.ID, unboundedWhy(op.Source))
 		}
-		return pipeline.Batch, "set in the pipeline"
+		return pipeline.Batch, from
 	case pipeline.Automatic:
 		if len(unbounded) == 0 {
 			return pipeline.Batch, "automatic: every source is bounded"
 		}
 		return pipeline.Streaming, fmt.Sprintf("automatic: source '%s' is unbounded", unbounded[0].ID)
 	}
-	if _, set := pl.p.KeyPos["mode"]; set {
-		return pipeline.Streaming, "set in the pipeline"
+	if _, set := pl.p.KeyPos["mode"]; set || pl.opts.Mode != "" {
+		return pipeline.Streaming, from
 	}
 	return pipeline.Streaming, "the default"
 }

@@ -237,10 +237,12 @@ func TestBrokenPipelines(t *testing.T) {
 }
 
 // TestMode: AUTOMATIC is BATCH when every source is bounded; BATCH with an
-// unbounded source is refused (flink-semantics.md §6).
+// unbounded source is refused (flink-semantics.md §6), but for stdin,
+// which an explicit BATCH reads to the end of its input.
 func TestMode(t *testing.T) {
 	bounded := "  - { id: a, source: { type: generator, preset: sequence, count: 5 } }\n  - { id: b, source: { type: generator, preset: sequence, count: 1 } }\n  - { id: c, source: { type: file, path: in.json } }\n"
-	unbounded := "  - { id: u, source: { type: generator, preset: sequence } }\n  - { id: v, source: { type: stdin } }\n"
+	stdin := "  - { id: v, source: { type: stdin } }\n"
+	unbounded := "  - { id: u, source: { type: generator, preset: sequence } }\n" + stdin
 	for _, tc := range []struct {
 		mode, ops string
 		want      pipeline.Mode
@@ -251,15 +253,30 @@ func TestMode(t *testing.T) {
 		{"mode: batch\n", bounded, pipeline.Batch, "set in the pipeline"},
 		{"mode: automatic\n", bounded, pipeline.Batch, "automatic: every source is bounded"},
 		{"mode: automatic\n", bounded + unbounded, pipeline.Streaming, "automatic: source 'u' is unbounded"},
+		// stdin: an explicit batch reads it to its end; automatic streams it
+		{"mode: batch\n", bounded + stdin, pipeline.Batch, "set in the pipeline"},
+		{"mode: automatic\n", bounded + stdin, pipeline.Streaming, "automatic: source 'v' is unbounded"},
 	} {
 		g := mustPlan(t, tc.mode+"operators:\n"+tc.ops)
 		if g.Mode != tc.want || g.ModeReason != tc.reason {
 			t.Errorf("%q: %s (%s), want %s (%s)", tc.mode, g.Mode, g.ModeReason, tc.want, tc.reason)
 		}
 	}
+	// the caller's mode (host run --mode) wins over the pipeline's
+	g := mustPlan(t, "mode: streaming\noperators:\n"+bounded)
+	if g2, err := Plan(g.Pipeline, Options{Mode: pipeline.Batch, ModeFrom: "--mode"}); err != nil || g2.Mode != pipeline.Batch || g2.ModeReason != "set by --mode" {
+		t.Errorf("Options.Mode batch: %v, %v", g2, err)
+	}
+	if g2, err := Plan(g.Pipeline, Options{Mode: pipeline.Streaming, ModeFrom: "--mode"}); err != nil || g2.Mode != pipeline.Streaming || g2.ModeReason != "set by --mode" {
+		t.Errorf("Options.Mode streaming: %v, %v", g2, err)
+	}
+	g = mustPlan(t, "operators:\n"+bounded+unbounded)
+	_, err := Plan(g.Pipeline, Options{Mode: pipeline.Batch, ModeFrom: "--mode"})
+	if want := "t.yaml:7:22: mode is batch (set by --mode) but source 'u' is unbounded (a generator without count): batch needs bounded sources"; err == nil || err.Error() != want {
+		t.Errorf("Options.Mode batch with an unbounded source: %v, want %s", err, want)
+	}
 	got := planErr(t, "mode: batch\noperators:\n"+bounded+unbounded, Options{})
-	want := "t.yaml:8:22: mode is batch but source 'u' is unbounded (a generator without count): batch needs bounded sources\n" +
-		"t.yaml:9:22: mode is batch but source 'v' is unbounded (stdin never ends): batch needs bounded sources"
+	want := "t.yaml:8:22: mode is batch but source 'u' is unbounded (a generator without count): batch needs bounded sources"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

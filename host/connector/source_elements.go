@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"time"
@@ -91,8 +92,8 @@ func appendYAML(b []byte, v any, depth int) ([]byte, error) {
 	case int64:
 		return abi.AppendInt(b, x), nil
 	case uint64:
-		if x > math.MaxInt64 {
-			return abi.AppendFloat(b, float64(x)), nil
+		if x > math.MaxInt64 { // a uint64, as the file source reads one from JSON
+			return binary.BigEndian.AppendUint64(append(b, 0xcf), x), nil
 		}
 		return abi.AppendInt(b, int64(x)), nil
 	case float64:

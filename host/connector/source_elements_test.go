@@ -16,6 +16,8 @@ func TestElementsInOrder(t *testing.T) {
 		nil,
 		[]any{1, "x", map[string]any{"deep": []any{}}},
 		map[string]any{"z": 1, "a": map[string]any{"y": nil, "b": false}},
+		uint64(18446744073709551615), // past int64: a uint64, as the file source reads it from JSON
+		uint64(9223372036854775807),
 	}
 	c, src := runSource(t, &Builtin{}, sourceSpec("el", "elements", map[string]any{"values": values}), 0, 1)
 	want := []string{
@@ -23,6 +25,7 @@ func TestElementsInOrder(t *testing.T) {
 		`"plain"`, `7`, `2.5`, `true`, `null`,
 		`[1,"x",{"deep":[]}]`,
 		`{"a":{"b":false,"y":null},"z":1}`,
+		`18446744073709551615`, `9223372036854775807`,
 	}
 	if got := strings.Join(c.jsons(), "\n"); got != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", got, strings.Join(want, "\n"))
@@ -34,6 +37,9 @@ func TestElementsInOrder(t *testing.T) {
 		if r.hasTime || r.key != nil {
 			t.Errorf("record %s has time or key", r.json)
 		}
+	}
+	if v := c.records[8].value; len(v) != 9 || v[0] != 0xcf {
+		t.Errorf("uint64 past int64 encoded as % x, want 0xcf and 8 bytes", v)
 	}
 }
 

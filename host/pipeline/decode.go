@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/sluicehq/sluice/host/suggest"
@@ -157,6 +158,9 @@ func (d *decoder) integer(n *yaml.Node, what string, lo, hi int) (int, bool) {
 		d.errorf(n, "%s must be an integer, not %s", what, describe(n))
 		return 0, false
 	}
+	if !d.decimal(n, what) {
+		return 0, false
+	}
 	if v < int64(lo) || v > int64(hi) {
 		d.errorf(n, "%s must be between %d and %d, not %d", what, lo, hi, v)
 		return 0, false
@@ -206,6 +210,35 @@ func (d *decoder) oneOf(n *yaml.Node, what string, choices ...string) (string, b
 	return "", false
 }
 
+// decimal refuses an integer written with a leading zero (0755): the YAML
+// parser reads it as octal (493), as YAML 1.1 did, where YAML 1.2 reads
+// 755 and a person may mean the string "0755" (and 08, no octal, becomes
+// the float 8). 0o755 is octal to both.
+func (d *decoder) decimal(n *yaml.Node, what string) bool {
+	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+		return true
+	}
+	digits := strings.TrimLeft(n.Value, "+-")
+	if len(digits) < 2 || digits[0] != '0' || strings.Trim(digits, "0123456789_") != "" {
+		return true
+	}
+	sign := n.Value[:len(n.Value)-len(digits)]
+	if sign != "-" {
+		sign = "" // a "+" is dropped from the suggestions
+	}
+	dec := strings.TrimLeft(strings.ReplaceAll(digits, "_", ""), "0")
+	if dec == "" {
+		dec = "0"
+	}
+	if v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 8, 64); err == nil {
+		d.errorf(n, "%s: %s has a leading zero, which YAML reads as octal (%d): write %s%s, %s0o%s for octal, or quote it (%q) for a string",
+			what, n.Value, v, sign, dec, sign, dec, n.Value)
+		return false
+	}
+	d.errorf(n, "%s: %s has a leading zero: write %s%s, or quote it (%q) for a string", what, n.Value, sign, dec, n.Value)
+	return false
+}
+
 // value converts a node to plain Go values: map[string]any, []any, string,
 // int, float64, bool or nil (the types yaml gives an `any`).
 func (d *decoder) value(n *yaml.Node, what string) (any, bool) {
@@ -247,6 +280,9 @@ func (d *decoder) value(n *yaml.Node, what string) (any, bool) {
 		case "!!str", "!!timestamp":
 			return n.Value, true
 		case "!!int", "!!float", "!!bool":
+			if !d.decimal(n, what) {
+				return nil, false
+			}
 			if err := n.Decode(&v); err != nil {
 				d.errorf(n, "%s: %v", what, err)
 				return nil, false

@@ -403,3 +403,32 @@ func TestCustomPartitionCompositeKey(t *testing.T) {
 		}
 	}
 }
+
+// TestLeadingZeroIntegers: the YAML parser reads 0755 as octal (493), as
+// YAML 1.1 did, where YAML 1.2 and a person may mean 755 or "0755": such a
+// number is refused wherever a pipeline holds one, saying what to write.
+func TestLeadingZeroIntegers(t *testing.T) {
+	src := "version: 1\nname: p\nparallelism: %s\nplugins:\n  x: { path: x.wasm, config: { mode: %s } }\noperators:\n" +
+		"  - { id: s, source: { type: elements, values: [{a: %s}] } }\n  - { id: m, map: x }\n  - { id: o, sink: { type: discard } }\n"
+	for _, c := range []struct{ par, cfg, val, want string }{
+		{"2", "1", "0755", `p.yaml:7:53: source elements values: 0755 has a leading zero, which YAML reads as octal (493): write 755, 0o755 for octal, or quote it ("0755") for a string`},
+		{"2", "-010", "1", `p.yaml:5:38: plugin x config: -010 has a leading zero, which YAML reads as octal (-8): write -10, -0o10 for octal, or quote it ("-010") for a string`},
+		{"02", "1", "1", `p.yaml:3:14: parallelism: 02 has a leading zero, which YAML reads as octal (2): write 2, 0o2 for octal, or quote it ("02") for a string`},
+		{"2", "1", "08", `p.yaml:7:53: source elements values: 08 has a leading zero: write 8, or quote it ("08") for a string`},
+		{"2", "1", "00", `p.yaml:7:53: source elements values: 00 has a leading zero, which YAML reads as octal (0): write 0, 0o0 for octal, or quote it ("00") for a string`},
+	} {
+		_, err := Parse("p.yaml", []byte(fmt.Sprintf(src, c.par, c.cfg, c.val)), ParseOptions{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("parallelism %s, config %s, value %s: got %v\nwant %s", c.par, c.cfg, c.val, err, c.want)
+		}
+	}
+	// what stays: a quoted string, 0o octal, hex, a plain 0, a float 0.5
+	p := mustParse(t, fmt.Sprintf(src, "2", "0o17", `"0755", b: 0x1f, c: 0, d: 0.5, e: -0`), ParseOptions{})
+	if got := p.Plugins["x"].Config["mode"]; got != 15 {
+		t.Errorf("config 0o17 = %v, want 15", got)
+	}
+	vals := p.Operators[0].Source.Options["values"].([]any)[0].(Map)
+	if want := (Map{Keys: []string{"a", "b", "c", "d", "e"}, Values: map[string]any{"a": "0755", "b": 31, "c": 0, "d": 0.5, "e": 0}}); !reflect.DeepEqual(vals, want) {
+		t.Errorf("values %#v, want %#v", vals, want)
+	}
+}

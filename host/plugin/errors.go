@@ -147,9 +147,26 @@ func (e *PluginError) RecordIndex() (n int, stripped *PluginError, ok bool) {
 		return 0, nil, false
 	}
 	c := *e
-	c.Text, c.Cause = text, statusError(e.Status, text)
+	c.Text = text
+	// The cause quotes the text after the status, and may go on with the
+	// host's note (a -7 no host call was refused): the same without the
+	// prefix. A cause that does not start so (a refused host call's own
+	// error, a memory limit) says what to fix in its own words: kept.
+	if was, msg := statusError(e.Status, e.Text).Error(), e.Cause.Error(); strings.HasPrefix(msg, was) {
+		c.Cause = &restated{msg: statusError(e.Status, text).Error() + msg[len(was):], cause: e.Cause}
+	}
 	return n, &c, true
 }
+
+// restated is an error's cause told in other words: errors.Is and As see
+// the original.
+type restated struct {
+	msg   string
+	cause error
+}
+
+func (r *restated) Error() string { return r.msg }
+func (r *restated) Unwrap() error { return r.cause }
 
 // statusError is the cause of a non-zero status.
 func statusError(st abi.Status, text string) error {

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -182,6 +183,18 @@ func TestRecordIndex(t *testing.T) {
 		if _, _, ok := mk(text).RecordIndex(); ok {
 			t.Errorf("%q: read a record index", text)
 		}
+	}
+	// the host's note after the text stays; so does a refusal's own cause
+	noted := mk("record 4: state_put failed")
+	noted.Status = abi.StatusHost
+	noted.Cause = fmt.Errorf("%w, but the host refused none of the call's host calls: the plugin returned it of its own accord", statusError(abi.StatusHost, noted.Text))
+	if _, s, ok := noted.RecordIndex(); !ok || !strings.HasSuffix(s.Error(), "(host refused a call): state_put failed, but the host refused none of the call's host calls: the plugin returned it of its own accord") || !errors.Is(s, ErrStatus) {
+		t.Errorf("a -7 of the guest's own: %v", s)
+	}
+	refused := mk("record 4: state_put failed")
+	refused.Status, refused.Cause = abi.StatusHost, fmt.Errorf("%w: state-memory of 1 MiB reached", ErrState)
+	if _, s, ok := refused.RecordIndex(); ok {
+		t.Errorf("a refused host call's cause read as a status's: %v", s)
 	}
 	trap := &PluginError{Plugin: "p", Text: "record 1: x", Cause: ErrTrap}
 	if _, _, ok := trap.RecordIndex(); ok {

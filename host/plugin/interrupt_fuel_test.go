@@ -355,3 +355,23 @@ func TestHostCallsBillFuel(t *testing.T) {
 		t.Fatalf("ten host calls spent %d units, under %d", none, 10*hostCallFuel)
 	}
 }
+
+// TestWASICallsBillFuel: WASI's functions are host calls too, billed as
+// sluice_v1's are. random_get over 8 MiB in a loop never spent a slice of
+// fuel: the call ran its 100 fills (~0.5 s) past a 100 ms call-timeout and
+// succeeded (2000 fills ran 9.5 s past 1 s); billed, the clock is read and
+// the call stops. fd_write refuses more than IOV_MAX iovecs, as writev does
+// (a million empty ones a call, in a loop, ran 19 s past 1 s).
+func TestWASICallsBillFuel(t *testing.T) {
+	h := newHost(t, func(c *Config) { c.CallTimeout = 100 * time.Millisecond })
+	op := open(t, load(t, h, "wasiloop"), runtime.OpenContext{})
+	w := filterBatch(1)
+	err := op.Process(0, w.Buf, 1, &sink{})
+	if !errors.Is(err, ErrDeadline) {
+		t.Errorf("random_get loop past the call-timeout: %v, want %v", err, ErrDeadline)
+	}
+	w = filterBatch(2)
+	if err := op.Process(0, w.Buf, 2, &sink{}); err != nil {
+		t.Errorf("fd_write with 1025 iovecs must fail with EINVAL, and with 1024 pass: %v", err)
+	}
+}

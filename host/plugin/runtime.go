@@ -10,7 +10,6 @@ import (
 	"github.com/sluicehq/sluice/abi"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
 // Host runs plugins: one wazero runtime (compiler engine) with the
@@ -91,7 +90,7 @@ func (h *Host) useWASI(ctx context.Context) error {
 	if h.wasiUp {
 		return nil
 	}
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, h.rt); err != nil {
+	if err := instantiateWASI(ctx, h.rt); err != nil {
 		return fmt.Errorf("instantiate WASI: %w", err)
 	}
 	h.wasiUp = true

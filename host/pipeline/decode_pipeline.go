@@ -105,7 +105,7 @@ func (d *decoder) plugins(p *Pipeline, n *yaml.Node) {
 				pl.Config = d.config(f.Val, "plugin "+name+" config")
 				pl.ConfigPos = configPos(f.Val)
 			case "grant":
-				pl.Grants = d.grants(f.Val, "plugin "+name+" grant")
+				pl.Grants, pl.GrantsPos = d.grants(f.Val, "plugin "+name+" grant"), nodePos(f.Val)
 			default:
 				d.unknownKey(f.Key, "plugin "+name, []string{"path", "config", "grant"})
 			}

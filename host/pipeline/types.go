@@ -49,8 +49,9 @@ type Plugin struct {
 	// Grants are the nondeterministic capabilities given to the plugin
 	// (grant: [clock, random]); without them it sees a fake clock and a
 	// seeded random stream.
-	Grants []string
-	Pos    Pos
+	Grants    []string
+	GrantsPos Pos // where grant's value was written
+	Pos       Pos
 }
 
 // Grants a plugin may be given.

@@ -155,6 +155,21 @@ func size(p *pipeline.Pipeline) pipeline.Errors {
 // policy refuses the connectors tenants may not use.
 func policy(p *pipeline.Pipeline) pipeline.Errors {
 	var errs pipeline.Errors
+	names := make([]string, 0, len(p.Plugins))
+	for name := range p.Plugins {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if pl := p.Plugins[name]; len(pl.Grants) > 0 {
+			// the server runs every plugin on the fake clock and the
+			// seeded random source: ignoring the grant would run a job
+			// other than the one written
+			errs = append(errs, &pipeline.Error{File: PipelineFile, Pos: pl.GrantsPos, Msg: fmt.Sprintf(
+				"plugin %s: grant %s is not offered by this server: its plugins see a fake clock and a seeded random source, so a job's output does not depend on when or where it runs; remove grant",
+				name, strings.Join(pl.Grants, ", "))})
+		}
+	}
 	for _, op := range p.Operators {
 		if c := op.Source; c != nil && !contains(tenantSources, c.Type) {
 			errs = append(errs, &pipeline.Error{File: PipelineFile, Pos: c.Pos, Msg: fmt.Sprintf(

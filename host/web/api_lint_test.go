@@ -33,6 +33,11 @@ func TestBadPipelineAnswers400WithLineAndColumn(t *testing.T) {
 			[]server.Problem{{Line: 7, Col: 27, Message: "sink collect takes no option limit"}}},
 		{"unknown plugin", "version: 1\nname: x\nplugins:\n  f: {path: nothing}\noperators:\n  - id: a\n    source: {type: generator, preset: sequence}\n  - id: b\n    filter: f\n  - id: c\n    sink: {type: collect}\n",
 			[]server.Problem{{Line: 4, Col: 3, Message: `plugin f: path "nothing" names no plugin of tenant a`}}},
+		// the server runs plugins on the fake clock and seeded random
+		// only: a grant is refused, not ignored
+		{"grants", "version: 1\nname: x\nplugins:\n  f: {path: nothing, grant: [clock, random]}\noperators:\n  - id: a\n    source: {type: generator, preset: sequence}\n  - id: b\n    filter: f\n  - id: c\n    sink: {type: collect}\n",
+			[]server.Problem{{Line: 4, Col: 3, Message: `plugin f: path "nothing" names no plugin of tenant a`},
+				{Line: 4, Col: 29, Message: "plugin f: grant clock, random is not offered by this server"}}},
 		{"planner", "version: 1\nname: x\nslots: 1\nparallelism: 2\noperators:\n  - id: a\n    source: {type: generator, preset: sequence}\n  - id: b\n    sink: {type: collect}\n",
 			[]server.Problem{{Line: 3, Col: 1, Message: "the job needs 2 slots but the pipeline offers 1"}}},
 	}

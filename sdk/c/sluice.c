@@ -600,6 +600,59 @@ static uint32_t fmt_int(char *d, int64_t v) {
 	memcpy(d, t + i, sizeof t - (size_t)i);
 	return (uint32_t)(sizeof t - (size_t)i);
 }
+/* fmt_float writes f for a message as Go's strconv.FormatFloat(f, 'g', -1,
+ * 64) writes the numbers people type (1.5, -0.25, 2.675, 1e+06, 1.5e-05):
+ * an exponent below 1e-4 and from 1e6 up, at most 15 significant digits,
+ * trailing zeros dropped. It is no shortest round trip (0.1 + 0.2 shows as
+ * 0.3, Go's 0.30000000000000004): for messages only. d holds 32 bytes. */
+static uint32_t fmt_float(char *d, double f) {
+	uint32_t n = 0;
+	if (f != f) { memcpy(d, "NaN", 3); return 3; }
+	if (f < 0 || (f == 0 && 1 / f < 0)) d[n++] = '-', f = -f;
+	if (f > 1.7976931348623157e308) {
+		if (!n) d[n++] = '+';
+		memcpy(d + n, "Inf", 3);
+		return n + 3;
+	}
+	int e = 0;
+	if (f != 0 && (f < 1e-4 || f >= 1e6)) { /* f = m × 10^e, m in [1, 10): big steps first, few roundings */
+		while (f >= 1e100) f /= 1e100, e += 100;
+		while (f >= 1e10) f /= 1e10, e += 10;
+		while (f >= 10) f /= 10, e++;
+		while (f < 1e-99) f *= 1e100, e -= 100;
+		while (f < 1e-9) f *= 1e10, e -= 10;
+		while (f < 1) f *= 10, e--;
+	}
+	/* the integer part, then as many fraction digits as make 15 in all */
+	uint64_t ip = (uint64_t)f;
+	int k = 15;
+	for (uint64_t t = ip; t > 0; t /= 10) k--;
+	if (!ip) /* zeros after the point are no significant digits */
+		for (double t = f; t != 0 && t < 0.1 && k < 18; t *= 10) k++;
+	if (k < 0) k = 0;
+	uint64_t p10 = 1;
+	for (int i = 0; i < k; i++) p10 *= 10;
+	uint64_t q = (uint64_t)((f - (double)ip) * (double)p10 + 0.5);
+	if (q >= p10) q -= p10, ip++;
+	if (e && ip >= 10) ip /= 10, e++; /* 9.99...96 rounded up to 10 */
+	n += fmt_int(d + n, (int64_t)ip);
+	if (q) {
+		char t[20];
+		for (int i = k - 1; i >= 0; i--) t[i] = (char)('0' + q % 10), q /= 10;
+		int m = k;
+		while (m > 0 && t[m - 1] == '0') m--;
+		d[n++] = '.';
+		memcpy(d + n, t, (size_t)m), n += (uint32_t)m;
+	}
+	if (e) {
+		int a = e < 0 ? -e : e;
+		d[n++] = 'e', d[n++] = e < 0 ? '-' : '+';
+		if (a < 10) d[n++] = '0';
+		n += fmt_int(d + n, a);
+	}
+	return n;
+}
+
 static void err_addi(int64_t v) {
 	char d[24];
 	err_add(d, fmt_int(d, v));
@@ -1302,8 +1355,8 @@ static void cfg_bad(const char *name, const char *want, sl_value v) {
 	} else if (sl_as_bool(v, &b)) {
 		cfg_adds(b ? "true" : "false");
 	} else if (sl_as_float(v, &f)) {
-		if (f == f && f > -1e15 && f < 1e15 && f == (double)(int64_t)f) cfg_add(d, fmt_int(d, (int64_t)f));
-		else cfg_adds("a fraction"); /* the SDK formats no floats */
+		char fd[32];
+		cfg_add(fd, fmt_float(fd, f));
 	} else {
 		switch (sl_type_of(v)) {
 		case SL_T_ARRAY: cfg_adds("a list"); break;

@@ -829,12 +829,45 @@ static void test_config_getters(void) {
 	sl__reset();
 	last_error[0] = 0;
 	CHECK(sl__open(&p, c.p, c.len, 0, 1, 1) == SL_CONFIG);
-	CHECK(strcmp(last_error, "config half: want an integer (int64), got a fraction; config n: want a boolean, got 7; config hex: want a number, got \"0x10\"; config list: want a string, got a list") == 0);
+	CHECK(strcmp(last_error, "config half: want an integer (int64), got 1.5; config n: want a boolean, got 7; config hex: want a number, got \"0x10\"; config list: want a string, got a list") == 0);
 	/* an open's own "config NAME: ..." is not prefixed "open: " */
 	p.open = open_refuses_config;
 	sl__reset();
 	CHECK(sl__open(&p, c.p, c.len, 0, 1, 1) == SL_CONFIG && strcmp(last_error, "config hot: want a string") == 0);
 	free(c.p);
+}
+
+/* a float in a config error reads as Go's strconv.FormatFloat(f, 'g', -1)
+ * writes it, for the numbers people type */
+static int open_reads_f(const sl_context *ctx, sl_value cfg) {
+	(void)ctx;
+	sl_config_int(cfg, "f", 0);
+	return SL_OK;
+}
+static void test_config_float_text(void) {
+	static const struct { double f; const char *want; } cases[] = {
+		{1.5, "1.5"}, {-0.25, "-0.25"}, {0.1, "0.1"}, {2.675, "2.675"}, {3.25e-3, "0.00325"},
+		{999999.5, "999999.5"}, {1234567.5, "1.2345675e+06"}, {123456789.125, "1.23456789125e+08"}, {1e21, "1e+21"},
+		{1.5e-5, "1.5e-05"}, {0.0001, "0.0001"}, {1e-300, "1e-300"}, {2.5e100, "2.5e+100"}, {-7.25e-200, "-7.25e-200"}, {1.7976931348623157e308, "1.79769313486232e+308"},
+		{1.0 / 0.0, "+Inf"}, {-1.0 / 0.0, "-Inf"}, {0.0 / 0.0, "NaN"}, {12.0, "12"},
+	};
+	sl_plugin p = {.name = "cfg", .kind = SL_KIND_MAP, .map = double_and_tag, .open = open_reads_f};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		sl_buf c = {0};
+		sl_put_map(&c, 1);
+		sl_put_cstr(&c, "f"), sl_put_float(&c, cases[i].f);
+		char want[80];
+		snprintf(want, sizeof want, "config f: want an integer (int64), got %s", cases[i].want);
+		sl__reset();
+		last_error[0] = 0;
+		int st = sl__open(&p, c.p, c.len, 0, 1, 1);
+		if (cases[i].f == 12.0) CHECK(st == SL_OK); /* a whole float is an int */
+		else {
+			if (strcmp(last_error, want) != 0) fprintf(stderr, "float %g: got %s\n", cases[i].f, last_error);
+			CHECK(st == SL_CONFIG && strcmp(last_error, want) == 0);
+		}
+		free(c.p);
+	}
 }
 
 static int returns_seven(const sl_record *r) { (void)r; return 7; }
@@ -886,6 +919,7 @@ int main(void) {
 	test_partition_and_describe();
 	test_open();
 	test_config_getters();
+	test_config_float_text();
 	test_positive_return();
 	if (failures) {
 		fprintf(stderr, "FAIL: %d check(s)\n", failures);

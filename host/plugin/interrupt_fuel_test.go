@@ -375,3 +375,31 @@ func TestWASICallsBillFuel(t *testing.T) {
 		t.Errorf("fd_write with 1025 iovecs must fail with EINVAL, and with 1024 pass: %v", err)
 	}
 }
+
+// TestGrantedSleepStopsAtTheCallTimeout: a plugin granted the clock sleeps
+// for real in poll_oneoff, which wazero could not cut short (a one-hour
+// sleep held its subtask and the job's cancel for the hour). The host now
+// sleeps it: at most the call-timeout, then the guest's next metering site
+// stops the call; a cancel ends the sleep at once.
+func TestGrantedSleepStopsAtTheCallTimeout(t *testing.T) {
+	h := newHost(t, func(c *Config) { c.CallTimeout = 100 * time.Millisecond })
+	m := load(t, h, "wasiloop").Grant(Grants{Clock: true})
+	op := open(t, m, runtime.OpenContext{})
+	w := filterBatch(3)
+	if err := op.Process(0, w.Buf, 3, &sink{}); !errors.Is(err, ErrDeadline) {
+		t.Errorf("a 3 s sleep under a 100 ms call-timeout: %v, want %v", err, ErrDeadline)
+	}
+	// cancelled mid-sleep (a call-timeout of a minute does not end it)
+	h = newHost(t, func(c *Config) { c.CallTimeout = time.Minute })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	op = load(t, h, "wasiloop").Grant(Grants{Clock: true}).NewOperator(ctx, "op", nil)
+	if err := op.Open(&runtime.OpenContext{Parallelism: 1, MaxParallelism: 128}); err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close(nil)
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if err := op.Process(0, w.Buf, 3, &sink{}); !errors.Is(err, ErrCanceled) {
+		t.Errorf("a sleep cancelled: %v, want %v", err, ErrCanceled)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -25,7 +27,10 @@ import (
 const iovMax = 1024
 
 // WASI errno values (wasi_snapshot_preview1's errno enum).
-const wasiEINVAL = 28
+const (
+	wasiEFAULT = 21
+	wasiEINVAL = 28
+)
 
 // wasiCost is the bytes a WASI call handles, read from its parameters
 // before it runs: the iovec array and what it points at (bounded by the
@@ -83,6 +88,9 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime) error {
 		default:
 			return fmt.Errorf("WASI function %s is not a Go function (%T)", name, def.GoFunction())
 		}
+		if name == "poll_oneoff" {
+			fn = sleepsInterruptibly(fn)
+		}
 		b.NewFunctionBuilder().
 			WithGoModuleFunction(billed(fn, wasiCosts[name]), def.ParamTypes(), def.ResultTypes()).
 			WithParameterNames(def.ParamNames()...).
@@ -109,5 +117,55 @@ func billed(fn api.GoModuleFunction, cost wasiCost) api.GoModuleFunction {
 			in.bill(n)
 		}
 		fn.Call(ctx, mod, stack)
+	})
+}
+
+// sleepsInterruptibly is poll_oneoff with its commonest call, one relative
+// clock subscription (a Go guest's time.Sleep, a C guest's nanosleep), slept
+// by the host: until the call's context ends (the job is cancelled) or for
+// at most the call-timeout, after which the guest's next metering site
+// finds its fuel spent and the deadline passed. wazero's sleep of a plugin
+// granted the clock could not be cut short: a one-hour sleep held its
+// subtask, and the job's cancel, for the hour. Without the clock grant the
+// sleep is wazero's fake, which returns at once; any other subscription is
+// wazero's to serve.
+func sleepsInterruptibly(fn api.GoModuleFunction) api.GoModuleFunction {
+	return api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
+		in := current(ctx)
+		inPtr, outPtr, n, neventsPtr := uint32(stack[0]), uint32(stack[1]), uint32(stack[2]), uint32(stack[3])
+		mem := mod.Memory()
+		if in == nil || !in.realClock() || n != 1 || mem == nil {
+			fn.Call(ctx, mod, stack)
+			return
+		}
+		sub, ok := mem.Read(inPtr, 48)
+		// subscription: userdata u64, tag u8 (0: clock) at 8, then the
+		// clock: id u32 at 16, timeout u64 at 24, precision u64 at 32,
+		// flags u16 at 40 (bit 0: an absolute time)
+		if !ok || sub[8] != 0 || binary.LittleEndian.Uint16(sub[40:])&1 != 0 {
+			fn.Call(ctx, mod, stack)
+			return
+		}
+		out, ok := mem.Read(outPtr, 32)
+		if !ok || !mem.WriteUint32Le(neventsPtr, 1) {
+			stack[0] = wasiEFAULT
+			return
+		}
+		d := time.Duration(min(binary.LittleEndian.Uint64(sub[24:]), math.MaxInt64))
+		if limit := in.m.host.cfg.CallTimeout; limit > 0 && d > limit {
+			d = limit // the call cannot outlive it: its next metering site stops it
+			in.spendSlice()
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			in.spendSlice() // the guest's next metering site sees the cancel
+		}
+		// event: userdata u64, error u16 (0) at 8, type u8 (0: clock) at 10
+		clear(out)
+		copy(out, sub[:8])
+		stack[0] = 0
 	})
 }

@@ -599,3 +599,30 @@ operators:
 		t.Errorf("--mode bogus: exit %d, %s", code, errs)
 	}
 }
+
+// TestRunBatchFailureEmitsNoFinals: a BATCH aggregation emits each key's
+// final value at the end of its input; when the job fails upstream (a
+// malformed line) its input never ends cleanly, and it emits nothing: a
+// "final" sum of the records before the failure (3 for a true 103) would
+// pass for a result. Flink cancels the other tasks of a failed job.
+func TestRunBatchFailureEmitsNoFinals(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "in.jsonl"), `{"k":"a","v":1}`+"\n"+`{"k":"a","v":2}`+"\nbad\n"+`{"k":"a","v":100}`+"\n")
+	p := filepath.Join(dir, "p.yaml")
+	writeFile(t, p, `version: 1
+name: bf
+mode: batch
+operators:
+  - id: src
+    source: { type: file, path: in.jsonl }
+  - id: s
+    key-by: k
+    sum: v
+  - id: out
+    sink: { type: print }
+`)
+	code, out, errs := runHost(t, "run", "--progress=none", p)
+	if code != 1 || out != "" || !strings.Contains(errs, "in.jsonl:3: malformed JSON") {
+		t.Errorf("exit %d, stdout %q (want none), stderr:\n%s", code, out, errs)
+	}
+}

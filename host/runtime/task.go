@@ -186,7 +186,11 @@ func (s *subtask) drain() {
 // closeChain closes the operators not closed yet, head to tail. With
 // emit (a clean end of input) each Close gets its collector and may emit
 // final results into the operators after it; otherwise (failure,
-// teardown) Close(nil) only releases resources.
+// teardown) Close(nil) only releases resources. A subtask whose input
+// ended because the job failed elsewhere (its upstream drained) has no
+// clean end: as Flink cancels the other tasks of a failed job, none
+// finishes, and a BATCH aggregation emits no "final" value of the input
+// that reached it before the failure.
 func (s *subtask) closeChain(emit bool) error {
 	for _, co := range s.ops {
 		if co.op == nil || co.closed {
@@ -194,7 +198,7 @@ func (s *subtask) closeChain(emit bool) error {
 		}
 		co.closed = true
 		var out Collector
-		if emit && s.err == nil && !s.e.hardStopped() {
+		if emit && s.err == nil && !s.e.hardStopped() && !s.e.failed() {
 			out = co.out
 		}
 		if err := co.op.Close(out); err != nil && out != nil {

@@ -193,32 +193,52 @@ func (o *edgeOut) emitHash(b []byte, count int, ends []byte) error {
 // emitCustom sets each record's key to the partitioning field, asks the
 // user partitioner for the channels of the whole batch, checks them, then
 // sends the records (unchanged: a custom partitioning does not key the
-// stream).
+// stream). A record whose key cannot be read fails the edge after the
+// records before it went on, as a key-by edge's do.
 func (o *edgeOut) emitCustom(b []byte, count int) error {
 	o.rekeyed.Reset()
 	rd := abi.NewReader(b, count)
-	for i := 0; rd.Next(); i++ {
+	n := 0 // records keyed, in o.rekeyed
+	var fail error
+	for rd.Next() {
 		r := rd.Current()
 		key, err := o.keys.next(r.Value)
 		if err != nil {
-			return o.keyErr(fmt.Errorf("record %d: %w: %s", o.routed+int64(i)+1, err, preview(r.Value)))
+			fail = o.keyErr(fmt.Errorf("record %d: %w: %s", o.routed+int64(n)+1, err, preview(r.Value)))
+			break
 		}
 		o.rekeyed.AppendRecordWithKey(*r, key)
+		n++
+	}
+	if err := o.routeCustom(b, n); err != nil {
+		return err
+	}
+	if fail != nil {
+		return fail
 	}
 	if err := rd.Err(); err != nil {
 		return o.recordErr(err)
 	}
-	if cap(o.chanIdx) < count {
-		o.chanIdx = make([]int32, count)
+	return nil
+}
+
+// routeCustom sends the first n records of b on the channels the user
+// partitioner gives them (their keys are in o.rekeyed).
+func (o *edgeOut) routeCustom(b []byte, n int) error {
+	if n == 0 {
+		return nil
 	}
-	if err := o.custom.Partition(o.rekeyed.Buf, count, o.chanIdx[:count]); err != nil {
+	if cap(o.chanIdx) < n {
+		o.chanIdx = make([]int32, n)
+	}
+	if err := o.custom.Partition(o.rekeyed.Buf, n, o.chanIdx[:n]); err != nil {
 		return o.customErr(err)
 	}
-	if err := o.checkChannels(count); err != nil {
+	if err := o.checkChannels(n); err != nil {
 		return err
 	}
 	off := 0
-	for i := 0; i < count; i++ {
+	for i := 0; i < n; i++ {
 		end, err := abi.Skip(b, off)
 		if err != nil {
 			return o.recordErr(err)

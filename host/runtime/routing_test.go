@@ -246,6 +246,33 @@ operators:
 	}
 }
 
+// TestCustomPartitionerKeyErrorKeepsEarlierRecords: a record without the
+// partitioning field fails the edge after the records before it in its
+// batch went downstream, as on a key-by edge; they were all lost.
+func TestCustomPartitionerKeyErrorKeepsEarlierRecords(t *testing.T) {
+	src := `
+version: 1
+name: tuple
+plugins:
+  mod: { path: mod.wasm }
+operators:
+  - id: src
+    source: { type: elements, values: [{n: 0}, {n: 1}, {m: 2}, {n: 3}] }
+  - id: out
+    partition: { custom: mod, key: n }
+    sink: { type: discard }
+    parallelism: 4
+`
+	conn, _, _, err := runYAML(t, src, nil, Options{})
+	if err == nil || !strings.Contains(err.Error(), `custom partition key "n" of "out": record 3: no key field "n": {"m":2}`) {
+		t.Fatalf("err %v", err)
+	}
+	recs := conn.records("out")
+	if len(recs) != 2 || intField(recs[0].Value, "n")+intField(recs[1].Value, "n") != 1 {
+		t.Fatalf("%d records reached the sink, want the two before the bad one: %v", len(recs), recs)
+	}
+}
+
 func TestKeySelectorPlugin(t *testing.T) {
 	src := `
 version: 1

@@ -74,7 +74,7 @@ func lintFile(ctx context.Context, w io.Writer, file string, roots []string, hs 
 	if err == nil {
 		// file sources and sinks are held to the data roots as run holds them
 		conns := &connector.Builtin{Root: filepath.Dir(file), Roots: confined(file, hs.DataRoots), RootsSetting: "data-roots"}
-		err = joinProblems(joinProblems(pipeline.OnlySources(p), conns.CheckPaths(p)), lintPluginFiles(ctx, file, roots, p, hs))
+		err = joinProblems(joinProblems(joinProblems(pipeline.OnlySources(p), conns.CheckPaths(p)), conns.CheckSameFiles(p)), lintPluginFiles(ctx, file, roots, p, hs))
 	}
 	if err == nil {
 		return false

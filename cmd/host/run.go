@@ -125,6 +125,10 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 	// file sources and sinks may use the pipeline's folder and the data roots
 	conns := &connector.Builtin{Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Root: filepath.Dir(file),
 		Roots: confined(file, hs.DataRoots), RootsSetting: "data-roots"}
+	if err := conns.CheckSameFiles(p); err != nil { // before a sink's Open truncates a source's file
+		printProblems(stderr, file, err)
+		return exitCode(1)
+	}
 	deps := runtime.Deps{
 		Plugins:    plugins,
 		Connectors: conns,

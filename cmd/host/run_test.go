@@ -626,3 +626,27 @@ operators:
 		t.Errorf("exit %d, stdout %q (want none), stderr:\n%s", code, out, errs)
 	}
 }
+
+// TestSinkThroughALinkToItsSource: a file sink whose path is a link to the
+// file a source reads would truncate the input (the pipeline's own check
+// compares paths): lint and run refuse it, and the input is intact.
+func TestSinkThroughALinkToItsSource(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "same.jsonl")
+	writeFile(t, in, `{"k":"a","v":1}`+"\n")
+	if err := os.Symlink("same.jsonl", filepath.Join(dir, "link.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "p.yaml")
+	writeFile(t, p, "version: 1\nname: same\noperators:\n  - id: src\n    source: { type: file, path: same.jsonl }\n  - id: o\n    sink: { type: file, path: link.jsonl }\n")
+	want := `p.yaml:7:11: sink "o" writes link.jsonl, which is the file source "src" (line 4) reads as same.jsonl (a link to it): the sink would truncate its input`
+	for _, cmd := range []string{"lint", "run"} {
+		code, out, errs := runHost(t, cmd, p)
+		if code != 1 || !strings.Contains(out+errs, want) {
+			t.Errorf("%s: exit %d\n%s%s\nwant %s", cmd, code, out, errs, want)
+		}
+	}
+	if b, err := os.ReadFile(in); err != nil || len(b) == 0 {
+		t.Errorf("the input is %d bytes after run (%v)", len(b), err)
+	}
+}

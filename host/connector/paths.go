@@ -2,6 +2,7 @@ package connector
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/roots"
@@ -40,4 +41,71 @@ func (b *Builtin) CheckPaths(p *pipeline.Pipeline) error {
 		}
 	}
 	return errs.Err()
+}
+
+// CheckSameFiles reports each file sink that would write a file a file
+// source of p reads under another name (a symbolic or hard link): the
+// sink's Open would truncate the input before the source read it, and the
+// pipeline's own check (pipeline.Parse) compares paths, not files. It
+// looks at the files that exist now, so run calls it before the job
+// starts, and lint too.
+func (b *Builtin) CheckSameFiles(p *pipeline.Pipeline) error {
+	stat := func(path string) (os.FileInfo, error) {
+		if b.Roots == nil {
+			return os.Stat(path)
+		}
+		return roots.Stat(b.Roots, path)
+	}
+	type read struct {
+		op   *pipeline.Operator
+		path string
+		info os.FileInfo
+	}
+	var sources []read
+	for _, op := range p.Operators {
+		if path := filePath(op.Source); path != "" {
+			if fi, err := stat(b.path(path)); err == nil && fi.Mode().IsRegular() {
+				sources = append(sources, read{op, path, fi})
+			}
+		}
+	}
+	var errs pipeline.Errors
+	for _, op := range p.Operators {
+		path := filePath(op.Sink)
+		if path == "" || len(sources) == 0 {
+			continue
+		}
+		names := []string{path}
+		if par := p.ParallelismOf(op); par > 1 {
+			names = names[:0]
+			for i := 0; i < par; i++ {
+				names = append(names, pipeline.SubtaskFile(path, i))
+			}
+		}
+		reported := map[*pipeline.Operator]bool{}
+		for _, name := range names {
+			fi, err := stat(b.path(name))
+			if err != nil {
+				continue // it does not exist yet: no source reads it
+			}
+			for _, src := range sources {
+				if !reported[src.op] && os.SameFile(fi, src.info) {
+					reported[src.op] = true
+					errs = append(errs, &pipeline.Error{File: p.File, Pos: op.Sink.Pos, Msg: fmt.Sprintf(
+						"sink %q writes %s, which is the file source %q (line %d) reads as %s (a link to it): the sink would truncate its input",
+						op.ID, name, src.op.ID, src.op.Pos.Line, src.path)})
+				}
+			}
+		}
+	}
+	return errs.Err()
+}
+
+// filePath is the path option of a file connector, "" for none.
+func filePath(c *pipeline.Connector) string {
+	if c == nil || c.Type != "file" {
+		return ""
+	}
+	path, _ := c.Options["path"].(string)
+	return path
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -43,10 +44,24 @@ func pathProblem(file, path string, roots []string) string {
 			return ""
 		}
 		if abs, err := filepath.Abs(root); err != nil || !slices.Contains(seen, abs) {
+			if filepath.Clean(root) == "." {
+				root = "the working directory"
+			}
 			allowed, seen = append(allowed, root), append(seen, abs)
 		}
 	}
-	return "path " + path + " climbs out of the allowed plugin folders with \"..\" (allowed: " + strings.Join(allowed, ", ") + ")"
+	// the flag takes a folder relative to the working directory, as the
+	// path resolves (run from the pipeline's folder, ".." is above it)
+	dir := filepath.Dir(full)
+	if wd, err := os.Getwd(); err == nil {
+		if abs, err := filepath.Abs(dir); err == nil {
+			if rel, err := filepath.Rel(wd, abs); err == nil {
+				dir = rel
+			}
+		}
+	}
+	return "path " + path + " climbs out of the allowed plugin folders with \"..\" (allowed: " + strings.Join(allowed, ", ") +
+		"): to load it, pass --plugin-root " + dir + " (its folder, or one above it)"
 }
 
 func hasDotDot(slashed string) bool {

@@ -158,7 +158,7 @@ func (d *decoder) integer(n *yaml.Node, what string, lo, hi int) (int, bool) {
 		d.errorf(n, "%s must be an integer, not %s", what, describe(n))
 		return 0, false
 	}
-	if !d.decimal(n, what) {
+	if !d.decimal(n, what, false) {
 		return 0, false
 	}
 	if v < int64(lo) || v > int64(hi) {
@@ -175,6 +175,9 @@ func (d *decoder) number(n *yaml.Node, what string, lo, hi float64) (float64, bo
 	tag := n.ShortTag()
 	if n.Kind != yaml.ScalarNode || (tag != "!!int" && tag != "!!float") || n.Decode(&v) != nil || math.IsNaN(v) {
 		d.errorf(n, "%s must be a number, not %s", what, describe(n))
+		return 0, false
+	}
+	if !d.decimal(n, what, false) {
 		return 0, false
 	}
 	if v < lo || v > hi {
@@ -210,11 +213,12 @@ func (d *decoder) oneOf(n *yaml.Node, what string, choices ...string) (string, b
 	return "", false
 }
 
-// decimal refuses an integer written with a leading zero (0755): the YAML
+// decimal refuses an integer written with a leading zero (0755), saying to
+// quote it for a string only where a string may stand (str): the YAML
 // parser reads it as octal (493), as YAML 1.1 did, where YAML 1.2 reads
 // 755 and a person may mean the string "0755" (and 08, no octal, becomes
 // the float 8). 0o755 is octal to both.
-func (d *decoder) decimal(n *yaml.Node, what string) bool {
+func (d *decoder) decimal(n *yaml.Node, what string, str bool) bool {
 	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
 		return true
 	}
@@ -230,12 +234,20 @@ func (d *decoder) decimal(n *yaml.Node, what string) bool {
 	if dec == "" {
 		dec = "0"
 	}
+	// the ways out, the last after "or"; quoting keeps the zeros where a
+	// string may stand
+	ways := []string{sign + dec}
 	if v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 8, 64); err == nil {
-		d.errorf(n, "%s: %s has a leading zero, which YAML reads as octal (%d): write %s%s, %s0o%s for octal, or quote it (%q) for a string",
-			what, n.Value, v, sign, dec, sign, dec, n.Value)
-		return false
+		ways = append(ways, fmt.Sprintf("%s0o%s for octal (YAML reads it as %d)", sign, dec, v))
 	}
-	d.errorf(n, "%s: %s has a leading zero: write %s%s, or quote it (%q) for a string", what, n.Value, sign, dec, n.Value)
+	if str {
+		ways = append(ways, fmt.Sprintf("quote it (%q) for a string", n.Value))
+	}
+	say := ways[0]
+	if k := len(ways); k > 1 {
+		say = strings.Join(ways[:k-1], ", ") + " or " + ways[k-1]
+	}
+	d.errorf(n, "%s: %s has a leading zero: write %s", what, n.Value, say)
 	return false
 }
 
@@ -280,7 +292,7 @@ func (d *decoder) value(n *yaml.Node, what string) (any, bool) {
 		case "!!str", "!!timestamp":
 			return n.Value, true
 		case "!!int", "!!float", "!!bool":
-			if !d.decimal(n, what) {
+			if !d.decimal(n, what, true) {
 				return nil, false
 			}
 			if err := n.Decode(&v); err != nil {

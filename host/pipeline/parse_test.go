@@ -411,15 +411,25 @@ func TestLeadingZeroIntegers(t *testing.T) {
 	src := "version: 1\nname: p\nparallelism: %s\nplugins:\n  x: { path: x.wasm, config: { mode: %s } }\noperators:\n" +
 		"  - { id: s, source: { type: elements, values: [{a: %s}] } }\n  - { id: m, map: x }\n  - { id: o, sink: { type: discard } }\n"
 	for _, c := range []struct{ par, cfg, val, want string }{
-		{"2", "1", "0755", `p.yaml:7:53: source elements values: 0755 has a leading zero, which YAML reads as octal (493): write 755, 0o755 for octal, or quote it ("0755") for a string`},
-		{"2", "-010", "1", `p.yaml:5:38: plugin x config: -010 has a leading zero, which YAML reads as octal (-8): write -10, -0o10 for octal, or quote it ("-010") for a string`},
-		{"02", "1", "1", `p.yaml:3:14: parallelism: 02 has a leading zero, which YAML reads as octal (2): write 2, 0o2 for octal, or quote it ("02") for a string`},
-		{"2", "1", "08", `p.yaml:7:53: source elements values: 08 has a leading zero: write 8, or quote it ("08") for a string`},
-		{"2", "1", "00", `p.yaml:7:53: source elements values: 00 has a leading zero, which YAML reads as octal (0): write 0, 0o0 for octal, or quote it ("00") for a string`},
+		{"2", "1", "0755", `p.yaml:7:53: source elements values: 0755 has a leading zero: write 755, 0o755 for octal (YAML reads it as 493) or quote it ("0755") for a string`},
+		{"2", "-010", "1", `p.yaml:5:38: plugin x config: -010 has a leading zero: write -10, -0o10 for octal (YAML reads it as -8) or quote it ("-010") for a string`},
+		{"02", "1", "1", `p.yaml:3:14: parallelism: 02 has a leading zero: write 2 or 0o2 for octal (YAML reads it as 2)`},
+		{"2", "1", "08", `p.yaml:7:53: source elements values: 08 has a leading zero: write 8 or quote it ("08") for a string`},
+		{"2", "1", "00", `p.yaml:7:53: source elements values: 00 has a leading zero: write 0, 0o0 for octal (YAML reads it as 0) or quote it ("00") for a string`},
 	} {
 		_, err := Parse("p.yaml", []byte(fmt.Sprintf(src, c.par, c.cfg, c.val)), ParseOptions{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("parallelism %s, config %s, value %s: got %v\nwant %s", c.par, c.cfg, c.val, err, c.want)
+		}
+	}
+	// an option that takes only a number is not told to quote
+	for opt, want := range map[string]string{
+		"count: 007": "p.yaml:4:66: source generator count: 007 has a leading zero: write 7 or 0o7 for octal (YAML reads it as 7)",
+		"rate: 010":  "p.yaml:4:65: source generator rate: 010 has a leading zero: write 10 or 0o10 for octal (YAML reads it as 8)",
+	} {
+		_, err := Parse("p.yaml", []byte("version: 1\nname: p\noperators:\n  - { id: s, source: { type: generator, preset: sequence, "+opt+" } }\n"), ParseOptions{})
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: got %v\nwant %s", opt, err, want)
 		}
 	}
 	// what stays: a quoted string, 0o octal, hex, a plain 0, a float 0.5

@@ -591,6 +591,11 @@ func (d *jsonDecoder) number(dst []byte) ([]byte, error) {
 				return abi.AppendInt(dst, int64(-u)), nil // -u wraps to MinInt64 at 1<<63
 			}
 		}
+		// an integer past 64 bits would lose digits as a float
+		// (99999999999999999999 became 1e20): refused, as 1e400 is
+		f, _ := strconv.ParseFloat(string(text), 64)
+		return dst, fmt.Errorf("json: integer %s %w (at byte %d): quote it to keep its digits as a string, or write it with an exponent (%s) for a float",
+			text, ErrWideInteger, start+1, strconv.FormatFloat(f, 'g', 3, 64))
 	}
 	f, err := strconv.ParseFloat(string(text), 64)
 	if err != nil {
@@ -598,6 +603,11 @@ func (d *jsonDecoder) number(dst []byte) ([]byte, error) {
 	}
 	return abi.AppendFloat(dst, f), nil
 }
+
+// ErrWideInteger: a JSON integer past int64 and uint64, which a float
+// would hold only approximately. encoding/json made it a float; the
+// reader refuses it, as it refuses 1e400.
+var ErrWideInteger = errors.New("does not fit in 64 bits")
 
 // parseUint is the value of the decimal digits, and false past uint64.
 func parseUint(digits []byte) (uint64, bool) {

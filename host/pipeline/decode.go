@@ -251,6 +251,20 @@ func (d *decoder) decimal(n *yaml.Node, what string, str bool) bool {
 	return false
 }
 
+// fits refuses an integer past int64 and uint64, which the YAML parser
+// makes a float with lost digits (99999999999999999999 became 1e20), as a
+// JSON file's reader refuses it.
+func (d *decoder) fits(n *yaml.Node, what string) bool {
+	digits := strings.TrimLeft(n.Value, "+-")
+	if n.ShortTag() != "!!float" || digits == "" || strings.Trim(digits, "0123456789_") != "" {
+		return true
+	}
+	f, _ := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+	d.errorf(n, "%s: integer %s does not fit in 64 bits: quote it to keep its digits as a string, or write it with an exponent (%s) for a float",
+		what, n.Value, strconv.FormatFloat(f, 'g', 3, 64))
+	return false
+}
+
 // value converts a node to plain Go values: map[string]any, []any, string,
 // int, float64, bool or nil (the types yaml gives an `any`).
 func (d *decoder) value(n *yaml.Node, what string) (any, bool) {
@@ -292,7 +306,7 @@ func (d *decoder) value(n *yaml.Node, what string) (any, bool) {
 		case "!!str", "!!timestamp":
 			return n.Value, true
 		case "!!int", "!!float", "!!bool":
-			if !d.decimal(n, what, true) {
+			if !d.decimal(n, what, true) || !d.fits(n, what) {
 				return nil, false
 			}
 			if err := n.Decode(&v); err != nil {

@@ -432,6 +432,11 @@ func TestLeadingZeroIntegers(t *testing.T) {
 			t.Errorf("%s: got %v\nwant %s", opt, err, want)
 		}
 	}
+	// an integer past 64 bits would be a float with lost digits
+	_, err := Parse("p.yaml", []byte(fmt.Sprintf(src, "2", "99999999999999999999", "1")), ParseOptions{})
+	if want := "p.yaml:5:38: plugin x config: integer 99999999999999999999 does not fit in 64 bits: quote it to keep its digits as a string, or write it with an exponent (1e+20) for a float"; err == nil || err.Error() != want {
+		t.Errorf("a wide integer: got %v\nwant %s", err, want)
+	}
 	// what stays: a quoted string, 0o octal, hex, a plain 0, a float 0.5
 	p := mustParse(t, fmt.Sprintf(src, "2", "0o17", `"0755", b: 0x1f, c: 0, d: 0.5, e: -0`), ParseOptions{})
 	if got := p.Plugins["x"].Config["mode"]; got != 15 {

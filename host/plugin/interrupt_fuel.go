@@ -74,8 +74,9 @@ const maxSiteCharge = 64
 // fuelCacheVersion names the folder of rewritten modules: a new rewrite
 // must not reuse the files of an older one (v3: the refuel import; v4:
 // capped tables; v5: the compile limits, which an older file of an
-// over-limit module skipped).
-const fuelCacheVersion = "fuel-v5"
+// over-limit module skipped; v6: chunk sites, without which a long
+// region's capped charge let straight-line code run uncharged).
+const fuelCacheVersion = "fuel-v6"
 
 // fuelInterrupter meters every module (package fuel): function entries
 // and loop headers spend fuel from a counter the host fills before each

@@ -13,6 +13,7 @@ const (
 	siteSyncOut                    // before a call or an exit: store the cached counter
 	siteSyncIn                     // after a call: reload the cached counter
 	siteFunc                       // a function index (call, ref.func) that the refuel import renumbers
+	siteChunk                      // within a region, where a path would run past the cap uncharged: a static charge
 )
 
 // site is a place in a function body where code is inserted.
@@ -57,6 +58,10 @@ type frame struct {
 	kind    kind // kBlock, kLoop or kIf (kElse once an if has seen its else)
 	regions int  // len(regions) to restore when the frame closes
 	loop    int  // a loop's index in plan.loops
+	// For chunk sites (see chunked): the longest path since a site at
+	// the if (the start of its else), at the end of its then arm, and of
+	// the branches to the label's end.
+	atIf, thenEnd, brMax uint64
 }
 
 // scanBody walks one function body of the code section (§5.5.13 "Code
@@ -128,7 +133,19 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 	if lim.locals += nlocals; lim.locals > MaxModuleLocals {
 		return p, limitf("brings the module's locals and parameters to %d, more than the limit of %d for all functions together", lim.locals, MaxModuleLocals)
 	}
-	var blocks, loops int
+	var blocks, loops, instrs int
+	// With a cap on a site's charge, no path may run more than the span
+	// (Options.ChunkSpan) past its last site uncharged: a region site
+	// charges at most the cap for the code up to the region's next sites,
+	// however long the region, and a million straight-line instructions
+	// after one charge of 64 ran a slice of fuel for a minute. dist is the longest path, in
+	// weight, from the last site any path to here passed (an upper bound:
+	// a br and a br_if alike are taken to fall through, a br_table to
+	// reach every label up to its largest); before an instruction that
+	// would take it past the span, a chunk site charges the span again.
+	chunked := cm.maxCharge > 0 && model == CostRegion
+	limit := uint64(max(cm.span, 0))
+	var dist uint64
 	sites := []site{{at: r.off, kind: siteEntry}}
 	regions := []int{0} // indices into sites; the last is the current region
 	frames := []frame{{kind: kBlock, regions: 1}}
@@ -143,10 +160,14 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 		if err != nil {
 			return p, err
 		}
+		if instrs++; instrs > MaxInstructions {
+			return p, limitf("more than %d instructions, the limit for one function", MaxInstructions)
+		}
 		if model == CostSite {
 			in.kind = plainForSites(in.kind)
 		}
-		sites[regions[len(regions)-1]].cost += weight(in.kind)
+		w := weight(in.kind)
+		sites[regions[len(regions)-1]].cost += w
 		outer := uint32(len(frames) - 1) // the label index of the function itself
 		var renumber site
 		if in.fn && sh.on {
@@ -165,6 +186,21 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 		if len(open) > 0 {
 			inner = open[len(open)-1] + 1
 		}
+		if chunked {
+			if dist+w > limit {
+				sites = append(sites, site{at: start, kind: siteChunk, cost: max(limit, w), saves: inner})
+				dist = 0
+			}
+			dist += w
+			switch in.kind {
+			case kBr, kBrTable: // the labels it may reach: their ends see this path
+				for l := 0; l <= int(in.label) && l < len(frames)-1; l++ {
+					if f := &frames[len(frames)-1-l]; f.kind != kLoop {
+						f.brMax = max(f.brMax, dist)
+					}
+				}
+			}
+		}
 		switch in.kind {
 		case kBlock, kIf, kLoop:
 			if blocks++; blocks > MaxBlocks {
@@ -179,7 +215,7 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 		}
 		switch in.kind {
 		case kBlock, kIf:
-			frames = append(frames, frame{kind: in.kind, regions: len(regions)})
+			frames = append(frames, frame{kind: in.kind, regions: len(regions), atIf: dist})
 		case kLoop:
 			if loops++; loops > MaxLoops {
 				return p, limitf("more than %d loops, the limit", MaxLoops)
@@ -194,6 +230,7 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 			sites = append(sites, loop)
 			regions = append(regions, len(sites)-1)
 			p.cached = true
+			dist = 0 // the loop's site
 		case kBulkMemory:
 			sites = append(sites, site{at: start, kind: siteBulkMemory, saves: inner})
 			p.bulk = true
@@ -223,9 +260,18 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 				return p, r.errorf(ErrMalformed, "else without if")
 			}
 			top.kind = kElse
+			top.thenEnd, dist = dist, top.atIf
 		case kEnd:
 			top := frames[len(frames)-1]
 			frames = frames[:len(frames)-1]
+			switch top.kind { // the paths that meet here
+			case kBlock:
+				dist = max(dist, top.brMax)
+			case kIf: // no else: the false path skips the arm
+				dist = max(dist, top.atIf, top.brMax)
+			case kElse:
+				dist = max(dist, top.thenEnd, top.brMax)
+			}
 			regions = regions[:top.regions]
 			if top.kind == kLoop && len(open) > 0 {
 				// what a loop writes, the loop around it writes too

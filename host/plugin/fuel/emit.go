@@ -100,6 +100,9 @@ func (e emitter) site(dst []byte, s site) []byte {
 		dst = appendU32(append(dst, opLocalGet), e.fuel)
 		dst = appendS64(append(dst, opI64Const), int64(s.cost))
 		return e.settle(append(dst, opI64Sub), s)
+	case siteChunk:
+		dst = appendS64(append(e.load(dst), opI64Const), int64(s.cost))
+		return e.settle(append(dst, opI64Sub), s)
 	case siteBulkMemory, siteBulkTable:
 		// n, the instruction's last operand (an i32 on top of the stack:
 		// the length or element count, §5.4.5, §5.4.6), stays on the stack

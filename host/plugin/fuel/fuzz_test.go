@@ -26,7 +26,9 @@ func FuzzInstrument(f *testing.F) {
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 	defer rt.Close(ctx)
 	f.Fuzz(func(t *testing.T, wasm []byte) {
-		for _, opts := range []fuel.Options{{}, {Refuel: true}} {
+		// a span of 2 puts a chunk site before nearly every instruction:
+		// at every kind of place one may go, the output must validate
+		for _, opts := range []fuel.Options{{}, {Refuel: true}, {Refuel: true, MaxSiteCharge: 2, ChunkSpan: 2}} {
 			fuzzOne(t, ctx, rt, wasm, opts)
 		}
 	})

@@ -42,6 +42,13 @@ type Options struct {
 	// points); the cap keeps such code from running out of fuel long
 	// before its time while every site still charges at least 1.
 	MaxSiteCharge int64
+	// ChunkSpan, with MaxSiteCharge, bounds the longest path (in weight)
+	// the code may run past its last charge: where a path would run
+	// further, a chunk site charges ChunkSpan again. Without it a capped
+	// site charged 64 for a million straight-line instructions. 0 means
+	// 32 × MaxSiteCharge: the capped sites then undercharge at most 32
+	// times, and a module gets one chunk site per span of long code.
+	ChunkSpan int64
 	// Refuel makes a site that leaves the counter negative call an
 	// imported function, RefuelModule.RefuelName of type (i64) -> (i64),
 	// with the counter, and carry on with the counter it returns, trapping
@@ -199,7 +206,7 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 	var sp *spills
 	var thunks []uint32
 	if codeSec != nil {
-		out.payload[secCode], sp, thunks, err = instrumentCode(*codeSec, funcTypes, params, b, costing{opts.Model, opts.MaxSiteCharge}, sh)
+		out.payload[secCode], sp, thunks, err = instrumentCode(*codeSec, funcTypes, params, b, costing{opts.Model, opts.MaxSiteCharge, chunkSpan(opts)}, sh)
 		if i, ok := failedFunction(err); ok {
 			return nil, inFunction(err, sections, importedFuncs+i)
 		}
@@ -316,6 +323,15 @@ func appendFunctions(types, thunks []uint32) []byte {
 type costing struct {
 	model     CostModel
 	maxCharge int64
+	span      int64 // Options.ChunkSpan, defaulted
+}
+
+// chunkSpan is opts.ChunkSpan, 32 × MaxSiteCharge when unset.
+func chunkSpan(opts Options) int64 {
+	if opts.ChunkSpan > 0 {
+		return max(opts.ChunkSpan, opts.MaxSiteCharge)
+	}
+	return 32 * max(opts.MaxSiteCharge, 0)
 }
 
 // bodyError is a compile-limit error of the i-th defined function, which

@@ -275,18 +275,55 @@ func TestMeterRefusesNegativeBudget(t *testing.T) {
 }
 
 // TestMaxSiteChargeCapsEachSite: count(n) charges 5 at entry and 10 per
-// loop header under the region model; a cap of 4 charges 4 for each,
-// a cap above both changes nothing.
+// loop header under the region model. A cap of 4 charges at most 4 a
+// site, and with a chunk span of 4 chunk sites make no path run more than 4 units past
+// its last charge: the loop's 10 get two more (its header, then before
+// its 5th and 9th instruction: 12 a pass), and the 3 after it one (the
+// exit's br_if is the 4th of the pass): 4 + 12n + 4 + 4. A cap above both
+// changes nothing.
 func TestMaxSiteChargeCapsEachSite(t *testing.T) {
 	rt := newRuntime(t, nil)
-	capped := loadMetered(t, rt, "capped", watFile(t, "loops"), fuel.Options{MaxSiteCharge: 4})
+	capped := loadMetered(t, rt, "capped", watFile(t, "loops"), fuel.Options{MaxSiteCharge: 4, ChunkSpan: 4})
 	loose := loadMetered(t, rt, "loose", watFile(t, "loops"), fuel.Options{MaxSiteCharge: 1000})
 	for _, n := range []int64{0, 3, 100} {
-		if _, used := capped.mustCall("count", plenty, uint64(n)); used != 4+4*(n+1) {
-			t.Errorf("capped count(%d) used %d, want %d", n, used, 4+4*(n+1))
+		if _, used := capped.mustCall("count", plenty, uint64(n)); used != 12+12*n {
+			t.Errorf("capped count(%d) used %d, want %d", n, used, 12+12*n)
 		}
 		if _, used := loose.mustCall("count", plenty, uint64(n)); used != 5+10*(n+1) {
 			t.Errorf("loose count(%d) used %d, want %d", n, used, 5+10*(n+1))
+		}
+	}
+}
+
+// TestChunkSitesChargeLongCode: a capped site charges at most 64 however
+// long its region, so a function of 20001 straight-line instructions was
+// charged 64 a call (a million of them ran a slice of fuel for a minute).
+// Chunk sites charge the span again wherever a path would run past it
+// uncharged: the call is charged its length to within a span, on each
+// arm of an if, and after a block a branch leaves.
+func TestChunkSitesChargeLongCode(t *testing.T) {
+	long := strings.Repeat("(drop (i32.const 1))\n", 10000) // 20000 instructions
+	src := `(module
+  (func (export "line") ` + long + `)
+  (func (export "arms") (param i32)
+    (if (local.get 0) (then ` + long + `) (else ` + long + `)))
+  (func (export "skip") (param i32)
+    (block (br_if 0 (local.get 0)) ` + long + `) ` + long + `))`
+	rt := newRuntime(t, nil)
+	m := loadMetered(t, rt, "chunks", watText(t, src), fuel.Options{MaxSiteCharge: 64})
+	const span = 32 * 64
+	for _, c := range []struct {
+		fn   string
+		arg  []uint64
+		runs int64
+	}{
+		{"line", nil, 20001},
+		{"arms", []uint64{1}, 20004}, {"arms", []uint64{0}, 20004},
+		{"skip", []uint64{0}, 40006}, {"skip", []uint64{1}, 20006},
+	} {
+		_, used := m.mustCall(c.fn, plenty, c.arg...)
+		if used < c.runs-span || used > c.runs+2*span {
+			t.Errorf("%s%v runs %d instructions and was charged %d, want within a span (%d)", c.fn, c.arg, c.runs, used, span)
 		}
 	}
 }

@@ -32,6 +32,12 @@ const (
 	// blocks: 1000 loops one after another took 0.22 s, 10000 took 45 s;
 	// 5000 nested loops took 6 s.
 	MaxLoops = 200
+	// MaxInstructions caps the instructions of one function. Real
+	// maximum: 13,513 (a Go plugin's runtime; its module has 900,794 in
+	// all). wazero's compiler holds about 400 bytes an instruction of the
+	// function it compiles: a function of 12 million straight-line
+	// instructions took 4.7 GB and 14 s.
+	MaxInstructions = 100000
 	// MaxParams and MaxResults cap the parameters and results of a
 	// function type, as the JS API's implementation limits do (WebAssembly
 	// JavaScript Interface, "Limits"). Real maximum: 9 parameters, 1

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
@@ -22,9 +23,10 @@ type Operator struct {
 	// down to its bad records when reject is set (see isolate.go)
 	policy runtime.ErrorPolicy
 	reject func(*runtime.RecordFailure) error
-	seen   int64  // records processed, for positions in errors
-	spans  []span // scratch: the records of a failed batch
-	index  []byte // scratch: the batch index (abi.AppendIndex)
+	seen   int64         // records processed, for positions in errors
+	spans  []span        // scratch: the records of a failed batch
+	index  []byte        // scratch: the batch index (abi.AppendIndex)
+	kind   pipeline.Kind // as the pipeline uses it: holds the output's count (checkCount)
 }
 
 var _ runtime.Operator = (*Operator)(nil)
@@ -48,7 +50,7 @@ func (o *Operator) Open(oc *runtime.OpenContext) error {
 	}
 	o.r.who.subtask, o.r.who.parallelism = oc.Subtask, oc.Parallelism
 	o.r.env = env{state: oc.State, port: oc.Port}
-	o.policy, o.reject = oc.OnError, oc.Reject
+	o.policy, o.reject, o.kind = oc.OnError, oc.Reject, oc.Kind
 	if oc.State != nil && o.reject != nil && o.policy != runtime.PolicyFail {
 		// good records of a failed batch run again: their state writes
 		// must count once
@@ -98,6 +100,38 @@ func (o *Operator) Process(input int, batch []byte, count int, out runtime.Colle
 // run calls sluice_process over count records of batch; the output stays
 // in the instance.
 func (o *Operator) run(input int, batch []byte, count int) (*instance, error) {
+	in, err := o.call(input, batch, count)
+	if err == nil {
+		err = o.checkCount(in, count)
+	}
+	return in, err
+}
+
+// checkCount holds a call's output to the operator's kind, as Flink's
+// function types hold theirs: a map (and a co-map) emits one record for
+// each input record, a filter at most its input records. A plugin that
+// emits any number is a flat-map or a process; one that said it was a map
+// and emitted two or none for a record would change the job's counts
+// without a word.
+func (o *Operator) checkCount(in *instance, count int) error {
+	emitted := 0
+	for _, s := range in.c.emits {
+		emitted += s.count
+	}
+	export := abi.ExportProcess
+	switch {
+	case (o.kind == pipeline.KindMap || o.kind == pipeline.KindCoMap) && emitted != count:
+		return in.fail(export, fmt.Errorf("%w: a %s emits one record for each input record, and this call emitted %d for %d (a plugin that emits any number is a flat-map)",
+			ErrMalformedOutput, o.kind, emitted, count))
+	case o.kind == pipeline.KindFilter && emitted > count:
+		return in.fail(export, fmt.Errorf("%w: a filter emits at most the records it is given, and this call emitted %d for %d (a plugin that emits more is a flat-map)",
+			ErrMalformedOutput, emitted, count))
+	}
+	return nil
+}
+
+// call is run without the check of the output's count.
+func (o *Operator) call(input int, batch []byte, count int) (*instance, error) {
 	if in, err := o.r.get(); err == nil && in.has(expProcessIndexed) {
 		// the guest takes a batch index (abi.ExportProcessIndexed); a batch
 		// that cannot be indexed is malformed, and the guest's own scanner

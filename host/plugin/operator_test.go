@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
@@ -531,5 +532,49 @@ func TestOutOfMemoryReportNamesTheLimit(t *testing.T) {
 	s.do(opTrap, 0)
 	if _, err := s.run(op); errors.Is(err, ErrMemoryLimit) || err == nil {
 		t.Fatalf("a plain trap: %v", err)
+	}
+}
+
+// TestOutputCountFollowsTheKind: as Flink's function types hold theirs, a
+// map emits one record for each input record and a filter at most those
+// it is given; a plugin used as either that emits otherwise fails, named
+// (it changed the job's counts without a word). A flat-map may emit any
+// number.
+func TestOutputCountFollowsTheKind(t *testing.T) {
+	h := newHost(t, nil)
+	w := filterBatch(30) // the filter fixture keeps 10 of them
+	for _, c := range []struct {
+		kind pipeline.Kind
+		want string
+	}{
+		{pipeline.KindMap, "malformed output: a map emits one record for each input record, and this call emitted 10 for 30 (a plugin that emits any number is a flat-map)"},
+		{pipeline.KindFilter, ""},
+		{pipeline.KindFlatMap, ""},
+	} {
+		op := open(t, load(t, h, "filter"), runtime.OpenContext{Kind: c.kind})
+		err := op.Process(0, w.Buf, w.Count, &sink{})
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("filter fixture as a %s: %v, want %q", c.kind, err, c.want)
+		}
+	}
+	// three emits of one record for a batch of two commands
+	rec := record(abi.AppendInt(nil, 1), 1, 1)
+	for _, c := range []struct {
+		kind pipeline.Kind
+		want string
+	}{
+		{pipeline.KindFilter, "a filter emits at most the records it is given, and this call emitted 3 for 2"},
+		{pipeline.KindMap, "a map emits one record for each input record, and this call emitted 3 for 2"},
+		{pipeline.KindProcess, ""},
+	} {
+		op := open(t, load(t, h, "script"), runtime.OpenContext{Kind: c.kind})
+		s := &script{}
+		addr := s.data(append(append([]byte(nil), rec...), rec...))
+		s.do(opEmit, 0, 0, addr, int32(len(rec)), 1)
+		s.do(opEmit, 0, 0, addr, int32(2*len(rec)), 2)
+		_, err := s.run(op)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("three emits as a %s: %v, want %q", c.kind, err, c.want)
+		}
 	}
 }

@@ -8,6 +8,8 @@ package runtime
 // operators implement Operator directly, and host/plugin adapts Wasm
 // plugin instances to it (host/plugin imports runtime, never the reverse).
 
+import "github.com/sluicehq/sluice/host/pipeline"
+
 // Operator processes record batches for one subtask. The engine calls it
 // from one goroutine only: Open once, Process for each input batch, then
 // Close once at the end of the input (or after an error, to release
@@ -74,6 +76,10 @@ type OpenContext struct {
 	// output). Tags that nothing consumes return -1: records emitted there
 	// are dropped, as Flink drops unconsumed side outputs.
 	Port func(tag string) int
+	// Kind is the operator's kind as the pipeline uses it (map, filter,
+	// ...): a plugin's output is held to it (a map emits one record per
+	// input record).
+	Kind pipeline.Kind
 	// OnError is the operator's error policy (the pipeline's on-error).
 	OnError ErrorPolicy
 	// Reject applies OnError to one record the operator cannot process:

@@ -72,6 +72,7 @@ func (s *subtask) openContext(co *chainOp) *OpenContext {
 		Config:         s.config(spec),
 		OnError:        co.policy,
 		Reject:         co.reject,
+		Kind:           spec.Kind,
 	}
 	if spec.Keyed {
 		start, end := partition.KeyGroupRange(spec.MaxParallelism, spec.Parallelism, s.index)

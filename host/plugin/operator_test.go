@@ -542,39 +542,36 @@ func TestOutOfMemoryReportNamesTheLimit(t *testing.T) {
 // number.
 func TestOutputCountFollowsTheKind(t *testing.T) {
 	h := newHost(t, nil)
-	w := filterBatch(30) // the filter fixture keeps 10 of them
-	for _, c := range []struct {
+	type want struct {
 		kind pipeline.Kind
-		want string
-	}{
+		err  string // a part of it; "" for none
+	}
+	check := func(what string, cases []want, run func(op *Operator) error, fixture string) {
+		for _, c := range cases {
+			err := run(open(t, load(t, h, fixture), runtime.OpenContext{Kind: c.kind}))
+			if (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+				t.Errorf("%s as a %s: %v, want %q", what, c.kind, err, c.err)
+			}
+		}
+	}
+	w := filterBatch(30) // the filter fixture keeps 10 of them
+	check("the filter fixture", []want{
 		{pipeline.KindMap, "malformed output: a map emits one record for each input record, and this call emitted 10 for 30 (a plugin that emits any number is a flat-map)"},
 		{pipeline.KindFilter, ""},
 		{pipeline.KindFlatMap, ""},
-	} {
-		op := open(t, load(t, h, "filter"), runtime.OpenContext{Kind: c.kind})
-		err := op.Process(0, w.Buf, w.Count, &sink{})
-		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
-			t.Errorf("filter fixture as a %s: %v, want %q", c.kind, err, c.want)
-		}
-	}
-	// three emits of one record for a batch of two commands
+	}, func(op *Operator) error { return op.Process(0, w.Buf, w.Count, &sink{}) }, "filter")
+	// three records emitted for a batch of two commands
 	rec := record(abi.AppendInt(nil, 1), 1, 1)
-	for _, c := range []struct {
-		kind pipeline.Kind
-		want string
-	}{
+	check("three emits", []want{
 		{pipeline.KindFilter, "a filter emits at most the records it is given, and this call emitted 3 for 2"},
 		{pipeline.KindMap, "a map emits one record for each input record, and this call emitted 3 for 2"},
 		{pipeline.KindProcess, ""},
-	} {
-		op := open(t, load(t, h, "script"), runtime.OpenContext{Kind: c.kind})
+	}, func(op *Operator) error {
 		s := &script{}
 		addr := s.data(append(append([]byte(nil), rec...), rec...))
 		s.do(opEmit, 0, 0, addr, int32(len(rec)), 1)
 		s.do(opEmit, 0, 0, addr, int32(2*len(rec)), 2)
 		_, err := s.run(op)
-		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
-			t.Errorf("three emits as a %s: %v, want %q", c.kind, err, c.want)
-		}
-	}
+		return err
+	}, "script")
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/codec"
+	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plugin"
 	"github.com/sluicehq/sluice/host/runtime"
 	"github.com/sluicehq/sluice/host/settings"
@@ -304,7 +305,7 @@ func runPlugin(cmd *cobra.Command, file string, o runOptions) error {
 	defer out.w.Flush()
 	oc := &runtime.OpenContext{
 		Operator: m.Name(), Parallelism: 1, MaxParallelism: 128, Config: cfg,
-		Port: out.port,
+		Port: out.port, Kind: pipeline.Kind(info.Kind), // held to its kind, as in a job
 	}
 	if o.key != "" {
 		oc.State = plugin.NewMemoryState()

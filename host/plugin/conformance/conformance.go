@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plugin"
 	"github.com/sluicehq/sluice/host/runtime"
 	"github.com/sluicehq/sluice/partition"
@@ -384,6 +385,7 @@ func runOperator(ctx context.Context, m *plugin.Module, kind abi.Kind, outputs [
 	oc := &runtime.OpenContext{
 		Operator: "conformance", Parallelism: 1, MaxParallelism: 128, Config: cfg,
 		KeyGroupStart: 0, KeyGroupEnd: 127, Port: c.port,
+		Kind: pipeline.Kind(kind), // a map's output count is held to its input's, as in a job
 	}
 	if keyed {
 		oc.State = plugin.NewMemoryState()

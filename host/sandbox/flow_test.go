@@ -122,7 +122,7 @@ func TestSandbox18_LogFlood(t *testing.T) {
 	if j.err != nil {
 		t.Fatal(j.err)
 	}
-	if m := j.res.Operator("m"); m.LogLinesDropped != 10_000-256 || j.out != "{\"n\":6}\n" {
+	if m := j.res.Operator("m"); m.LogLinesDropped != 10_000-256 || j.out != strings.Repeat("{\"c\":\"logs\"}\n", 5)+"{\"n\":6}\n" {
 		t.Errorf("dropped %d lines, want 9744; printed %q", m.LogLinesDropped, j.out)
 	}
 	var summary strings.Builder

@@ -7,7 +7,7 @@
 ;;   fail  error text "bad record" and status -3 (user error)
 ;;   deep  recurse without end         exit  proc_exit(3)
 ;;   oobe  emit(0, 0xfffffff0, 0x20, 1): ptr+len wraps around 32 bits
-;;   logs  write 2000 lines to stderr, emit nothing
+;;   logs  write 2000 lines to stderr, then pass the record through
 ;;   huge  emit 2 MiB of zeros as one record
 ;;   trun  emit a truncated record     type  emit an event time that is a string
 ;;   h232  emit an array header claiming 2^32-1 elements
@@ -183,7 +183,11 @@
         (local.set $end (call $skip (local.get $p)))
         (local.set $w (call $command (local.get $p) (local.get $end)))
         (if (local.get $w)
-          (then (local.set $st (call $run (local.get $w))))
+          (then
+            (local.set $st (call $run (local.get $w)))
+            ;; logs then passes the record through, as a map must
+            (if (i32.and (i32.eqz (local.get $st)) (i32.eq (local.get $w) (i32.const 0x73676f6c)))
+              (then (local.set $st (call $emit (i32.const 0) (local.get $p) (i32.sub (local.get $end) (local.get $p)) (i32.const 1))))))
           (else (local.set $st (call $emit (i32.const 0) (local.get $p) (i32.sub (local.get $end) (local.get $p)) (i32.const 1)))))
         (if (local.get $st) (then (return (local.get $st))))
         (local.set $p (local.get $end))

@@ -75,8 +75,9 @@ const maxSiteCharge = 64
 // must not reuse the files of an older one (v3: the refuel import; v4:
 // capped tables; v5: the compile limits, which an older file of an
 // over-limit module skipped; v6: chunk sites, without which a long
-// region's capped charge let straight-line code run uncharged).
-const fuelCacheVersion = "fuel-v6"
+// region's capped charge let straight-line code run uncharged; v7: their span
+// of 4096, where the first files of v6 had 2048).
+const fuelCacheVersion = "fuel-v7"
 
 // fuelInterrupter meters every module (package fuel): function entries
 // and loop headers spend fuel from a counter the host fills before each

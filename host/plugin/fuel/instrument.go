@@ -46,7 +46,7 @@ type Options struct {
 	// the code may run past its last charge: where a path would run
 	// further, a chunk site charges ChunkSpan again. Without it a capped
 	// site charged 64 for a million straight-line instructions. 0 means
-	// 32 × MaxSiteCharge: the capped sites then undercharge at most 32
+	// 64 × MaxSiteCharge: the capped sites then undercharge at most 64
 	// times, and a module gets one chunk site per span of long code.
 	ChunkSpan int64
 	// Refuel makes a site that leaves the counter negative call an
@@ -326,12 +326,12 @@ type costing struct {
 	span      int64 // Options.ChunkSpan, defaulted
 }
 
-// chunkSpan is opts.ChunkSpan, 32 × MaxSiteCharge when unset.
+// chunkSpan is opts.ChunkSpan, 64 × MaxSiteCharge when unset.
 func chunkSpan(opts Options) int64 {
 	if opts.ChunkSpan > 0 {
 		return max(opts.ChunkSpan, opts.MaxSiteCharge)
 	}
-	return 32 * max(opts.MaxSiteCharge, 0)
+	return 64 * max(opts.MaxSiteCharge, 0)
 }
 
 // bodyError is a compile-limit error of the i-th defined function, which

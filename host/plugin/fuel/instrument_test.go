@@ -311,7 +311,7 @@ func TestChunkSitesChargeLongCode(t *testing.T) {
     (block (br_if 0 (local.get 0)) ` + long + `) ` + long + `))`
 	rt := newRuntime(t, nil)
 	m := loadMetered(t, rt, "chunks", watText(t, src), fuel.Options{MaxSiteCharge: 64})
-	const span = 32 * 64
+	const span = 64 * 64
 	for _, c := range []struct {
 		fn   string
 		arg  []uint64

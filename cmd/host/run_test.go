@@ -650,3 +650,31 @@ func TestSinkThroughALinkToItsSource(t *testing.T) {
 		t.Errorf("the input is %d bytes after run (%v)", len(b), err)
 	}
 }
+
+// TestRunCSVNullLiteral: a job reads CSV from stdin with null-literal NULL
+// and writes CSV with null-literal "-": a null stays a null (print shows
+// it), "" stays "", and a CSV sink writes each null as its literal.
+func TestRunCSVNullLiteral(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "nulls.yaml")
+	writeFile(t, p, `version: 1
+name: nulls
+operators:
+  - id: src
+    source: { type: stdin, format: csv, null-literal: "NULL" }
+  - id: show
+    sink: { type: print }
+  - id: out
+    input: src
+    sink: { type: file, path: out.csv, null-literal: "-" }
+`)
+	in := "id,note\n1,NULL\n2,\n3,x\n"
+	code, out, errs := runHostStdin(t, in, "run", "--progress=none", p)
+	if want := `{"id":1,"note":null}` + "\n" + `{"id":2,"note":""}` + "\n" + `{"id":3,"note":"x"}` + "\n"; code != 0 || out != want {
+		t.Fatalf("exit %d\n%s\ngot:\n%s\nwant:\n%s", code, errs, out, want)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "out.csv"))
+	if want := "id,note\n1,-\n2,\n3,x\n"; err != nil || string(b) != want {
+		t.Errorf("out.csv: %q (%v), want %q", b, err, want)
+	}
+}

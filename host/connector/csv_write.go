@@ -9,12 +9,15 @@ import (
 
 // csvColumns writes records (msgpack maps) as CSV rows. The first record's
 // keys name the columns and make the header row. A later record may give
-// its fields in any order and leave some out (empty cells), but a field
+// its fields in any order and leave some out (empty cells, or the null
+// literal when the sink has one), but a field
 // not in the header is an error: dropping it would lose data.
 type csvColumns struct {
-	names []string
-	index map[string]int
-	cells [][]byte // raw msgpack of the current row's values
+	null    []byte // with hasNull: what a nil or missing value writes
+	hasNull bool
+	names   []string
+	index   map[string]int
+	cells   [][]byte // raw msgpack of the current row's values
 }
 
 func (c *csvColumns) appendRow(b, value []byte) ([]byte, error) {
@@ -51,13 +54,23 @@ func (c *csvColumns) appendRow(b, value []byte) ([]byte, error) {
 		c.cells[col] = value[kEnd:vEnd]
 		off = vEnd
 	}
+	row := len(b)
 	for i, cell := range c.cells {
 		if i > 0 {
 			b = append(b, ',')
 		}
+		if c.hasNull && (cell == nil || abi.TypeOf(cell) == abi.TypeNil) {
+			b = appendCSVText(b, c.null)
+			continue
+		}
 		if b, err = appendCSVCell(b, cell); err != nil {
 			return b, fmt.Errorf("field %q: %w", c.names[i], err)
 		}
+	}
+	if len(b) == row {
+		// one column and an empty cell: a blank line is no record to a
+		// reader, so it is written quoted (as encoding/csv writes it)
+		b = append(b, `""`...)
 	}
 	return append(b, '\n'), nil
 }

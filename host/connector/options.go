@@ -59,6 +59,21 @@ func (o *options) str(name, def string) string {
 	return s
 }
 
+// nullLiteral reads option null-literal (Flink's csv.null-literal): the
+// CSV cell text that stands for null, which only format csv takes. ok is
+// false when it is not set: then a CSV source reads an empty cell as ""
+// and a sink writes null as an empty cell.
+func (o *options) nullLiteral(format string) (text string, ok bool) {
+	if !o.has("null-literal") {
+		return "", false
+	}
+	text = o.str("null-literal", "")
+	if format != "csv" {
+		o.fail("option \"null-literal\" is an option of format csv, and this is format %s", format)
+	}
+	return text, true
+}
+
 // oneOf reads a string option that must be one of choices; def when unset.
 func (o *options) oneOf(name, def string, choices ...string) string {
 	s := o.str(name, def)

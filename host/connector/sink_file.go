@@ -16,7 +16,8 @@ import (
 // fileSink writes records to a file: options path (relative to the
 // pipeline file's folder) and format (json, the default: one compact JSON
 // value per line, keys in record order; or csv: a header row from the
-// first record's keys). The parent folder is created. The file is
+// first record's keys, and null as option null-literal when it is set).
+// The parent folder is created. The file is
 // truncated when the sink opens and written once per batch.
 //
 // At parallelism > 1 each subtask writes its own file, named like Flink's
@@ -40,7 +41,8 @@ func newFileSink(o *options, b *Builtin, subtask, parallelism int) (*fileSink, e
 		o.fail("option \"path\" is required")
 	}
 	path := o.str("path", "")
-	format := o.oneOf("format", defaultFormat(path), "json", "csv")
+	format := o.oneOf("format", pipeline.FileFormat(path), "json", "csv")
+	null, hasNull := o.nullLiteral(format)
 	if err := o.finish(); err != nil {
 		return nil, err
 	}
@@ -49,7 +51,8 @@ func newFileSink(o *options, b *Builtin, subtask, parallelism int) (*fileSink, e
 	if parallelism > 1 {
 		path = pipeline.SubtaskFile(path, subtask)
 	}
-	return &fileSink{op: o.op, path: path, given: given, roots: b.Roots, setting: b.RootsSetting, csv: format == "csv"}, nil
+	return &fileSink{op: o.op, path: path, given: given, roots: b.Roots, setting: b.RootsSetting, csv: format == "csv",
+		cols: csvColumns{null: []byte(null), hasNull: hasNull}}, nil
 }
 
 // Open creates the file and its folder.

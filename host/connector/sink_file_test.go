@@ -177,3 +177,86 @@ func TestFileSinkNonFiniteFloats(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVNullLiteral: without null-literal a CSV sink writes null and a
+// missing field as an empty cell and a source reads an empty cell as "";
+// with it (Flink's csv.null-literal) null and "" survive a round trip as
+// themselves, a missing field writes the literal, and a quoted literal is
+// still null (CSV cannot tell them apart).
+func TestCSVNullLiteral(t *testing.T) {
+	dir := t.TempDir()
+	records := []string{`{"id":1,"note":null,"tag":""}`, `{"id":2,"tag":"x"}`, `{"id":3,"note":"NULL, really","tag":"NULL"}`}
+	write := func(name string, opts map[string]any) string {
+		t.Helper()
+		opts["path"] = name
+		s := openSink(t, &Builtin{Root: dir}, "out", "file", opts, 0, 1)
+		batch, n := batchOf(t, records...)
+		if err := s.Process(0, batch, n, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(&collector{t: t}); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		return string(b)
+	}
+	read := func(name string, opts map[string]any) []string {
+		t.Helper()
+		opts["path"] = name
+		c, _ := runSource(t, &Builtin{Root: dir}, sourceSpec("in", "file", opts), 0, 1)
+		return c.jsons()
+	}
+	if got, want := write("plain.csv", map[string]any{}), "id,note,tag\n1,,\n2,,x\n3,\"NULL, really\",NULL\n"; got != want {
+		t.Errorf("no null-literal:\n%q\nwant\n%q", got, want)
+	}
+	if got, want := strings.Join(read("plain.csv", map[string]any{}), "\n"),
+		`{"id":1,"note":"","tag":""}`+"\n"+`{"id":2,"note":"","tag":"x"}`+"\n"+`{"id":3,"note":"NULL, really","tag":"NULL"}`; got != want {
+		t.Errorf("read without null-literal:\n%s\nwant\n%s", got, want)
+	}
+	if got, want := write("null.csv", map[string]any{"null-literal": "NULL"}), "id,note,tag\n1,NULL,\n2,NULL,x\n3,\"NULL, really\",NULL\n"; got != want {
+		t.Errorf("null-literal NULL:\n%q\nwant\n%q", got, want)
+	}
+	if got, want := strings.Join(read("null.csv", map[string]any{"null-literal": "NULL"}), "\n"),
+		`{"id":1,"note":null,"tag":""}`+"\n"+`{"id":2,"note":null,"tag":"x"}`+"\n"+`{"id":3,"note":"NULL, really","tag":null}`; got != want {
+		t.Errorf("read with null-literal NULL:\n%s\nwant\n%s", got, want)
+	}
+	// an empty literal: empty cells are null
+	if got, want := strings.Join(read("plain.csv", map[string]any{"null-literal": ""}), "\n"),
+		`{"id":1,"note":null,"tag":null}`+"\n"+`{"id":2,"note":null,"tag":"x"}`+"\n"+`{"id":3,"note":"NULL, really","tag":"NULL"}`; got != want {
+		t.Errorf("read with null-literal \"\":\n%s\nwant\n%s", got, want)
+	}
+	// a literal that needs quotes is written quoted and read back as null
+	if got, want := write("comma.csv", map[string]any{"null-literal": "n,a"}), "id,note,tag\n1,\"n,a\",\n2,\"n,a\",x\n3,\"NULL, really\",NULL\n"; got != want {
+		t.Errorf("null-literal n,a:\n%q\nwant\n%q", got, want)
+	}
+	if got := read("comma.csv", map[string]any{"null-literal": "n,a"}); got[1] != `{"id":2,"note":null,"tag":"x"}` {
+		t.Errorf("read with null-literal n,a: %v", got)
+	}
+	// a JSON lines file has null of its own
+	_, err := (&Builtin{Root: dir}).Source(sourceSpec("in", "file", map[string]any{"path": "a.jsonl", "null-literal": "NULL"}), 0, 1)
+	wantErrContaining(t, err, `"null-literal" is an option of format csv, and this is format json`)
+	_, err = (&Builtin{Root: dir}).Sink(sinkSpec("out", "file", map[string]any{"path": "a.csv", "format": "json", "null-literal": "NULL"}), 0, 1)
+	wantErrContaining(t, err, `"null-literal" is an option of format csv, and this is format json`)
+}
+
+// TestCSVOneColumnEmptyCell: a row of one empty cell is written "" (a
+// blank line is no record to a CSV reader) and reads back as a record.
+func TestCSVOneColumnEmptyCell(t *testing.T) {
+	dir := t.TempDir()
+	s := openSink(t, &Builtin{Root: dir}, "out", "file", map[string]any{"path": "one.csv"}, 0, 1)
+	batch, n := batchOf(t, `{"w":"a"}`, `{"w":""}`, `{"w":null}`, `{"w":"b"}`)
+	if err := s.Process(0, batch, n, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(&collector{t: t}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "one.csv"))
+	if want := "w\na\n\"\"\n\"\"\nb\n"; string(b) != want {
+		t.Errorf("one column:\n%q\nwant\n%q", b, want)
+	}
+	c, _ := runSource(t, &Builtin{Root: dir}, sourceSpec("in", "file", map[string]any{"path": "one.csv"}), 0, 1)
+	if got := strings.Join(c.jsons(), " "); got != `{"w":"a"} {"w":""} {"w":""} {"w":"b"}` {
+		t.Errorf("read back: %s", got)
+	}
+}

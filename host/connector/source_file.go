@@ -6,16 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
+	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/roots"
 
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
 // fileSource reads a file of JSON lines or CSV: options path (relative to
-// the pipeline file's folder) and format (json, the default, or csv). It is
+// the pipeline file's folder), format (json, the default, or csv) and, for
+// csv, null-literal (the cell text read as null). It is
 // bounded. With parallelism p, subtask i reads the whole file and keeps
 // the records i, i+p, i+2p, ... (see source_lines.go).
 type fileSource struct {
@@ -33,13 +33,14 @@ func newFileSource(o *options, b *Builtin, onError string, subtask, parallelism 
 		o.fail("option \"path\" is required")
 	}
 	path := o.str("path", "")
-	format := o.oneOf("format", defaultFormat(path), "json", "csv")
+	format := o.oneOf("format", pipeline.FileFormat(path), "json", "csv")
+	null, hasNull := o.nullLiteral(format)
 	if err := o.finish(); err != nil {
 		return nil, err
 	}
 	s := &fileSource{path: b.path(path), given: path, roots: b.Roots, setting: b.RootsSetting, total: -1}
-	s.lineReader = lineReader{op: o.op, input: s.path, csv: format == "csv", subtask: subtask,
-		parallelism: parallelism, onError: onError, badRecord: b.BadRecord}
+	s.lineReader = lineReader{op: o.op, input: s.path, csv: format == "csv", null: null, hasNull: hasNull,
+		subtask: subtask, parallelism: parallelism, onError: onError, badRecord: b.BadRecord}
 	return s, nil
 }
 
@@ -142,15 +143,4 @@ func openFile(allowed []string, path string) (*os.File, error) {
 		return os.Open(path)
 	}
 	return roots.Open(allowed, path)
-}
-
-// defaultFormat is a file connector's format when the pipeline names none:
-// CSV for a path ending in .csv (a JSON reader on a CSV file failed at
-// its first line; a sink wrote JSON lines into a .csv file), else JSON
-// lines.
-func defaultFormat(path string) string {
-	if strings.EqualFold(filepath.Ext(path), ".csv") {
-		return "csv"
-	}
-	return "json"
 }

@@ -49,6 +49,8 @@ type lineReader struct {
 	op          string
 	input       string // for errors
 	csv         bool
+	null        string // with hasNull: the CSV cell text read as nil
+	hasNull     bool
 	subtask     int
 	parallelism int
 	onError     string                             // the operator's on-error
@@ -273,7 +275,11 @@ func (l *lineReader) runCSV(ctx context.Context, r io.Reader, out runtime.Collec
 		}
 		b := abi.AppendMapHeader(appendNoTimeNoKey(l.w.Buf), len(names))
 		for i, f := range fields {
-			b = appendCSVValue(append(b, names[i]...), f)
+			if b = append(b, names[i]...); l.hasNull && f == l.null {
+				b = abi.AppendNil(b)
+			} else {
+				b = appendCSVValue(b, f)
+			}
 		}
 		l.w.Buf = b
 		l.w.Count++

@@ -8,7 +8,8 @@ import (
 )
 
 // stdinSource reads JSON lines or CSV from the host's standard input (or
-// Builtin.Stdin): option format (json, the default, or csv). Parallelism
+// Builtin.Stdin): options format (json, the default, or csv) and, for csv,
+// null-literal. Parallelism
 // must be 1, and only one source may read stdin. It ends at end of input
 // (but counts as unbounded: see Builtin.Bounded).
 type stdinSource struct {
@@ -18,6 +19,7 @@ type stdinSource struct {
 
 func newStdinSource(o *options, b *Builtin, onError string, parallelism int) (*stdinSource, error) {
 	format := o.oneOf("format", "json", "json", "csv")
+	null, hasNull := o.nullLiteral(format)
 	if err := o.finish(); err != nil {
 		return nil, err
 	}
@@ -28,7 +30,7 @@ func newStdinSource(o *options, b *Builtin, onError string, parallelism int) (*s
 		return nil, err
 	}
 	s := &stdinSource{r: b.stdin()}
-	s.lineReader = lineReader{op: o.op, input: "stdin", csv: format == "csv", parallelism: 1,
+	s.lineReader = lineReader{op: o.op, input: "stdin", csv: format == "csv", null: null, hasNull: hasNull, parallelism: 1,
 		onError: onError, badRecord: b.BadRecord, live: true}
 	return s, nil
 }

@@ -49,8 +49,12 @@ var sourceTypes = map[string][]optionSpec{
 	"file": {
 		{name: "path", kind: optString, required: true},
 		{name: "format", kind: optEnum, choices: formats},
+		{name: "null-literal", kind: optString, empty: true}, // csv: the cell text of null
 	},
-	"stdin": {{name: "format", kind: optEnum, choices: formats}},
+	"stdin": {
+		{name: "format", kind: optEnum, choices: formats},
+		{name: "null-literal", kind: optString, empty: true},
+	},
 }
 
 var sinkTypes = map[string][]optionSpec{
@@ -58,6 +62,7 @@ var sinkTypes = map[string][]optionSpec{
 	"file": {
 		{name: "path", kind: optString, required: true},
 		{name: "format", kind: optEnum, choices: formats},
+		{name: "null-literal", kind: optString, empty: true}, // csv: the cell text of null
 	},
 	"discard": {},
 }
@@ -176,7 +181,39 @@ func (d *decoder) connector(n *yaml.Node, what string, types map[string][]option
 			}
 		}
 	}
+	if _, ok := c.Options["null-literal"]; ok {
+		if format := c.Format(); format != "csv" {
+			for _, p := range ps {
+				if p.Key.Value == "null-literal" {
+					d.errorf(p.Key, "%s %s: null-literal is an option of format csv, and this %s is format %s%s",
+						what, t, what, format, map[bool]string{true: " (its path does not end in .csv)"}[c.Options["format"] == nil && t == "file"])
+				}
+			}
+		}
+	}
 	return c
+}
+
+// Format is the format of a file or stdin connector: its format option,
+// else csv for a file path ending in .csv (any case), else json.
+func (c *Connector) Format() string {
+	if f, ok := c.Options["format"].(string); ok {
+		return f
+	}
+	if path, ok := c.Options["path"].(string); ok && c.Type == "file" {
+		return FileFormat(path)
+	}
+	return "json"
+}
+
+// FileFormat is a file connector's format when the pipeline names none:
+// csv for a path ending in .csv (a JSON reader on a CSV file failed at its
+// first line; a sink wrote JSON lines into a .csv file), else json lines.
+func FileFormat(path string) string {
+	if strings.EqualFold(filepath.Ext(path), ".csv") {
+		return "csv"
+	}
+	return "json"
 }
 
 // presetTakes lists the options a generator preset takes.

@@ -114,7 +114,11 @@ func describe(n *yaml.Node) string {
 	case yaml.ScalarNode:
 		switch n.ShortTag() {
 		case "!!null":
-			return "empty"
+			if n.Value == "" {
+				return "empty"
+			}
+			// null, Null, NULL or ~ written out: maybe meant as text
+			return fmt.Sprintf("null (YAML reads %s as null; write \"%s\" for the text)", n.Value, n.Value)
 		case "!!int":
 			return "an integer (" + n.Value + ")"
 		case "!!float":

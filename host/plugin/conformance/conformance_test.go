@@ -112,3 +112,35 @@ func TestUndeclaredKeyedState(t *testing.T) {
 		t.Errorf("large batch row %+v\n%s", large, rep)
 	}
 }
+
+// TestMapCountRule: the kit holds a plugin to its kind's output count as a
+// job does. The filter fixture (keeps a third of its input) checked as a
+// map fails the large batch with the rule; checked as a filter it passes
+// it.
+func TestMapCountRule(t *testing.T) {
+	wasm := fixture(t, "filter", 0)
+	for _, c := range []struct {
+		kind abi.Kind
+		fail string
+	}{
+		{abi.KindMap, "a map emits one record for each input record, and this call emitted"},
+		{abi.KindFilter, ""},
+	} {
+		rep, err := CheckFile(context.Background(), wasm, Options{Kind: c.kind, Records: 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var large Result
+		for _, x := range rep {
+			if x.Check == "large batch" {
+				large = x
+			}
+		}
+		if c.fail == "" && !large.OK { // (the fixture does not check malformed input)
+			t.Errorf("as a %s:\n%s", c.kind, rep)
+		}
+		if c.fail != "" && (large.OK || !strings.Contains(large.Detail, c.fail)) {
+			t.Errorf("as a %s, large batch row %+v:\n%s", c.kind, large, rep)
+		}
+	}
+}

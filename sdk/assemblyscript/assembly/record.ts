@@ -339,7 +339,10 @@ function strBody(k: Value): i32 {
   if (<i32>(end - at) == valLen) {
     const start = dst.len;
     dst.putRaw(raw, r.raw.len);
-    memory.copy(dst.ptr + <usize>start + (at - raw), val, <usize>valLen);
+    const to = dst.ptr + <usize>start + (at - raw);
+    if (valLen <= 9) { // an int or a float: stores, not a memory.copy's call out of the guest
+      for (let i = 0; i < valLen; i++) store<u8>(to + <usize>i, load<u8>(val + <usize>i));
+    } else memory.copy(to, val, <usize>valLen);
     return;
   }
   dst.putRaw(raw, <i32>(at - raw));

@@ -77,7 +77,7 @@ const maxSiteCharge = 64
 // over-limit module skipped; v6: chunk sites, without which a long
 // region's capped charge let straight-line code run uncharged; v7: their span
 // of 4096, where the first files of v6 had 2048).
-const fuelCacheVersion = "fuel-v7"
+const fuelCacheVersion = "fuel-v8"
 
 // fuelInterrupter meters every module (package fuel): function entries
 // and loop headers spend fuel from a counter the host fills before each

@@ -60,8 +60,10 @@ type frame struct {
 	loop    int  // a loop's index in plan.loops
 	// For chunk sites (see chunked): the longest path since a site at
 	// the if (the start of its else), at the end of its then arm, and of
-	// the branches to the label's end.
-	atIf, thenEnd, brMax uint64
+	// the branches to the label's end; for a loop, at the loop (its site
+	// charges its own region only: the code before it and after its end
+	// is still uncharged).
+	atIf, thenEnd, brMax, atLoop uint64
 }
 
 // scanBody walks one function body of the code section (§5.5.13 "Code
@@ -194,9 +196,13 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 			dist += w
 			switch in.kind {
 			case kBr, kBrTable: // the labels it may reach: their ends see this path
+				// a label outside a loop sees the path to the loop too
+				var before uint64
 				for l := 0; l <= int(in.label) && l < len(frames)-1; l++ {
 					if f := &frames[len(frames)-1-l]; f.kind != kLoop {
-						f.brMax = max(f.brMax, dist)
+						f.brMax = max(f.brMax, before+dist)
+					} else {
+						before += f.atLoop
 					}
 				}
 			}
@@ -226,11 +232,11 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 				open = append(open, len(written))
 				written = append(written, map[uint32]bool{})
 			}
-			frames = append(frames, frame{kind: kLoop, regions: len(regions), loop: loop.saves - 1})
+			frames = append(frames, frame{kind: kLoop, regions: len(regions), loop: loop.saves - 1, atLoop: dist})
 			sites = append(sites, loop)
 			regions = append(regions, len(sites)-1)
 			p.cached = true
-			dist = 0 // the loop's site
+			dist = 0 // the loop's site, for the loop's own region
 		case kBulkMemory:
 			sites = append(sites, site{at: start, kind: siteBulkMemory, saves: inner})
 			p.bulk = true
@@ -271,6 +277,8 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 				dist = max(dist, top.atIf, top.brMax)
 			case kElse:
 				dist = max(dist, top.thenEnd, top.brMax)
+			case kLoop: // out of the loop, on in the region around it
+				dist += top.atLoop
 			}
 			regions = regions[:top.regions]
 			if top.kind == kLoop && len(open) > 0 {

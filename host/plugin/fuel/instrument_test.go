@@ -303,12 +303,19 @@ func TestMaxSiteChargeCapsEachSite(t *testing.T) {
 // arm of an if, and after a block a branch leaves.
 func TestChunkSitesChargeLongCode(t *testing.T) {
 	long := strings.Repeat("(drop (i32.const 1))\n", 10000) // 20000 instructions
+	// an empty loop every 4000 instructions: its site charges its own
+	// region (1), not the code around it (a reviewer's attack: 96,000
+	// instructions were charged 88)
+	loops := strings.Repeat(strings.Repeat("(drop (i32.const 1))\n", 2000)+"(loop)\n", 24)
 	src := `(module
   (func (export "line") ` + long + `)
   (func (export "arms") (param i32)
     (if (local.get 0) (then ` + long + `) (else ` + long + `)))
   (func (export "skip") (param i32)
-    (block (br_if 0 (local.get 0)) ` + long + `) ` + long + `))`
+    (block (br_if 0 (local.get 0)) ` + long + `) ` + long + `)
+  (func (export "loops") ` + loops + `)
+  (func (export "leave") (param i32)
+    (block (loop (br_if 1 (local.get 0)) ` + long + `)) ` + long + `))`
 	rt := newRuntime(t, nil)
 	m := loadMetered(t, rt, "chunks", watText(t, src), fuel.Options{MaxSiteCharge: 64})
 	const span = 64 * 64
@@ -320,6 +327,8 @@ func TestChunkSitesChargeLongCode(t *testing.T) {
 		{"line", nil, 20001},
 		{"arms", []uint64{1}, 20004}, {"arms", []uint64{0}, 20004},
 		{"skip", []uint64{0}, 40006}, {"skip", []uint64{1}, 20006},
+		{"loops", nil, 24*4002 + 1},
+		{"leave", []uint64{0}, 40008}, {"leave", []uint64{1}, 20008},
 	} {
 		_, used := m.mustCall(c.fn, plenty, c.arg...)
 		if used < c.runs-span || used > c.runs+2*span {

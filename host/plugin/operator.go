@@ -27,6 +27,10 @@ type Operator struct {
 	spans  []span        // scratch: the records of a failed batch
 	index  []byte        // scratch: the batch index (abi.AppendIndex)
 	kind   pipeline.Kind // as the pipeline uses it: holds the output's count (checkCount)
+	// accept is checkCount of the call in run, whose input holds calling
+	// records, as the runner's accept
+	accept  func(*instance) error
+	calling int
 }
 
 var _ runtime.Operator = (*Operator)(nil)
@@ -98,12 +102,16 @@ func (o *Operator) Process(input int, batch []byte, count int, out runtime.Colle
 }
 
 // run calls sluice_process over count records of batch; the output stays
-// in the instance.
+// in the instance. An output its kind does not allow fails the call before
+// its keyed-state writes stand (they are undone, as for any failed call:
+// the records are run again when the batch is narrowed to the bad one).
 func (o *Operator) run(input int, batch []byte, count int) (*instance, error) {
-	in, err := o.call(input, batch, count)
-	if err == nil {
-		err = o.checkCount(in, count)
+	if o.accept == nil { // made once: a closure a call would allocate a batch
+		o.accept = func(in *instance) error { return o.checkCount(in, o.calling) }
 	}
+	o.calling, o.r.accept = count, o.accept
+	in, err := o.call(input, batch, count)
+	o.r.accept = nil
 	return in, err
 }
 

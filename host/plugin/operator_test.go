@@ -3,7 +3,9 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -574,4 +576,27 @@ func TestOutputCountFollowsTheKind(t *testing.T) {
 		_, err := s.run(op)
 		return err
 	}, "script")
+}
+
+// TestCountFailureUndoesState: a call its kind's output count fails is a
+// failed call, its keyed-state writes undone as for a trap or an error
+// status; they stood, and narrowing the batch to its bad record ran them
+// again (a reviewer's finding: a counter of the records read 10 for 4).
+func TestCountFailureUndoesState(t *testing.T) {
+	h := newHost(t, nil)
+	st := NewMemoryState()
+	r := &rejects{policy: runtime.PolicySkip}
+	op := open(t, load(t, h, "countstate"), runtime.OpenContext{Kind: pipeline.KindMap, State: st, OnError: runtime.PolicySkip, Reject: r.reject})
+	b, n := poisonBatch("", "", "", "drop")
+	out := &sink{}
+	if err := op.Process(0, b, n, out); err != nil {
+		t.Fatal(err)
+	}
+	v, ok, err := st.Get(0, abi.AppendStr(nil, "k"), nil)
+	if err != nil || !ok || len(v) != 4 {
+		t.Fatalf("counter %x %v %v", v, ok, err)
+	}
+	if got := binary.LittleEndian.Uint32(v); got != 3 || len(r.got) != 1 || !slices.Equal(ns(t, out), []int64{1, 2, 3}) {
+		t.Errorf("counter %d (want 3: the calls that stood held the 3 good records), rejected %d, out %v", got, len(r.got), ns(t, out))
+	}
 }

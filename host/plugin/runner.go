@@ -25,6 +25,9 @@ type runner struct {
 	stdout, stderr string
 	// journal, when set, undoes the keyed-state writes of a failed call
 	journal *journal
+	// accept, when set, judges the output of a call that returned OK; an
+	// error fails the call as if the guest had, state writes undone
+	accept func(*instance) error
 	// crashes holds when records poisoned an instance (restart policy)
 	crashes []time.Time
 	// logDropped counts the guest log lines every instance dropped; made
@@ -123,7 +126,11 @@ func (r *runner) invoke(in *instance, e int, mode outMode) (*instance, error) {
 	if r.journal != nil {
 		r.journal.begin()
 	}
-	if _, err := in.invoke(e, mode); err != nil {
+	_, err := in.invoke(e, mode)
+	if err == nil && r.accept != nil {
+		err = r.accept(in)
+	}
+	if err != nil {
 		r.settle()
 		if r.journal != nil {
 			if uerr := r.journal.undo(); uerr != nil {

@@ -201,3 +201,22 @@ func TestRecordIndex(t *testing.T) {
 		t.Error("a trap's text read as a status's")
 	}
 }
+
+// TestStartFunctionWASI: a start function runs during instantiation,
+// before the host has a call to bound it, and its WASI calls are held all
+// the same: those that work for the guest (random_get over 8 MiB, 300
+// times) are billed against StartFuel, which stops it (it ran 1.5 s,
+// unbilled), and a plugin granted the clock does not sleep there (a 3 s
+// sleep held the open for 3 s; nothing could have cut it short).
+func TestStartFunctionWASI(t *testing.T) {
+	h := newHost(t, nil)
+	op := load(t, h, "startrandom").NewOperator(context.Background(), "op1", nil)
+	err := op.Open(&runtime.OpenContext{Operator: "op1", Parallelism: 1, MaxParallelism: 128})
+	if err == nil || !strings.Contains(err.Error(), "the module's start function failed: unreachable (a start function runs on at most 1073741824 fuel units") {
+		t.Errorf("300 random_get of 8 MiB in a start function: %v, want it stopped by StartFuel", err)
+	}
+	op = open(t, load(t, h, "startsleep").Grant(Grants{Clock: true}), runtime.OpenContext{})
+	if slept := global(t, op, "slept"); slept < 0 || slept >= 1000 {
+		t.Errorf("the start function slept %d ms of its 3 s sleep, want none", slept)
+	}
+}

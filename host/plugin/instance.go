@@ -120,7 +120,8 @@ func (m *Module) instantiate(ctx context.Context, who target, e env) (*instance,
 		WithStdout(in.stdout).
 		WithStderr(in.stderr)
 	if h.cfg.AllowClock || m.grants.Clock {
-		mc = mc.WithSysWalltime().WithSysNanotime().WithSysNanosleep()
+		// the host sleeps: interruptible, within the call-timeout
+		mc = mc.WithSysWalltime().WithSysNanotime().WithNanosleep(in.sleep)
 	}
 	if h.cfg.AllowRandom || m.grants.Random {
 		mc = mc.WithRandSource(crand.Reader)

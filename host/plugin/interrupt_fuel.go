@@ -299,6 +299,17 @@ func (b *fuelBound) refuel(counter int64) int64 {
 	return next
 }
 
+// timeLeft is what is left of the call's call-timeout, on the clock
+// refuel checks it by; false when fuel alone bounds the call (CallFuel) or
+// no call is running.
+func (b *fuelBound) timeLeft() (time.Duration, bool) {
+	d := b.f.deadline
+	if d <= 0 || b.began.IsZero() {
+		return 0, false
+	}
+	return d - (b.f.now().Sub(b.began) - b.slept - b.waited), true
+}
+
 // pay charges the Host's FuelRate with the fuel the call spent since it
 // last paid, waiting while the Host is over its rate (or until the call's
 // context ends).

@@ -389,6 +389,18 @@ func TestGrantedSleepStopsAtTheCallTimeout(t *testing.T) {
 	if err := op.Process(0, w.Buf, 3, &sink{}); !errors.Is(err, ErrDeadline) {
 		t.Errorf("a 3 s sleep under a 100 ms call-timeout: %v, want %v", err, ErrDeadline)
 	}
+	// sleeps that each fit the call-timeout count against it (30 of
+	// 100 ms ran a call 3 s, successfully), and a poll_oneoff of two clock
+	// subscriptions is slept by the host too (wazero slept it 3 s)
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{4, "30 sleeps of 100 ms"}, {5, "two clock subscriptions of 3 s"}} {
+		w := filterBatch(c.n)
+		if err := op.Process(0, w.Buf, c.n, &sink{}); !errors.Is(err, ErrDeadline) {
+			t.Errorf("%s under a 100 ms call-timeout: %v, want %v", c.what, err, ErrDeadline)
+		}
+	}
 	// cancelled mid-sleep (a call-timeout of a minute does not end it)
 	h = newHost(t, func(c *Config) { c.CallTimeout = time.Minute })
 	ctx, cancel := context.WithCancel(context.Background())

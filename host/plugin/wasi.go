@@ -10,6 +10,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/sluicehq/sluice/host/plugin/fuel"
 )
 
 // WASI's functions are host calls like sluice_v1's, and fuel (spent in
@@ -88,9 +90,6 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime) error {
 		default:
 			return fmt.Errorf("WASI function %s is not a Go function (%T)", name, def.GoFunction())
 		}
-		if name == "poll_oneoff" {
-			fn = sleepsInterruptibly(fn)
-		}
 		b.NewFunctionBuilder().
 			WithGoModuleFunction(billed(fn, wasiCosts[name]), def.ParamTypes(), def.ResultTypes()).
 			WithParameterNames(def.ParamNames()...).
@@ -115,57 +114,58 @@ func billed(fn api.GoModuleFunction, cost wasiCost) api.GoModuleFunction {
 		}
 		if in := current(ctx); in != nil {
 			in.bill(n)
+		} else {
+			billStart(mod, n)
 		}
 		fn.Call(ctx, mod, stack)
 	})
 }
 
-// sleepsInterruptibly is poll_oneoff with its commonest call, one relative
-// clock subscription (a Go guest's time.Sleep, a C guest's nanosleep), slept
-// by the host: until the call's context ends (the job is cancelled) or for
-// at most the call-timeout, after which the guest's next metering site
-// finds its fuel spent and the deadline passed. wazero's sleep of a plugin
-// granted the clock could not be cut short: a one-hour sleep held its
-// subtask, and the job's cancel, for the hour. Without the clock grant the
-// sleep is wazero's fake, which returns at once; any other subscription is
-// wazero's to serve.
-func sleepsInterruptibly(fn api.GoModuleFunction) api.GoModuleFunction {
-	return api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
-		in := current(ctx)
-		inPtr, outPtr, n, neventsPtr := uint32(stack[0]), uint32(stack[1]), uint32(stack[2]), uint32(stack[3])
-		mem := mod.Memory()
-		if in == nil || !in.realClock() || n != 1 || mem == nil {
-			fn.Call(ctx, mod, stack)
-			return
+// billStart bills a WASI call made by a module's start function, which
+// runs during instantiation, before the host has a call (or a Meter) of
+// its: the charge goes straight to the counter, which holds StartFuel,
+// and a start function whose host calls spend it traps at its next
+// metering site. Unbilled, a start function looping on random_get over
+// 8 MiB ran 1.5 s. Without fuel (Interruption deadline or none) there is
+// no counter.
+func billStart(mod api.Module, n uint64) {
+	if g, ok := mod.ExportedGlobal(fuel.ExportName).(api.MutableGlobal); ok {
+		fuel.NewMeter(g).Charge(hostCallFuel + int64(min(n, math.MaxInt32)/bytesPerFuel))
+	}
+}
+
+// sleep is the nanosleep of an instance granted the clock: every sleep of
+// wazero's WASI (poll_oneoff's clock subscriptions, one or many) comes
+// here. The host sleeps it for at most what is left of the call's
+// call-timeout and wakes it when the call's context ends (the job is
+// cancelled), then empties the guest's slice of fuel, so that its next
+// metering site checks both and stops the call. wazero's own sleep could
+// not be cut short (a one-hour sleep held its subtask, and the job's
+// cancel, for the hour); a sleep capped at the call-timeout but not
+// counted against it let 30 sleeps of 100 ms run a call 3 s under a
+// 100 ms call-timeout; a poll_oneoff of two clock subscriptions went
+// around the cap. A start function (during instantiation: no call yet)
+// does not sleep at all.
+func (in *instance) sleep(ns int64) {
+	if ns <= 0 || in.bound == nil {
+		return
+	}
+	d := time.Duration(ns)
+	if limit := in.m.host.cfg.CallTimeout; limit > 0 {
+		d = min(d, limit)
+	}
+	if b, ok := in.bound.(*fuelBound); ok {
+		if left, ok := b.timeLeft(); ok {
+			d = min(d, max(left, 0))
 		}
-		sub, ok := mem.Read(inPtr, 48)
-		// subscription: userdata u64, tag u8 (0: clock) at 8, then the
-		// clock: id u32 at 16, timeout u64 at 24, precision u64 at 32,
-		// flags u16 at 40 (bit 0: an absolute time)
-		if !ok || sub[8] != 0 || binary.LittleEndian.Uint16(sub[40:])&1 != 0 {
-			fn.Call(ctx, mod, stack)
-			return
-		}
-		out, ok := mem.Read(outPtr, 32)
-		if !ok || !mem.WriteUint32Le(neventsPtr, 1) {
-			stack[0] = wasiEFAULT
-			return
-		}
-		d := time.Duration(min(binary.LittleEndian.Uint64(sub[24:]), math.MaxInt64))
-		if limit := in.m.host.cfg.CallTimeout; limit > 0 && d > limit {
-			d = limit // the call cannot outlive it: its next metering site stops it
-			in.spendSlice()
-		}
+	}
+	if d > 0 {
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
-		case <-ctx.Done():
+		case <-in.base.Done():
 			t.Stop()
-			in.spendSlice() // the guest's next metering site sees the cancel
 		}
-		// event: userdata u64, error u16 (0) at 8, type u8 (0: clock) at 10
-		clear(out)
-		copy(out, sub[:8])
-		stack[0] = 0
-	})
+	}
+	in.spendSlice()
 }

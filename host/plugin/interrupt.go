@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -46,6 +47,25 @@ type callBound interface {
 	// charge bills the call for work a host function did for it (see
 	// hostFuel), so that a guest cannot hide work in host calls.
 	charge(units int64)
+	// sleep is a sleep of the call's guest (a granted clock's
+	// poll_oneoff): at most d, within the call's bound, cut short when
+	// the call's context ends. A sleep the bound cut short fails the call.
+	sleep(d time.Duration)
+}
+
+// sleepFor waits d or until ctx ends; it reports whether d passed.
+func sleepFor(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // Interruption mechanisms (Config.Interruption).
@@ -82,6 +102,7 @@ func (u unbound) start() context.Context { return u.ctx }
 func (unbound) stop(error) error         { return nil }
 func (unbound) release()                 {}
 func (unbound) charge(int64)             {}
+func (u unbound) sleep(d time.Duration)  { sleepFor(u.ctx, d) }
 
 // deadlineInterrupter stops a call at a deadline of timeout.
 type deadlineInterrupter struct{ timeout time.Duration }
@@ -128,6 +149,7 @@ type deadlineCtx struct {
 	done     chan struct{}
 	err      error
 	deadline time.Time
+	cut      bool // a sleep of the call ran into the deadline (the call's goroutine only)
 }
 
 func (c *deadlineCtx) start() context.Context {
@@ -147,7 +169,26 @@ func (c *deadlineCtx) start() context.Context {
 
 // stop disarms the timer; wazero reports a deadline as an exit code,
 // which callFailure turns into ErrDeadline.
-func (c *deadlineCtx) stop(error) error { c.timer.Stop(); return nil }
+func (c *deadlineCtx) stop(error) error {
+	c.timer.Stop()
+	if c.cut {
+		c.cut = false
+		return fmt.Errorf("%w: the call slept past its deadline of %s", ErrDeadline, c.timeout)
+	}
+	return nil
+}
+
+// sleep sleeps within the call's deadline; one the deadline cut short
+// fails the call (the guest may return before wazero sees the deadline).
+func (c *deadlineCtx) sleep(d time.Duration) {
+	c.mu.Lock()
+	left := time.Until(c.deadline)
+	c.mu.Unlock()
+	if left < d {
+		d, c.cut = max(left, 0), true
+	}
+	sleepFor(c, d)
+}
 
 // charge has nothing to bill: the deadline is on the clock, which host
 // work advances too.

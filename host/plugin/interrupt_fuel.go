@@ -90,6 +90,7 @@ const fuelCacheVersion = "fuel-v8"
 type fuelInterrupter struct {
 	budget   int64
 	deadline time.Duration // CallTimeout, checked at every slice; 0 (CallFuel set): fuel alone decides
+	sleeps   time.Duration // CallTimeout: the most a call's guest may sleep (a granted clock)
 	now      func() time.Time
 	slice    int64
 	cacheDir string        // metered modules by the sha256 of the original; "" keeps none
@@ -120,7 +121,7 @@ const (
 )
 
 func newFuelInterrupter(cfg Config) *fuelInterrupter {
-	f := &fuelInterrupter{budget: cfg.CallFuel, slice: FuelSlice, from: "CallFuel", now: time.Now}
+	f := &fuelInterrupter{budget: cfg.CallFuel, slice: FuelSlice, from: "CallFuel", now: time.Now, sleeps: cfg.CallTimeout}
 	if f.budget <= 0 {
 		f.deadline = cfg.CallTimeout
 		f.budget = int64(cfg.CallTimeout.Seconds() * FuelPerSecond)
@@ -218,6 +219,7 @@ type fuelBound struct {
 	others  int64         // calls other Hosts had started at the last refuel (or the start)
 	began   time.Time     // when the call began (a deadline is set)
 	waited  time.Duration // how long this call waited for FuelRate
+	napped  time.Duration // how long this call's guest slept (sleep)
 	sliceAt time.Time     // when the current slice began, from the second on
 	yieldAt time.Time     // when the call last yielded (its first refuel, at first)
 	yielded int64         // b.slices then
@@ -228,7 +230,7 @@ type fuelBound struct {
 
 func (b *fuelBound) start() context.Context {
 	b.meter.BeginSliced(b.f.budget, b.f.slice)
-	b.paid, b.stopped, b.sliceAt, b.slices, b.slept, b.waited = 0, nil, time.Time{}, 1, 0, 0
+	b.paid, b.stopped, b.sliceAt, b.slices, b.slept, b.waited, b.napped = 0, nil, time.Time{}, 1, 0, 0, 0
 	if b.f.deadline > 0 {
 		b.began = b.f.now()
 	}
@@ -257,6 +259,9 @@ func (b *fuelBound) start() context.Context {
 // spare, run at full speed.
 func (b *fuelBound) refuel(counter int64) int64 {
 	b.refuels.Add(1)
+	if b.stopped != nil { // a sleep (sleep) stopped the call
+		return -1
+	}
 	next := b.meter.Refuel(counter)
 	if next < 0 {
 		return next
@@ -299,15 +304,41 @@ func (b *fuelBound) refuel(counter int64) int64 {
 	return next
 }
 
-// timeLeft is what is left of the call's call-timeout, on the clock
-// refuel checks it by; false when fuel alone bounds the call (CallFuel) or
-// no call is running.
-func (b *fuelBound) timeLeft() (time.Duration, bool) {
-	d := b.f.deadline
-	if d <= 0 || b.began.IsZero() {
-		return 0, false
+// sleep is a sleep of the guest (a granted clock's poll_oneoff), which
+// the clock sees but fuel does not: it may take what is left of the
+// call-timeout, on the clock refuel checks it by, and under a CallFuel
+// budget (no deadline on the clock) the call's sleeps together may take
+// one call-timeout (none when that is 0). A sleep cut short by either
+// fails the call, and so does one its context ended (the job was
+// cancelled); the slice is emptied after every sleep, so that the guest's
+// next metering site refuels and checks. Thirty sleeps of 100 ms each ran
+// a call 3 s under a 100 ms call-timeout, successfully, when each was
+// only capped at the call-timeout.
+func (b *fuelBound) sleep(d time.Duration) {
+	defer b.meter.Charge(max(b.meter.Remaining(), 0) + 1)
+	var left time.Duration
+	switch limit := b.f.sleeps; {
+	case b.f.deadline > 0:
+		left = b.f.deadline - (b.f.now().Sub(b.began) - b.slept - b.waited)
+	case limit > 0:
+		left = limit - b.napped
+	default:
+		left = d
 	}
-	return d - (b.f.now().Sub(b.began) - b.slept - b.waited), true
+	cut := d > left
+	d = min(d, max(left, 0))
+	t := time.Now()
+	passed := sleepFor(b.ctx, d)
+	b.napped += time.Since(t)
+	switch {
+	case b.stopped != nil:
+	case !passed:
+		b.stopped = fmt.Errorf("%w: %w", ErrCanceled, context.Cause(b.ctx))
+	case cut && b.f.deadline > 0:
+		b.stopped = fmt.Errorf("%w: the call ran past its call-timeout of %s, sleeping", ErrDeadline, b.f.deadline)
+	case cut:
+		b.stopped = fmt.Errorf("%w: the call's sleeps passed the call-timeout of %s", ErrDeadline, b.f.sleeps)
+	}
 }
 
 // pay charges the Host's FuelRate with the fuel the call spent since it

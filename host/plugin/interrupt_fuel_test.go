@@ -395,10 +395,26 @@ func TestGrantedSleepStopsAtTheCallTimeout(t *testing.T) {
 	for _, c := range []struct {
 		n    int
 		what string
-	}{{4, "30 sleeps of 100 ms"}, {5, "two clock subscriptions of 3 s"}} {
+	}{{4, "30 sleeps of 100 ms"}, {5, "two clock subscriptions of 3 s"}, {6, "a 3 s sleep, then a return"}} {
 		w := filterBatch(c.n)
 		if err := op.Process(0, w.Buf, c.n, &sink{}); !errors.Is(err, ErrDeadline) {
 			t.Errorf("%s under a 100 ms call-timeout: %v, want %v", c.what, err, ErrDeadline)
+		}
+	}
+	// the same under a CallFuel budget (no deadline on the clock: the
+	// call's sleeps together may take one call-timeout) and under wazero's
+	// deadline (Interruption deadline)
+	for _, edit := range []func(*Config){
+		func(c *Config) { c.CallTimeout, c.CallFuel = 100*time.Millisecond, 1e9 },
+		func(c *Config) { c.CallTimeout, c.Interruption = 100*time.Millisecond, InterruptDeadline },
+	} {
+		hc := newHost(t, edit)
+		op := open(t, load(t, hc, "wasiloop").Grant(Grants{Clock: true}), runtime.OpenContext{})
+		for _, n := range []int{4, 6} {
+			w := filterBatch(n)
+			if err := op.Process(0, w.Buf, n, &sink{}); !errors.Is(err, ErrDeadline) {
+				t.Errorf("CallFuel %d, Interruption %q: case %d under a 100 ms call-timeout: %v, want %v", hc.cfg.CallFuel, hc.cfg.Interruption, n, err, ErrDeadline)
+			}
 		}
 	}
 	// cancelled mid-sleep (a call-timeout of a minute does not end it)

@@ -136,36 +136,15 @@ func billStart(mod api.Module, n uint64) {
 
 // sleep is the nanosleep of an instance granted the clock: every sleep of
 // wazero's WASI (poll_oneoff's clock subscriptions, one or many) comes
-// here. The host sleeps it for at most what is left of the call's
-// call-timeout and wakes it when the call's context ends (the job is
-// cancelled), then empties the guest's slice of fuel, so that its next
-// metering site checks both and stops the call. wazero's own sleep could
-// not be cut short (a one-hour sleep held its subtask, and the job's
-// cancel, for the hour); a sleep capped at the call-timeout but not
-// counted against it let 30 sleeps of 100 ms run a call 3 s under a
-// 100 ms call-timeout; a poll_oneoff of two clock subscriptions went
-// around the cap. A start function (during instantiation: no call yet)
-// does not sleep at all.
+// here, and the call's bound sleeps it (callBound.sleep: within the
+// call-timeout, cut short by the job's cancel, the call failed when it
+// was). wazero's own sleep could not be cut short: a one-hour sleep held
+// its subtask, and the job's cancel, for the hour, and a poll_oneoff of
+// two clock subscriptions went around a wrapper of the one-subscription
+// form. A start function (during instantiation: no call yet) does not
+// sleep at all.
 func (in *instance) sleep(ns int64) {
-	if ns <= 0 || in.bound == nil {
-		return
+	if ns > 0 && in.bound != nil {
+		in.bound.sleep(time.Duration(ns))
 	}
-	d := time.Duration(ns)
-	if limit := in.m.host.cfg.CallTimeout; limit > 0 {
-		d = min(d, limit)
-	}
-	if b, ok := in.bound.(*fuelBound); ok {
-		if left, ok := b.timeLeft(); ok {
-			d = min(d, max(left, 0))
-		}
-	}
-	if d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-in.base.Done():
-			t.Stop()
-		}
-	}
-	in.spendSlice()
 }

@@ -7,7 +7,9 @@
 ;;      then a loop whose header is a metering site;
 ;;   4: 30 sleeps of 100 ms, one poll_oneoff each;
 ;;   5: poll_oneoff with two relative clock subscriptions of 3 s, then a
-;;      loop.
+;;      loop;
+;;   6: poll_oneoff with one relative clock subscription of 3 s, then a
+;;      return: no metering site after the sleep.
 (module
   (import "wasi_snapshot_preview1" "random_get" (func $random_get (param i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
@@ -82,4 +84,12 @@
         (loop $l
           (local.set $i (i32.add (local.get $i) (i32.const 1)))
           (br_if $l (i32.lt_u (local.get $i) (i32.const 10))))))
+    (if (i32.eq (local.get $count) (i32.const 6))
+      (then
+        (i64.store (i32.const 8401000) (i64.const 7))
+        (i32.store8 (i32.const 8401008) (i32.const 0))
+        (i32.store (i32.const 8401016) (i32.const 1))
+        (i64.store (i32.const 8401024) (i64.const 3000000000))
+        (i32.store16 (i32.const 8401040) (i32.const 0))
+        (return (call $poll_oneoff (i32.const 8401000) (i32.const 8402000) (i32.const 1) (i32.const 8403000)))))
     (i32.const 0)))

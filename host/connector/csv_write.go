@@ -77,6 +77,11 @@ func (c *csvColumns) appendRow(b, value []byte) ([]byte, error) {
 
 // header takes the columns from the first record and writes the header.
 func (c *csvColumns) header(b, value []byte, n, off int) ([]byte, error) {
+	if n == 0 {
+		// no columns: every row would be a blank line, which a reader
+		// skips, and the next record would write the header again
+		return b, fmt.Errorf("CSV needs a first record with fields: it names the columns, and {} names none")
+	}
 	c.index = make(map[string]int, n)
 	for i := 0; i < n; i++ {
 		kEnd, err := abi.Skip(value, off)
@@ -101,6 +106,9 @@ func (c *csvColumns) header(b, value []byte, n, off int) ([]byte, error) {
 			b = append(b, ',')
 		}
 		b = appendCSVText(b, []byte(name))
+	}
+	if len(c.names) == 1 && c.names[0] == "" {
+		b = append(b, `""`...) // a blank line is no header to a reader
 	}
 	return append(b, '\n'), nil
 }

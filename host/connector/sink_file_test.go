@@ -259,4 +259,22 @@ func TestCSVOneColumnEmptyCell(t *testing.T) {
 	if got := strings.Join(c.jsons(), " "); got != `{"w":"a"} {"w":""} {"w":""} {"w":"b"}` {
 		t.Errorf("read back: %s", got)
 	}
+	// a column named "": its header too is written "" (a blank header
+	// line made the first row the header, and lost it)
+	s = openSink(t, &Builtin{Root: dir}, "out", "file", map[string]any{"path": "blank.csv"}, 0, 1)
+	batch, n = batchOf(t, `{"":"a"}`, `{"":"b"}`)
+	if err := s.Process(0, batch, n, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(&collector{t: t}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ = runSource(t, &Builtin{Root: dir}, sourceSpec("in", "file", map[string]any{"path": "blank.csv"}), 0, 1)
+	if got := strings.Join(c.jsons(), " "); got != `{"":"a"} {"":"b"}` {
+		t.Errorf("a column named \"\" read back: %s", got)
+	}
+	// a first record with no fields names no columns: refused
+	s = openSink(t, &Builtin{Root: dir}, "out", "file", map[string]any{"path": "none.csv"}, 0, 1)
+	batch, n = batchOf(t, `{}`, `{}`)
+	wantErrContaining(t, s.Process(0, batch, n, nil), `sink "out": record 1: CSV needs a first record with fields`)
 }

@@ -52,20 +52,6 @@ func (in *instance) bill(n uint64) {
 	}
 }
 
-// spendSlice empties the current slice of fuel, so that the guest's next
-// metering site refuels, where the host checks the call's deadline and
-// context: a host function that waited (poll_oneoff's sleep) calls it for
-// the end of the wait to be seen at once.
-func (in *instance) spendSlice() {
-	if b, ok := in.bound.(*fuelBound); ok {
-		b.meter.Charge(max(b.meter.Remaining(), 0) + 1)
-	}
-}
-
-// realClock says whether the instance sees the real clocks and sleeps
-// (the clock grant, or the host's AllowClock): else wazero's fakes.
-func (in *instance) realClock() bool { return in.m.host.cfg.AllowClock || in.m.grants.Clock }
-
 // emitOverhead is what one emit costs the host besides its bytes (the
 // span that hands it on, 40 bytes, and slack), counted toward
 // max-output-bytes: a guest emitting nothing in a loop grew the host's

@@ -28,11 +28,8 @@ import (
 // wasip1 runtime write one or two at a time.
 const iovMax = 1024
 
-// WASI errno values (wasi_snapshot_preview1's errno enum).
-const (
-	wasiEFAULT = 21
-	wasiEINVAL = 28
-)
+// wasiEINVAL is WASI's EINVAL (wasi_snapshot_preview1's errno enum).
+const wasiEINVAL = 28
 
 // wasiCost is the bytes a WASI call handles, read from its parameters
 // before it runs: the iovec array and what it points at (bounded by the

@@ -38,7 +38,9 @@ keyed state without a key-by or a side output the plugin does not declare
 is reported as run would. Its open is not called: a config value it refuses
 shows when the job runs. The paths of file sources and sinks are held to the
 pipeline's folder and the data roots (--data-roots) as run holds them; the
-files need not exist.`,
+files need not exist. A file with problems of its own (an unknown key, a bad
+value) still has its file paths checked; the plan and the plugins are checked
+once it parses.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			hs, err := hostSettings(cmd)
@@ -67,13 +69,35 @@ files need not exist.`,
 // forward edge between unequal parallelisms or a batch job reading an
 // unbounded source is reported too.
 func lintFile(ctx context.Context, w io.Writer, file string, roots []string, hs settings.Settings) bool {
-	p, err := readPipeline(file, roots)
+	p, err := readPipelineAs(file, roots, true)
+	// file sources and sinks are held to the data roots as run holds them
+	conns := &connector.Builtin{Root: filepath.Dir(file), Roots: confined(file, hs.DataRoots), RootsSetting: "data-roots"}
+	var parsed pipeline.Errors
+	if p != nil && errors.As(err, &parsed) {
+		// the file has problems: the checks that need no plan still look
+		// at what decoded, so that fixing one problem does not bring the
+		// next to light; a problem where one is already reported is left
+		// out (it may follow from that one)
+		err = parsed.Err()
+		var more pipeline.Errors
+		if errors.As(joinProblems(conns.CheckPaths(p), conns.CheckSameFiles(p)), &more) {
+			at := map[pipeline.Pos]bool{}
+			for _, e := range parsed {
+				at[e.Pos] = true
+			}
+			for _, e := range more {
+				if !at[e.Pos] {
+					parsed = append(parsed, e)
+				}
+			}
+			parsed.Sort()
+			err = parsed.Err()
+		}
+	}
 	if err == nil {
 		_, err = plan.Plan(p, plan.Options{})
 	}
 	if err == nil {
-		// file sources and sinks are held to the data roots as run holds them
-		conns := &connector.Builtin{Root: filepath.Dir(file), Roots: confined(file, hs.DataRoots), RootsSetting: "data-roots"}
 		err = joinProblems(joinProblems(joinProblems(pipeline.OnlySources(p), conns.CheckPaths(p)), conns.CheckSameFiles(p)), lintPluginFiles(ctx, file, roots, p, hs))
 	}
 	if err == nil {
@@ -178,12 +202,18 @@ func lintPluginFiles(ctx context.Context, file string, roots []string, p *pipeli
 // ${VAR} from the environment, plugin paths confined to the pipeline's
 // folder and roots (the working directory when roots is empty).
 func readPipeline(file string, roots []string) (*pipeline.Pipeline, error) {
+	return readPipelineAs(file, roots, false)
+}
+
+// readPipelineAs is readPipeline that, with partial, also returns what
+// decoded of a file with problems (pipeline.ParseOptions.Partial).
+func readPipelineAs(file string, roots []string, partial bool) (*pipeline.Pipeline, error) {
 	for _, r := range roots {
 		if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
 			return nil, fmt.Errorf("--plugin-root %s: not a folder", r)
 		}
 	}
-	opts := pipeline.ParseOptions{Lookup: os.LookupEnv, PluginRoots: roots}
+	opts := pipeline.ParseOptions{Lookup: os.LookupEnv, PluginRoots: roots, Partial: partial}
 	if len(roots) == 0 {
 		if wd, err := os.Getwd(); err == nil {
 			opts.PluginRoots = []string{wd}

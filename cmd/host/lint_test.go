@@ -165,6 +165,30 @@ operators:
 	}
 }
 
+// TestLintReportsPathsWithParseProblems: a file with a problem the parser
+// finds (an unknown option) still has its file paths checked, so that
+// fixing the one does not bring the other to light; what needs a plan
+// waits for a file that parses.
+func TestLintReportsPathsWithParseProblems(t *testing.T) {
+	dir, data := t.TempDir(), t.TempDir()
+	p := filepath.Join(dir, "p.yaml")
+	in := filepath.Join(data, "in.jsonl")
+	writeFile(t, p, `version: 1
+name: p
+operators:
+  - id: src
+    source: { type: file, path: `+in+`, formt: json }
+  - id: out
+    sink: { type: file, path: out/x.jsonl }
+`)
+	code, out, _ := runHost(t, "lint", p)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != 1 || len(lines) != 2 || !strings.HasPrefix(lines[0], p+":5:13: source \"src\": path "+in+" resolves to ") ||
+		!strings.HasPrefix(lines[1], p+":5:") || !strings.Contains(lines[1], `unknown key "formt"`) {
+		t.Errorf("exit %d:\n%s\nwant the path outside the roots and the unknown key", code, out)
+	}
+}
+
 // TestOnlySourcesIsRefused: a pipeline of sources alone would run and
 // write nothing, exiting 0 (Flink refuses it: No operators defined in
 // streaming topology); lint and run refuse it at its operators: line, plan

@@ -26,6 +26,11 @@ type ParseOptions struct {
 	// the working directory, so configs/x.yaml may name
 	// ../plugins/p/p.wasm when run from the project).
 	PluginRoots []string
+	// Partial, when the file has problems, returns with them the
+	// pipeline as far as it decoded (what was wrong left out), for
+	// checks that need no plan (lint's file paths); else the pipeline is
+	// nil then.
+	Partial bool
 }
 
 // ParseFile reads and parses the pipeline file at path, refusing files
@@ -54,7 +59,7 @@ func (o ParseOptions) maxBytes() int {
 // Parse parses and lints a pipeline written in YAML. file names it in
 // errors and anchors relative plugin paths. Every problem found is
 // returned at once as Errors, sorted by position; the pipeline is nil
-// then.
+// then, unless opts.Partial.
 func Parse(file string, data []byte, opts ParseOptions) (*Pipeline, error) {
 	var errs Errors
 	if len(data) > opts.maxBytes() {
@@ -82,6 +87,9 @@ func Parse(file string, data []byte, opts ParseOptions) (*Pipeline, error) {
 		d.checkPluginPaths(p, opts)
 	}
 	if err := d.errs.Err(); err != nil {
+		if opts.Partial && p != nil {
+			return p, err
+		}
 		return nil, err
 	}
 	return p, nil

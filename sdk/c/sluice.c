@@ -720,8 +720,33 @@ static int fail_once(int status) {
 
 static int run_flush(void);
 
+static const char *g_bad_tag; /* the last tag sl_output did not find */
+
+int sl_output(const char *tag) {
+	int h = 1;
+	for (const char *const *t = g_plugin ? g_plugin->outputs : NULL; t && *t && tag; t++, h++)
+		if (strcmp(*t, tag) == 0) return h;
+	g_bad_tag = tag ? tag : "(null)";
+	return SL_NO_OUTPUT;
+}
+
 static sl_out *out_of(int h) {
 	if (h == SL_MAIN && g_run.count) run_flush(); /* keeps the main output in order */
+	if (h == SL_NO_OUTPUT && g_bad_tag) {
+		g_err_len = 0;
+		err_adds("unknown side output \"");
+		err_adds(g_bad_tag);
+		err_adds("\" (sl_output): the plugin declares ");
+		int n = 0;
+		for (const char *const *t = g_plugin ? g_plugin->outputs : NULL; t && *t; t++, n++) {
+			err_adds(n ? ", \"" : "\"");
+			err_adds(*t);
+			err_adds("\"");
+		}
+		err_adds(n ? " in its .outputs" : "no side outputs (.outputs)");
+		fail_once(err_send(SL_USER));
+		return NULL;
+	}
 	if (h < 0 || h >= g_nouts) {
 		g_err_len = 0;
 		err_adds("unknown output handle ");

@@ -134,6 +134,14 @@ void sl_put_map(sl_buf *b, uint32_t n);
  * to a side output no downstream consumes are dropped. Each returns a
  * status (SL_OK, or the failure to return from the callback). */
 #define SL_MAIN 0
+#define SL_NO_OUTPUT (-1) /* sl_output of a tag the plugin does not declare */
+
+/* sl_output is the handle of the side output tag, one of sl_plugin.outputs
+ * (as sdk/go's EmitTo names it): sl_emit(sl_output("late"), r). For a tag
+ * the plugin does not declare it is SL_NO_OUTPUT, which every emit refuses
+ * with the tags the plugin has. It compares the tags: keep the handle
+ * (in open, or a static) where a record loop would look it up often. */
+int sl_output(const char *tag);
 
 int sl_emit(int out, const sl_record *r);                     /* r unchanged */
 int sl_emit_value(int out, const sl_record *r, sl_value v);   /* r's time and key, value v */

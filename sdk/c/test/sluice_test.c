@@ -363,6 +363,13 @@ static int open_fail(const sl_context *ctx, sl_value cfg) {
 
 static const char *const late_outputs[] = {"late", "unused", NULL};
 
+static const char *g_tag = "late";
+
+static int emits_by_tag(int32_t port, const sl_record *r) {
+	(void)port;
+	return sl_emit(sl_output(g_tag), r);
+}
+
 static void test_filter_and_map(void) {
 	sl_buf in = {0};
 	record(&in, 1, 5);
@@ -897,6 +904,19 @@ static void test_positive_return(void) {
 	CHECK(sl__open(&n, &empty_map, 1, 0, 1, 128) == SL_OK);
 	CHECK(sl__process(&n, 0, in.p, in.len, 2) == SL_USER &&
 	      strstr(last_error, "unknown output handle 9: the plugin has SL_MAIN (0) and 2 side outputs (1 on), in the order of its .outputs tags"));
+	/* a side output by its tag; a tag the plugin does not declare says
+	 * which it does */
+	CHECK(sl_output("late") == 1 && sl_output("unused") == 2 && sl_output("lat") == SL_NO_OUTPUT);
+	sl_plugin l = {.name = "by-tag", .kind = SL_KIND_PROCESS, .process = emits_by_tag, .outputs = late_outputs};
+	sl__reset();
+	reset_host();
+	CHECK(sl__open(&l, &empty_map, 1, 0, 1, 128) == SL_OK);
+	CHECK(sl__process(&l, 0, in.p, in.len, 2) == SL_OK && emitted_count[1] == 2);
+	g_tag = "alerts";
+	reset_host();
+	CHECK(sl__process(&l, 0, in.p, in.len, 2) == SL_USER &&
+	      strstr(last_error, "unknown side output \"alerts\" (sl_output): the plugin declares \"late\", \"unused\" in its .outputs"));
+	g_tag = "late";
 	free(in.p);
 }
 

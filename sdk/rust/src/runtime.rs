@@ -57,6 +57,7 @@ impl Default for Run {
 #[derive(Default)]
 pub(crate) struct Engine {
     ports: Vec<Port>,
+    tags: &'static [&'static str], // Plugin::OUTPUTS, from open
     edit: Edit,
     state: Vec<u8>,
     ctx: Context,
@@ -208,6 +209,23 @@ impl Output<'_> {
     /// Where the instance runs.
     pub fn context(&self) -> Context {
         self.e.ctx
+    }
+
+    /// The handle of the side output `tag`, one of `Plugin::OUTPUTS` (as
+    /// sdk/go's EmitTo names it): `out.emit(out.side("late")?, r)`. A tag
+    /// the plugin does not declare is an error that names those it does.
+    /// It compares the tags: keep the handle where a record loop would look
+    /// it up often.
+    pub fn side(&self, tag: &str) -> Result<usize, Error> {
+        match self.e.tags.iter().position(|t| *t == tag) {
+            Some(i) => Ok(i + 1),
+            None if self.e.tags.is_empty() => Err(Error::user(format!("unknown side output {:?}: the plugin declares no side outputs (OUTPUTS)", tag))),
+            None => Err(Error::user(format!(
+                "unknown side output {:?}: the plugin declares {} in its OUTPUTS",
+                tag,
+                self.e.tags.iter().map(|t| format!("{:?}", t)).collect::<Vec<_>>().join(", ")
+            ))),
+        }
     }
 
     /// Passes `r` on unchanged to output `out` (MAIN or a side output).
@@ -369,6 +387,7 @@ pub mod rt {
             e.ctx = Context { subtask, parallelism: par, max_parallelism: maxpar };
             e.ports.clear();
             e.ports.push(Port::default());
+            e.tags = P::OUTPUTS;
             for tag in P::OUTPUTS {
                 e.ports.push(Port { port: host::port(tag.as_bytes()), ..Port::default() });
             }

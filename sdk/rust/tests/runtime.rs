@@ -206,9 +206,12 @@ impl Process for Late {
         let seen = out.state_get(0, r.key)?.map(|v| v.to_vec());
         out.state_put(0, r.key, b"1")?;
         if seen.is_some() {
-            out.emit(2, r)?; // "unused": nothing consumes it, dropped
+            out.emit(out.side("unused")?, r)?; // nothing consumes it, dropped
         }
-        let h = if r.time.unwrap_or(0) < 100 { 1 } else { MAIN };
+        if r.time == Some(7) {
+            out.emit(out.side("alerts")?, r)?; // not declared
+        }
+        let h = if r.time.unwrap_or(0) < 100 { out.side("late")? } else { MAIN };
         out.emit_with(h, Some(r), |b| b.put_str("x"))
     }
 }
@@ -231,6 +234,11 @@ fn process_side_outputs_and_state() {
     envelope(&mut unkeyed, None, None, EMPTY);
     assert_eq!(h.process(0, &unkeyed, 1), -5);
     assert!(h.error().contains("key"), "{}", h.error());
+    // a side output by a tag the plugin does not declare
+    let mut seven = Vec::new();
+    envelope(&mut seven, Some(7), Some(&[0xa1, b'k']), EMPTY);
+    assert_eq!(h.process(0, &seven, 1), -3);
+    assert!(h.error().contains(r#"unknown side output "alerts": the plugin declares "late", "unused" in its OUTPUTS"#), "{}", h.error());
     fake(|f| f.emit_status = -8);
     assert_eq!(h.process(0, &b, 2), -8);
     assert!(h.error().contains("output limit"), "{}", h.error());

@@ -21,7 +21,7 @@ export { Edit, Record } from "./record";
 export { configBool, configFloat, configInt, configStr } from "./config";
 export { KeyHash, RUNE_ERROR, decodeLastRune, decodeRune, isPunct, isSpace, javaStringHash, keyHash, putRune, runeSize, toLower } from "./text";
 export {
-  Context, Kind, MAIN, Plugin, Status,
+  Context, Kind, MAIN, NO_OUTPUT, Plugin, Status, output,
   filter, map, flatMap, process, partitioner,
   emit, emitValue, begin, beginWith, end, startEdit, emitEdited,
   stateGet, statePut, stateDel, context, fail,

@@ -183,8 +183,34 @@ function positiveReturn(st: i32, what: string, i: i32): i32 {
   return fail(Status.User, i >= 0 ? "record " + i.toString() + ": " + text : what + ": " + text);
 }
 
+/** The handle output() gives a tag the plugin does not declare. */
+export const NO_OUTPUT: i32 = -1;
+let badTag: string | null = null;
+
+/**
+ * The handle of the side output `tag`, one of the plugin's .outputs([...])
+ * (as sdk/go's EmitTo names it): emit(output("late"), r). For a tag the
+ * plugin does not declare it is NO_OUTPUT, which every emit refuses with
+ * the tags the plugin has. It compares the tags: keep the handle where a
+ * record loop would look it up often.
+ */
+export function output(tag: string): i32 {
+  const tags = plugin ? (<Plugin>plugin).tags : <string[]>[];
+  for (let i = 0; i < tags.length; i++) if (tags[i] == tag) return i + 1;
+  badTag = tag;
+  return NO_OUTPUT;
+}
+
 function portOf(h: i32): Port | null {
   if (h == MAIN && runCount != 0) flushRun(); // keeps the main output in order
+  if (h == NO_OUTPUT && badTag != null) {
+    const tags = plugin ? (<Plugin>plugin).tags : <string[]>[];
+    let have = "";
+    for (let i = 0; i < tags.length; i++) have += (i > 0 ? ", \"" : "\"") + tags[i] + "\"";
+    failOnce(Status.User, "unknown side output \"" + (<string>badTag) + "\" (output): the plugin declares " +
+      (tags.length > 0 ? have + " in its .outputs([...])" : "no side outputs (.outputs([...]))"));
+    return null;
+  }
   if (h < 0 || h >= ports.length) {
     failOnce(Status.User, "unknown output handle " + h.toString() + ": the plugin has MAIN (0) and " + (ports.length - 1).toString() +
       " side outputs (1 on), in the order of its .outputs([...]) tags");

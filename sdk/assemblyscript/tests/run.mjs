@@ -185,6 +185,8 @@ test("process: side outputs, keyed state, errors, limits, describe", async () =>
   assert.match(r.error, /key/);
   r = inst.process(batch([[200, "k", { fail: 1 }]]), 1);
   assert.deepEqual([r.status, r.error], [Status.User, "record 0: told to fail"]);
+  r = inst.process(batch([[200, "k", { alerts: 1 }]]), 1);
+  assert.deepEqual([r.status, r.error], [Status.User, 'unknown side output "alerts" (output): the plugin declares "late", "unused" in its .outputs([...])']);
   r = inst.process(batch([[200, "k", { seven: 1 }]]), 1);
   assert.deepEqual([r.status, r.error], [Status.User, "record 0: late: process returned 7, not a status: return Status.OK or a negative status (fail)"]);
   assert.equal(inst.process(b, 3, 1).status, 0, "a process has a second input");

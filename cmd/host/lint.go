@@ -78,21 +78,18 @@ func lintFile(ctx context.Context, w io.Writer, file string, roots []string, hs 
 		// at what decoded, so that fixing one problem does not bring the
 		// next to light; a problem where one is already reported is left
 		// out (it may follow from that one)
-		err = parsed.Err()
 		var more pipeline.Errors
-		if errors.As(joinProblems(conns.CheckPaths(p), conns.CheckSameFiles(p)), &more) {
-			at := map[pipeline.Pos]bool{}
-			for _, e := range parsed {
-				at[e.Pos] = true
-			}
-			for _, e := range more {
-				if !at[e.Pos] {
-					parsed = append(parsed, e)
-				}
-			}
-			parsed.Sort()
-			err = parsed.Err()
+		errors.As(joinProblems(conns.CheckPaths(p), conns.CheckSameFiles(p)), &more)
+		at := map[pipeline.Pos]bool{}
+		for _, e := range parsed {
+			at[e.Pos] = true
 		}
+		for _, e := range more {
+			if !at[e.Pos] {
+				parsed = append(parsed, e)
+			}
+		}
+		err = parsed.Err() // sorted by position
 	}
 	if err == nil {
 		_, err = plan.Plan(p, plan.Options{})

@@ -58,15 +58,7 @@ func BenchmarkFilterBatch1024(b *testing.B) {
 	for _, name := range append(names, "double-go-raw", "wat-identity") {
 		b.Run(name, func(b *testing.B) {
 			tg := targets[name]
-			m, err := h.LoadFile(context.Background(), tg.path)
-			if err != nil {
-				b.Skip(err)
-			}
-			op := m.NewOperator(context.Background(), "op", nil)
-			if err := op.Open(&runtime.OpenContext{Parallelism: 1, MaxParallelism: 128}); err != nil {
-				b.Fatal(err)
-			}
-			defer op.Close(nil)
+			op := openBench(b, h, tg.path)
 			b.SetBytes(int64(len(w.Buf)))
 			b.ResetTimer()
 			var guest, native time.Duration
@@ -87,4 +79,19 @@ func BenchmarkFilterBatch1024(b *testing.B) {
 			b.ReportMetric(float64(guest)/float64(native), "x-native")
 		})
 	}
+}
+
+// openBench opens an operator of the module at path on h for one
+// benchmark, closed when it ends; a module not built skips it.
+func openBench(b *testing.B, h *plugin.Host, path string) runtime.Operator {
+	m, err := h.LoadFile(context.Background(), path)
+	if err != nil {
+		b.Skip(err)
+	}
+	op := m.NewOperator(context.Background(), "op", nil)
+	if err := op.Open(&runtime.OpenContext{Parallelism: 1, MaxParallelism: 128}); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { op.Close(nil) })
+	return op
 }

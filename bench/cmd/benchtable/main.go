@@ -56,7 +56,7 @@ var sets = []Set{
 	{Name: "connector", Pkg: "./host/connector", Bench: "^BenchmarkGenerator$/^transactions$", Benchtime: "1s", Quick: "100ms"},
 	{Name: "plugin", Pkg: "./host/plugin", Bench: "^Benchmark(CallOverhead|FilterMap|GoSDK|StartCold|StartWarmCache|StartWarmCacheLangs|Instantiate|InstantiateLangs|MemoryPerInstance|MemoryPerInstanceLangs)$", Benchtime: "2s", Quick: "100ms"},
 	{Name: "fuel", Pkg: "./host/plugin/fuel", Bench: "^BenchmarkOverhead$/^filter1024$", Benchtime: "2s", Quick: "100ms", Optional: true},
-	{Name: "langtest", Pkg: "./plugins/langtest", Bench: "^Benchmark(FilterBatch1024|FilterBatch1024Native|BatchSweep)$", Benchtime: "2s", Quick: "100ms"},
+	{Name: "langtest", Pkg: "./plugins/langtest", Bench: "^Benchmark(FilterBatch1024|FilterBatch1024Native|BatchSweep|Sandbox)$", Benchtime: "2s", Quick: "100ms"},
 	{Name: "runtime", Pkg: "./host/runtime", Bench: "^Benchmark(Edge|KeyedShuffle|KeyedShuffleNative|KeyedShuffleParallelism|KeyedShuffleNativeParallelism|Chain3|Quickstart|QuickstartNative)$", Benchtime: "2s", Quick: "100ms"},
 	{Name: "latency", Pkg: "./host/runtime", Bench: "^BenchmarkLatency$", Benchtime: "1x", Quick: "1x"},
 	{Name: "benthos", Dir: "bench/benthos", Pkg: ".", Bench: "^BenchmarkBenthos$", Benchtime: "200000x", Quick: "20000x"},

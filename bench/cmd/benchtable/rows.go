@@ -331,7 +331,7 @@ func BuildRows(rs *Results, mech string) []Row {
 		pair(rs, sec, "  its CPU per record, 2 subtasks vs 1 (≈ 1× with a low speed-up means cores busy elsewhere)", cpuRec(c3+"wasm-fused-p2"), ptr(cpuRec(c3+"wasm-fused")), cost),
 		pair(rs, sec, "native chain of 3 scaling 1 → 2 subtasks", recS(c3+"native-fused-p2"), ptr(recS(c3+"native-fused")), faster))
 
-	sec = "Sandboxing (host/plugin/fuel Overhead: WAT filter, 1024 records per call)"
+	sec = "Sandboxing (fuel metering vs unmetered, 1024 records per call: host/plugin/fuel Overhead on a WAT filter; plugins/langtest Sandbox on the example plugins through the host)"
 	fu := "host/plugin/fuel.BenchmarkOverhead/filter1024/"
 	ns := func(key string) fig { return fig{key, "ns/op", fmtNs} }
 	fuelRow := pair(rs, sec, "fuel metering vs unmetered", ns(fu+"fuel"), ptr(ns(fu+"unmetered")), cost)
@@ -349,6 +349,18 @@ func BuildRows(rs *Results, mech string) []Row {
 		fuelRow, codRow = fuelRow.maxRatio(gSandbox, 1.5), codRow.maxRatio(gSandbox, 1.5)
 	}
 	add(fuelRow, codRow)
+	// The example plugins through two Hosts, one with Interruption fuel
+	// (the default) and one with "none", batches alternating: compiled
+	// code has calls in its loops, which the WAT filter has not. Judged
+	// whatever the host's default: the benchmark names its mechanism.
+	sb := "plugins/langtest.BenchmarkSandbox/"
+	unm := func(key string) *fig { return &fig{key, "unmetered-ns/record", fmtNsRec} } // measured interleaved with key
+	for _, v := range []struct{ key, name string }{
+		{"double-c", "C double"}, {"double-rust", "Rust double"}, {"double-as", "AssemblyScript double"}, {"double-go", "Go double (Go SDK)"},
+		{"c", "C valid"}, {"rust", "Rust valid"}, {"as", "AssemblyScript valid"}, {"go", "Go valid (Go SDK)"},
+	} {
+		add(pair(rs, sec, v.name+": fuel (the default) vs Interruption none", nsRec(sb+v.key), unm(sb+v.key), cost).maxRatio(gSandbox, 1.5))
+	}
 
 	sec = "Whole pipeline: quickstart (generator → Wasm valid → Wasm enrich → keyBy → sum → discard), 2 cores"
 	q := "host/runtime.BenchmarkQuickstart"

@@ -1,0 +1,67 @@
+package langtest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/host/plugin"
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+// BenchmarkSandbox measures what the host's sandbox costs the example
+// plugins: each language's valid filter (named by the language: go, c,
+// rust, as) and double filter+map (double-go, ...) on batches of 1024
+// transactions, once through a Host as it runs (DefaultConfig: fuel
+// metering, its budget in slices through the refuel import) and once
+// through a Host with Interruption "none" (no metering: a call cannot be
+// stopped), the two batches alternating in one loop so that both see the
+// machine at the same moment. ns/record is the metered host's, per input
+// record; unmetered-ns/record the other's; x-unmetered their ratio. The
+// output check is on in both: it is part of the sandbox, but not of what
+// this compares. host/plugin/fuel's BenchmarkOverhead measures the same
+// on a hand-written WAT filter, whose loops have no calls.
+func BenchmarkSandbox(b *testing.B) {
+	w := langBatch(1024)
+	root := repoRoot(&testing.T{})
+	ctx := context.Background()
+	open := func(b *testing.B, interruption, path string) runtime.Operator {
+		cfg := plugin.DefaultConfig()
+		cfg.Interruption = interruption
+		h, err := plugin.New(ctx, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { h.Close(ctx) })
+		return openBench(b, h, path)
+	}
+	for _, op := range []string{"valid", "double"} {
+		for _, lang := range append([]string{"go"}, languages...) {
+			name := lang
+			if op != "valid" {
+				name = op + "-" + lang
+			}
+			b.Run(name, func(b *testing.B) {
+				path := modulePath(root, op, lang)
+				metered, unmetered := open(b, plugin.InterruptFuel, path), open(b, plugin.InterruptNone, path)
+				b.ResetTimer()
+				var tm, tu time.Duration
+				for i := 0; i < b.N; i++ {
+					t0 := time.Now()
+					if err := metered.Process(0, w.Buf, w.Count, discard{}); err != nil {
+						b.Fatal(err)
+					}
+					t1 := time.Now()
+					if err := unmetered.Process(0, w.Buf, w.Count, discard{}); err != nil {
+						b.Fatal(err)
+					}
+					tm, tu = tm+t1.Sub(t0), tu+time.Since(t1)
+				}
+				records := float64(b.N * w.Count)
+				b.ReportMetric(float64(tm.Nanoseconds())/records, "ns/record")
+				b.ReportMetric(float64(tu.Nanoseconds())/records, "unmetered-ns/record")
+				b.ReportMetric(float64(tm)/float64(tu), "x-unmetered")
+			})
+		}
+	}
+}

@@ -76,8 +76,9 @@ const maxSiteCharge = 64
 // capped tables; v5: the compile limits, which an older file of an
 // over-limit module skipped; v6: chunk sites, without which a long
 // region's capped charge let straight-line code run uncharged; v7: their span
-// of 4096, where the first files of v6 had 2048).
-const fuelCacheVersion = "fuel-v8"
+// of 4096, where the first files of v6 had 2048; v8: loops' paths carried
+// past their ends; v9: no spill globals around the refuel call).
+const fuelCacheVersion = "fuel-v9"
 
 // fuelInterrupter meters every module (package fuel): function entries
 // and loop headers spend fuel from a counter the host fills before each

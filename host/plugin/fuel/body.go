@@ -1,7 +1,5 @@
 package fuel
 
-import "slices"
-
 // siteKind says what code a site gets.
 type siteKind uint8
 
@@ -22,11 +20,8 @@ type site struct {
 	kind siteKind
 	cost uint64 // static charge of siteEntry and siteLoop; the old index of siteFunc
 	skip int    // bytes of the input the site replaces (siteFunc: the old index)
-	// With the refuel import: saves is 1 + the index in plan.loops of the
-	// innermost loop around the site (0: none), whose written locals the
-	// site's refuel path keeps in globals across the call; params says a
-	// siteLoop's loop takes parameters.
-	saves  int
+	// params says a siteLoop's loop takes parameters (with the refuel
+	// import, its refuel path falls through instead of branching back).
 	params bool
 }
 
@@ -39,11 +34,6 @@ type plan struct {
 	locals    uint32 // locals declared, not counting parameters
 	cached    bool   // the body has loops: it keeps the counter in a local
 	bulk      bool   // the body has run-time charges: it needs an i32 local
-	// With the refuel import: the type of every local, parameters first,
-	// and for each loop, in header order, the locals written inside it
-	// (nested loops included), ascending.
-	types []byte
-	loops [][]uint32
 }
 
 // maxLocals caps the locals one function may declare, as the JS API's
@@ -57,7 +47,6 @@ const maxLocals = 50000
 type frame struct {
 	kind    kind // kBlock, kLoop or kIf (kElse once an if has seen its else)
 	regions int  // len(regions) to restore when the frame closes
-	loop    int  // a loop's index in plan.loops
 	// For chunk sites (see chunked): the longest path since a site at
 	// the if (the start of its else), at the end of its then arm, and of
 	// the branches to the label's end; for a loop, at the loop (its site
@@ -118,17 +107,6 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 			r.off--
 			return p, r.errorf(ErrUnsupported, "local type %#02x", c)
 		}
-		if sh.on {
-			if p.types == nil {
-				p.types = append(make([]byte, 0, len(params)+int(n)), params...)
-			}
-			for ; n > 0; n-- {
-				p.types = append(p.types, c)
-			}
-		}
-	}
-	if sh.on && p.types == nil {
-		p.types = params
 	}
 	p.locals, p.localsEnd = uint32(locals), r.off
 	nlocals := uint64(len(params)) + locals
@@ -151,8 +129,6 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 	sites := []site{{at: r.off, kind: siteEntry}}
 	regions := []int{0} // indices into sites; the last is the current region
 	frames := []frame{{kind: kBlock, regions: 1}}
-	var written []map[uint32]bool // per loop: the locals written inside it
-	var open []int                // the loops open around the current instruction, innermost last
 	for {
 		if r.eof() {
 			return p, r.errorf(ErrMalformed, "function body ends before its final end")
@@ -181,16 +157,9 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 			r.off = start
 			return p, r.errorf(ErrMalformed, "local index %d out of range (%d locals)", in.local, nlocals)
 		}
-		if in.sets && sh.on && len(open) > 0 {
-			written[open[len(open)-1]][in.local] = true
-		}
-		inner := 0 // 1 + the innermost open loop
-		if len(open) > 0 {
-			inner = open[len(open)-1] + 1
-		}
 		if chunked {
 			if dist+w > limit {
-				sites = append(sites, site{at: start, kind: siteChunk, cost: max(limit, w), saves: inner})
+				sites = append(sites, site{at: start, kind: siteChunk, cost: max(limit, w)})
 				dist = 0
 			}
 			dist += w
@@ -226,22 +195,16 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 			if loops++; loops > MaxLoops {
 				return p, limitf("more than %d loops, the limit", MaxLoops)
 			}
-			loop := site{at: r.off, kind: siteLoop, params: in.params}
-			if sh.on {
-				loop.saves = len(written) + 1
-				open = append(open, len(written))
-				written = append(written, map[uint32]bool{})
-			}
-			frames = append(frames, frame{kind: kLoop, regions: len(regions), loop: loop.saves - 1, atLoop: dist})
-			sites = append(sites, loop)
+			frames = append(frames, frame{kind: kLoop, regions: len(regions), atLoop: dist})
+			sites = append(sites, site{at: r.off, kind: siteLoop, params: in.params})
 			regions = append(regions, len(sites)-1)
 			p.cached = true
 			dist = 0 // the loop's site, for the loop's own region
 		case kBulkMemory:
-			sites = append(sites, site{at: start, kind: siteBulkMemory, saves: inner})
+			sites = append(sites, site{at: start, kind: siteBulkMemory})
 			p.bulk = true
 		case kBulkTable:
-			sites = append(sites, site{at: start, kind: siteBulkTable, saves: inner})
+			sites = append(sites, site{at: start, kind: siteBulkTable})
 			p.bulk = true
 		case kCall:
 			sites = append(sites, site{at: start, kind: siteSyncOut})
@@ -281,15 +244,6 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 				dist += top.atLoop
 			}
 			regions = regions[:top.regions]
-			if top.kind == kLoop && len(open) > 0 {
-				// what a loop writes, the loop around it writes too
-				open = open[:len(open)-1]
-				if len(open) > 0 {
-					for x := range written[top.loop] {
-						written[open[len(open)-1]][x] = true
-					}
-				}
-			}
 			if len(frames) > 0 {
 				continue
 			}
@@ -318,15 +272,6 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 				}
 			}
 			p.sites = sites
-			if sh.on {
-				p.loops = make([][]uint32, len(written))
-				for i, w := range written {
-					for x := range w {
-						p.loops[i] = append(p.loops[i], x)
-					}
-					slices.Sort(p.loops[i])
-				}
-			}
 			return p, nil
 		}
 	}
@@ -348,10 +293,10 @@ func plainForSites(k kind) kind {
 // if it has bulk instructions.
 //
 // self is the function's index after renumbering, thunk that of its
-// thunk (a function without loops has one) and sp the layout of the spill
-// globals, all used with the refuel import only.
-func rewriteBody(dst, body []byte, p plan, counter, params uint32, sh funcShift, self, thunk uint32, sp *spills) []byte {
-	e := emitter{counter: counter, cached: p.cached, sh: sh, self: self, thunk: thunk, params: params, plan: &p, spills: sp}
+// thunk (a function without loops has one), both used with the refuel
+// import only.
+func rewriteBody(dst, body []byte, p plan, counter, params uint32, sh funcShift, self, thunk uint32) []byte {
+	e := emitter{counter: counter, cached: p.cached, sh: sh, self: self, thunk: thunk, params: params}
 	prev := 0
 	if p.cached || p.bulk {
 		next, groups := params+p.locals, p.groups

@@ -55,9 +55,8 @@
 //     out so that wazero keeps the check itself as it is without the
 //     import (see emitter): a function's entry runs the function again
 //     after refuelling (through a small thunk, appended after the bodies,
-//     for functions without loops), a loop header branches back to the
-//     header, and the locals a loop writes wait in spill globals (after
-//     the counter) across the call.
+//     for functions without loops) and a loop header branches back to the
+//     header.
 //
 // # Host protocol
 //

@@ -57,9 +57,13 @@ const (
 // calls the function again with its own arguments and returns what that
 // returns (nothing has run yet; the repeated entry charge is refunded), at
 // a loop header it branches back to the header (refunding the header's
-// charge), and only a bulk instruction's check (or a header of a loop with
-// parameters) falls through. It keeps the locals the enclosing loop writes
-// in globals across the call (spills), so they are not live across it.
+// charge), and only a bulk instruction's check, a chunk site (or a header
+// of a loop with parameters) falls through. The locals stay where they
+// are across the call: keeping the ones the loop writes in globals
+// (spills: stored before the call, loaded after) cured the spills on the
+// fixtures' loops, but on the example plugins' compiled code, whose loops
+// also call functions, the loads after the call made more phis and cost
+// more than they saved (RATIONALE.md, "Why the budget comes in slices").
 // wazero treats a function's parameters (and its two context pointers) as
 // phis of the entry block too, so a function without loops, whose entry
 // would otherwise be the only place they are live across a call, calls a
@@ -67,10 +71,8 @@ const (
 // call only the results are live:
 //
 //	if; else
-//	  [local.get $x; global.set $spill_x ...]
 //	  <counter>; call $refuel; <store the counter>
 //	  <counter>; i64.const 0; i64.lt_s; if; [local.get $f; global.set $fuel;] unreachable; end
-//	  [global.get $spill_x; local.set $x ...]
 //	  entry: <counter>; i64.const cost; i64.add; global.set $fuel; local.get 0 ...; call $self; return
 //	  entry without loops: local.get 0 ...; call $thunk; return
 //	  loop:  local.get $f; i64.const cost; i64.add; local.set $f; br 1
@@ -81,13 +83,11 @@ type emitter struct {
 	fuel    uint32 // the local holding the counter, if cached
 	n       uint32 // the i32 scratch local of bulk charges
 	// With the refuel import: the renumbering, the function's own index
-	// and parameter count, its plan and the spill globals.
+	// and parameter count.
 	sh     funcShift
 	self   uint32
 	thunk  uint32 // the thunk of a function without loops
 	params uint32
-	plan   *plan
-	spills *spills
 }
 
 func (e emitter) site(dst []byte, s site) []byte {
@@ -166,13 +166,7 @@ func (e emitter) settle(dst []byte, s site) []byte {
 	case s.kind == siteEntry:
 		return append(e.recall(dst, s.cost, e.self), opEnd)
 	}
-	var saved []uint32
-	if s.saves > 0 {
-		saved = e.plan.loops[s.saves-1]
-	}
-	dst = e.save(dst, saved, false)
 	dst = e.refuel(dst)
-	dst = e.save(dst, saved, true)
 	if s.kind == siteLoop && !s.params {
 		dst = appendU32(append(dst, opLocalGet), e.fuel)
 		dst = appendS64(append(dst, opI64Const), int64(s.cost))
@@ -224,20 +218,4 @@ func (e emitter) args(dst []byte) []byte {
 func thunkBody(counter, params, fn uint32, cost uint64, sh funcShift) []byte {
 	e := emitter{counter: counter, sh: sh, params: params}
 	return append(e.recall([]byte{0x00}, cost, fn), opEnd)
-}
-
-// save copies the locals xs to their spill globals, or back when restore.
-func (e emitter) save(dst []byte, xs []uint32, restore bool) []byte {
-	var used [numSpillTypes]uint32
-	for _, x := range xs {
-		t := spillType(e.plan.types[x])
-		g := e.spills.global(t, used[t])
-		used[t]++
-		if restore {
-			dst = appendU32(append(appendU32(append(dst, opGlobalGet), g), opLocalSet), x)
-		} else {
-			dst = appendU32(append(appendU32(append(dst, opLocalGet), x), opGlobalSet), g)
-		}
-	}
-	return dst
 }

@@ -39,23 +39,16 @@ func readGlobals(s *section, imported, types, funcs uint32, sh funcShift) (uint3
 
 // globalSection writes the global section: the module's n globals
 // (entries), then the fuel counter, (global (mut i64) (i64.const
-// initial)), then the spill globals of sp, if any.
-func globalSection(n uint32, entries []byte, initial int64, sp *spills) ([]byte, error) {
+// initial)).
+func globalSection(n uint32, entries []byte, initial int64) ([]byte, error) {
 	total := uint64(n) + 1
-	if sp != nil {
-		total += sp.total()
-	}
 	if total > math.MaxUint32 {
-		return nil, fmt.Errorf("%w: %d globals with the counter and the refuel spills", ErrMalformed, total)
+		return nil, fmt.Errorf("%w: %d globals with the counter", ErrMalformed, total)
 	}
 	out := appendU32(make([]byte, 0, len(entries)+16), uint32(total))
 	out = append(out, entries...)
 	out = append(out, valI64, 0x01, opI64Const)
-	out = append(appendS64(out, initial), opEnd)
-	if sp != nil {
-		out = sp.appendGlobals(out)
-	}
-	return out, nil
+	return append(appendS64(out, initial), opEnd), nil
 }
 
 // readConstExpr walks a constant expression (§5.4.9 "Expressions") up to

@@ -203,10 +203,9 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 	for i, t := range funcTypes {
 		params[i] = typeParams[t]
 	}
-	var sp *spills
 	var thunks []uint32
 	if codeSec != nil {
-		out.payload[secCode], sp, thunks, err = instrumentCode(*codeSec, funcTypes, params, b, costing{opts.Model, opts.MaxSiteCharge, chunkSpan(opts)}, sh)
+		out.payload[secCode], thunks, err = instrumentCode(*codeSec, funcTypes, params, b, costing{opts.Model, opts.MaxSiteCharge, chunkSpan(opts)}, sh)
 		if i, ok := failedFunction(err); ok {
 			return nil, inFunction(err, sections, importedFuncs+i)
 		}
@@ -219,7 +218,7 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 	if len(thunks) > 0 {
 		out.payload[secFunction] = appendFunctions(funcTypes, thunks)
 	}
-	if out.payload[secGlobal], err = globalSection(defined, globals, opts.InitialFuel, sp); err != nil {
+	if out.payload[secGlobal], err = globalSection(defined, globals, opts.InitialFuel); err != nil {
 		return nil, err
 	}
 	if sh.on {
@@ -232,69 +231,56 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 // size:u32 followed by the body, and there must be one per function
 // declared in the function section (§5.5.16); types holds their type
 // indices and params their parameter types. With the refuel import it
-// also returns the spill globals the bodies use, which go after the
-// counter, and the type indices of the thunks it appends after the
+// also returns the type indices of the thunks it appends after the
 // bodies, one per function without loops (see emitter).
-func instrumentCode(s section, types []uint32, params [][]byte, b bounds, model costing, sh funcShift) ([]byte, *spills, []uint32, error) {
+func instrumentCode(s section, types []uint32, params [][]byte, b bounds, model costing, sh funcShift) ([]byte, []uint32, error) {
 	r := newReader(s.payload, s.offset)
 	n, err := r.count()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	if uint64(n) != uint64(len(params)) {
-		return nil, nil, nil, r.errorf(ErrMalformed, "code section has %d bodies for %d declared functions", n, len(params))
+		return nil, nil, r.errorf(ErrMalformed, "code section has %d bodies for %d declared functions", n, len(params))
 	}
-	// Scan every body first: the spill globals' layout depends on all.
+	// Scan every body first: the thunks' indices follow all bodies.
 	raws := make([][]byte, n)
 	plans := make([]plan, n)
-	var sp *spills
-	if sh.on {
-		sp = &spills{base: b.globals + 1}
-	}
 	var thunks []uint32 // the type of each thunk
 	var lim limits
 	for i := uint32(0); i < n; i++ {
 		size, err := r.u32()
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		at := r.pos()
 		if raws[i], err = r.bytes(uint64(size)); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		if plans[i], err = scanBody(raws[i], at, b, params[i], model, sh, &lim); err != nil {
 			if errors.Is(err, ErrLimit) {
-				return nil, nil, nil, &bodyError{i, err}
+				return nil, nil, &bodyError{i, err}
 			}
-			return nil, nil, nil, fmt.Errorf("defined function %d: %w", i, err)
+			return nil, nil, fmt.Errorf("defined function %d: %w", i, err)
 		}
-		if sp != nil {
-			for _, xs := range plans[i].loops {
-				sp.need(plans[i].types, xs)
-			}
-			if !plans[i].cached {
-				thunks = append(thunks, types[i])
-			}
+		if sh.on && !plans[i].cached {
+			thunks = append(thunks, types[i])
 		}
 	}
 	if err := trailing(r); err != nil {
-		return nil, nil, nil, err
-	}
-	if sp != nil && uint64(sp.base)+sp.total() >= math.MaxUint32 {
-		return nil, nil, nil, fmt.Errorf("%w: no global indices left for %d refuel spills", ErrMalformed, sp.total())
+		return nil, nil, err
 	}
 	firstThunk := uint64(sh.at) + 1 + uint64(n) // after the imports, the refuel import and the bodies
 	if firstThunk+uint64(len(thunks)) >= math.MaxUint32 {
-		return nil, nil, nil, fmt.Errorf("%w: no function indices left for %d refuel thunks", ErrMalformed, len(thunks))
+		return nil, nil, fmt.Errorf("%w: no function indices left for %d refuel thunks", ErrMalformed, len(thunks))
 	}
 	out := appendU32(make([]byte, 0, len(s.payload)+len(s.payload)/4), n+uint32(len(thunks)))
 	var body, tail []byte
 	thunk := uint32(firstThunk)
 	for i := uint32(0); i < n; i++ {
 		self := sh.index(sh.at + i) // the function's index: after the imports
-		body = rewriteBody(body[:0], raws[i], plans[i], b.globals, uint32(len(params[i])), sh, self, thunk, sp)
+		body = rewriteBody(body[:0], raws[i], plans[i], b.globals, uint32(len(params[i])), sh, self, thunk)
 		if out, err = appendVec(out, body); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		if sh.on && !plans[i].cached {
 			tb := thunkBody(b.globals, uint32(len(params[i])), self, plans[i].sites[0].cost, sh)
@@ -303,7 +289,7 @@ func instrumentCode(s section, types []uint32, params [][]byte, b bounds, model 
 		}
 		plans[i] = plan{} // let the sites go
 	}
-	return append(out, tail...), sp, thunks, nil
+	return append(out, tail...), thunks, nil
 }
 
 // appendFunctions writes the function section (§5.5.6): the type of every

@@ -52,8 +52,8 @@
 //     module's function imports, so defined functions move up one index
 //     and every reference to them is renumbered) and traps only if the
 //     counter it returns is still negative. The out-of-line code is laid
-//     out so that wazero keeps the check itself as it is without the
-//     import (see emitter): a function's entry runs the function again
+//     out so that the hot path does not jump over it (see emitter, also
+//     for what the call still costs): a function's entry runs the function again
 //     after refuelling (through a small thunk, appended after the bodies,
 //     for functions without loops) and a loop header branches back to the
 //     header.

@@ -46,13 +46,15 @@ const (
 // likewise keeps the counter in a variable and spills it around calls).
 //
 // With the refuel import (Options.Refuel) the out-of-line branch calls
-// the host before it traps (settle), and the hot path stays what it is:
-// one not-taken fused compare-and-branch. Two things would otherwise cost
-// the hot path, both read from wazero 1.12's machine code: a branch whose
-// continuation is the code after the check gets laid out right after the
-// check, so the hot path jumps over it; and every value live across the
-// call that is a phi (a local the loop writes) is spilled to the stack
-// where it is defined, on every iteration. So the refuel branch never
+// the host before it traps (settle); the check on the hot path is still
+// one not-taken fused compare-and-branch, but the call costs the code
+// around it. Two things do, both read from wazero 1.12's machine code: a
+// branch whose continuation is the code after the check gets laid out
+// right after the check, so the hot path jumps over it; and every value
+// live across the call that is a phi (a local the loop writes) is spilled
+// to the stack where it is defined, on every iteration. The first is
+// avoided, the second accepted (what is left of it costs the example
+// plugins 2-10 %, RATIONALE.md). So the refuel branch never
 // falls back into the code after the check: at a function's entry it
 // calls the function again with its own arguments and returns what that
 // returns (nothing has run yet; the repeated entry charge is refunded), at
@@ -60,10 +62,11 @@ const (
 // charge), and only a bulk instruction's check, a chunk site (or a header
 // of a loop with parameters) falls through. The locals stay where they
 // are across the call: keeping the ones the loop writes in globals
-// (spills: stored before the call, loaded after) cured the spills on the
-// fixtures' loops, but on the example plugins' compiled code, whose loops
-// also call functions, the loads after the call made more phis and cost
-// more than they saved (RATIONALE.md, "Why the budget comes in slices").
+// (spills: stored before the call, loaded after) took them off the hot
+// path of the fixtures' loops, which call nothing, but in the example
+// plugins' compiled code, whose loops call functions, the loads after the
+// call made more phis and cost more than they saved (RATIONALE.md, "Why
+// the budget comes in slices").
 // wazero treats a function's parameters (and its two context pointers) as
 // phis of the entry block too, so a function without loops, whose entry
 // would otherwise be the only place they are live across a call, calls a

@@ -50,11 +50,9 @@ type instr struct {
 	fn   bool
 	fidx uint32
 	fat  int
-	// local is the index of local.get, local.set and local.tee (isLocal);
-	// sets says the instruction writes it.
+	// local is the index of local.get, local.set and local.tee (isLocal).
 	local   uint32
 	isLocal bool
-	sets    bool
 	// params says a loop (or block, if) takes parameters.
 	params bool
 }
@@ -119,7 +117,7 @@ func readInstr(r *reader, b bounds) (instr, error) {
 		return in, err
 	case op >= opLocalGet && op <= opLocalTee: // local.get/set/tee x
 		x, err := r.u32()
-		return instr{local: x, isLocal: true, sets: op != opLocalGet}, err
+		return instr{local: x, isLocal: true}, err
 	// table.get/set t, memory.size m
 	case op == 0x25, op == 0x26, op == 0x3f:
 		_, err := r.u32()

@@ -2,6 +2,7 @@ package fuel_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -243,5 +244,47 @@ func TestMeterRefuel(t *testing.T) {
 	m.BeginSliced(10, 0) // no slice: the whole budget at once
 	if got := m.Remaining(); got != 10 {
 		t.Errorf("BeginSliced(10, 0) set %d", got)
+	}
+}
+
+// globalCount is the entry count of wasm's global section (0 without one).
+func globalCount(t *testing.T, wasm []byte) uint64 {
+	t.Helper()
+	for off := 8; off < len(wasm); {
+		id := wasm[off]
+		size, n := binary.Uvarint(wasm[off+1:])
+		if n <= 0 {
+			t.Fatalf("bad section size at %d", off+1)
+		}
+		body := off + 1 + n
+		if id == 6 {
+			count, m := binary.Uvarint(wasm[body:])
+			if m <= 0 {
+				t.Fatalf("bad global count at %d", body)
+			}
+			return count
+		}
+		off = body + int(size)
+	}
+	return 0
+}
+
+// TestRefuelAddsOneGlobal holds the refuel rewrite to one global more than
+// its input, the counter: a site's refuel path keeps the locals where they
+// are (no spill globals, which cost compiled plugins' loops more than they
+// saved), and the rewritten module compiles.
+func TestRefuelAddsOneGlobal(t *testing.T) {
+	for _, name := range []string{"loops", "bench", "bulk", "features", "multivalue", "imports"} {
+		t.Run(name, func(t *testing.T) {
+			in := watFile(t, name)
+			out := instrument(t, in, fuel.Options{Refuel: true})
+			if got, want := globalCount(t, out), globalCount(t, in)+1; got != want {
+				t.Errorf("%d globals after the rewrite, want %d (the input's and the counter)", got, want)
+			}
+			rt := newRuntime(t, nil)
+			if _, err := rt.CompileModule(context.Background(), out); err != nil {
+				t.Fatalf("the rewrite does not compile: %v", err)
+			}
+		})
 	}
 }

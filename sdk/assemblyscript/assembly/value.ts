@@ -1,6 +1,8 @@
 // A minimal, allocation-free msgpack reader (abi/msgpack.go): skip a value
 // with bounds and depth checks, and Value, a zero-copy view of one value.
 
+import { nameKey } from "./names";
+
 /** The deepest nesting of arrays and maps accepted (abi.MaxDepth). */
 export const MAX_DEPTH = 64;
 
@@ -419,6 +421,14 @@ export class Value {
    * (which is returned); out.exists is false when there is none. */
   // @ts-ignore: decorator
   @inline getInto(name: string, out: Value): Value {
+    const key = nameKey(name); // the name's UTF-8 bytes, cached (names.ts)
+    if (key == 0) return this.getUnitsInto(name, out);
+    return this.lookup(key + 1, <i32>(load<u8>(key) & 0x1f), false, out);
+  }
+
+  /** getInto for a name of 32 UTF-8 bytes or more, compared unit by unit
+   * (out of line: names are rarely so long). */
+  private getUnitsInto(name: string, out: Value): Value {
     return this.lookup(changetype<usize>(name), name.length, true, out);
   }
 

@@ -324,6 +324,11 @@ test("lookups: keys of every length, ASCII or not, as strings and as bytes", asy
   }
   obj["ünï"] = 1; obj["é😀"] = 2; obj["aé"] = 3;
   names.push("ünï", "é😀", "aé", "ae", "é", "ünï!", "");
+  // around the 31 UTF-8 bytes a fixstr holds, where names.ts stops caching
+  for (const name of ["x".repeat(31), "y".repeat(32), "z".repeat(40), "é".repeat(15) + "a", "é".repeat(16), "😀".repeat(8)]) {
+    obj[name] = name.length;
+    names.push(name, name.slice(0, -1));
+  }
   names.forEach((name, i) => { want["v" + i] = name in obj ? obj[name] : null; want["same" + i] = true; });
   // keys the fast path does not take: a str8 key, an int key, a map16 body
   const odd = raw([0x83, 0xd9, 3, 0x6b, 0x65, 0x79, 1, 7, 2, 0xa1, 0x7a, 3]); // {"key" (str8): 1, 7: 2, "z": 3}
@@ -357,6 +362,36 @@ test("lookups in the record's own value, which the SDK indexes", async () => {
   const r = inst.process(batch([[null, null, rec]]), 1);
   assert.equal(r.status, 0, r.error);
   assert.deepEqual(r.out[0].bytes, batch([[null, null, want]]));
+});
+
+test("names: more literal names than the cache has slots, from record to record", async () => {
+  const inst = await Instance.load(build("names"));
+  inst.open();
+  const IN = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p",
+    "amount", "currency", "txnId", "accountId", "é", "ünï", "é😀", "name with spaces",
+    "q", "thirty-one-bytes-long-name-0123", "thirty-two-bytes-long-name-01234",
+    "a-name-of-forty-bytes-which-is-long-0123", "ééééééééééééééé!", "éééééééééééééééé",
+    "r", "s", "t", "u", "v", "w", "y", "z", "aa", "bb"];
+  const recs = [], wants = [];
+  let seed = 7;
+  const rand = (n) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+  for (let k = 0; k < 60; k++) {
+    const v = {}, want = {};
+    let sum = 0;
+    for (let f = 0; f < 6; f++) v[IN[rand(IN.length)]] = rand(100) - 50;
+    for (const name of Object.keys(v)) want[name] = v[name];
+    IN.forEach((name, i) => {
+      if (!(name in v)) return;
+      want["out_" + name] = v[name] * (i + 1);
+      sum += v[name] * (i + 1);
+    });
+    want.sum = sum;
+    recs.push([null, null, v]);
+    wants.push([null, null, want]);
+  }
+  const r = inst.process(batch(recs), recs.length);
+  assert.equal(r.status, 0, r.error);
+  assert.deepEqual(r.out[0].bytes, batch(wants));
 });
 
 let failed = 0;

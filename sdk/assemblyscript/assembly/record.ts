@@ -162,14 +162,17 @@ export class Edit {
   private begin(name: string): usize {
     const at = this.scratch.len;
     const key = nameKey(name); // the name's UTF-8 bytes, cached (names.ts)
-    if (key != 0) {
-      const n = <i32>(load<u8>(key) & 0x1f);
-      copySmall(this.scratch.grow(n), key + 1, <usize>n);
-      return this.op(at, n, 0);
-    }
-    const units = changetype<usize>(name), len = name.length;
+    if (key == 0) return this.beginLong(name);
+    const n = <i32>(load<u8>(key) & 0x1f);
+    copySmall(this.scratch.grow(n), key + 1, <usize>n);
+    return this.op(at, n, 0);
+  }
+
+  /** begin for a name of 32 UTF-8 bytes or more, out of line. */
+  private beginLong(name: string): usize {
+    const at = this.scratch.len;
     const n = String.UTF8.byteLength(name);
-    String.UTF8.encodeUnsafe(units, len, this.scratch.grow(n));
+    String.UTF8.encodeUnsafe(changetype<usize>(name), name.length, this.scratch.grow(n));
     return this.op(at, n, 0);
   }
 

@@ -2,7 +2,8 @@
 // names share slots and push each other out from one record to the next:
 // for each name i whose field is present, it sets "out_<name i>" (also
 // literals) to the field's int times i + 1, and "sum" to the sum of those.
-// Some names are past the 31 bytes a slot holds, some are not ASCII.
+// Some names are past the 31 bytes a slot holds, some are not ASCII, and
+// "q" is built when the module starts, so it lies outside the literals.
 import { Edit, Record, Status, map } from "../assembly/index";
 export * from "../assembly/operator";
 

@@ -15,13 +15,13 @@ import (
 // transactions, once through a Host as it runs (DefaultConfig: fuel
 // metering, its budget in slices through the refuel import) and once
 // through a Host with Interruption "none" (no metering: a call cannot be
-// stopped), the two batches alternating in one loop (each first every
-// other round) so that both see the machine at the same moment. ns/record is the metered host's, per input
-// record; unmetered-ns/record the other's; x-unmetered their ratio (ns/op
-// is both batches together). The
-// output check is on in both: it is part of the sandbox, but not of what
-// this compares. host/plugin/fuel's BenchmarkOverhead measures the same
-// on a hand-written WAT filter, whose loops have no calls.
+// stopped). The two batches alternate in one loop, each first every other
+// round, so that both see the machine at the same moment. ns/record is the
+// metered host's, per input record; unmetered-ns/record the other's;
+// x-unmetered their ratio (ns/op is both batches together). The output
+// check is on in both: it is part of the sandbox, but not of what this
+// compares. host/plugin/fuel's BenchmarkOverhead measures the same on a
+// hand-written WAT filter, whose loops have no calls.
 func BenchmarkSandbox(b *testing.B) {
 	w := langBatch(1024)
 	root := repoRoot(&testing.T{})

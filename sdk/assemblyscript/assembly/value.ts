@@ -443,12 +443,12 @@ export class Value {
   // @ts-ignore: decorator
   @inline private lookup(name: usize, n: i32, utf16: bool, out: Value): Value {
     out.len = 0;
-    // an ASCII name of n units has n UTF-8 bytes and is compared by words;
-    // any other has n to 3n and is encoded on the fly
-    const ascii = utf16 && isAscii(name, n);
     const p = this.ptr;
     if (this.len <= 0) return out;
     if (indexed(p, this.len)) {
+      // an ASCII name of n units has n UTF-8 bytes and is compared by
+      // words; any other has n to 3n and is encoded on the fly
+      const ascii = utf16 && isAscii(name, n);
       for (let i = 0; i < fxN; i++) {
         const k = p + <usize>load<u32>(fxOff + (<usize>i << 2));
         const keyLen = <i32>(load<u8>(k) & 0x1f), key = k + 1;
@@ -469,7 +469,7 @@ export class Value {
    * made the `double` callback half again as large (1,241 instructions
    * against 808). */
   private walk(name: usize, n: i32, utf16: bool, out: Value): Value {
-    const ascii = utf16 && isAscii(name, n);
+    const ascii = utf16 && isAscii(name, n); // as in lookup
     let p = this.ptr;
     const e = p + <usize>this.len;
     const c0 = load<u8>(p);

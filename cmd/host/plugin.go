@@ -66,14 +66,7 @@ func newPluginHost(cmd *cobra.Command) (*plugin.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := plugin.DefaultConfig()
-	cfg.MemoryLimitPages = s.MemoryPages
-	cfg.CallTimeout = s.CallTimeout
-	cfg.MaxOutputBytes = s.MaxOutputBytes
-	cfg.MaxModuleBytes = s.MaxModuleBytes
-	cfg.CacheDir = s.CacheDir
-	cfg.FuelRate = s.FuelRate
-	cfg.CallFuel = s.CallFuel
+	cfg := s.PluginConfig()
 	h, err := plugin.New(cmd.Context(), cfg)
 	if err != nil && cfg.CacheDir != "" {
 		// An unusable cache folder costs compile time, not correctness.

@@ -68,8 +68,7 @@ func (s *Server) start(ctx context.Context, t *tenant, pr *prepared, u usage) (*
 	deps := runtime.Deps{
 		Connectors: newConnectors(j.out),
 		Logger:     s.log.With("job", j.ID, "tenant", j.Tenant),
-		Options: runtime.Options{BatchSize: s.cfg.Host.BatchSize, BatchBytes: s.cfg.Host.BatchBytes,
-			Linger: s.cfg.Host.Linger, QueueCapacity: s.cfg.Host.QueueCapacity, StateBytes: s.cfg.Host.StateMemoryBytes()},
+		Options:    s.cfg.Host.RuntimeOptions(),
 	}
 	if len(pr.plugins) > 0 {
 		set, h, err := s.loadPlugins(ctx, jctx, t, pr, j)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -183,5 +184,22 @@ func TestCallFuelReachesTenantHosts(t *testing.T) {
 	s := newTestServer(t, cfg)
 	if got := s.pluginConfig(s.tenants["b"]).CallFuel; got != 123456 {
 		t.Errorf("CallFuel %d, want 123456", got)
+	}
+}
+
+// TestTenantHostsTakeTheHostSettings: a tenant's plugin config is the
+// host's (settings.PluginConfig) but for what the tenant's own settings
+// narrow: the restart policy, output cap and cache reach it.
+func TestTenantHostsTakeTheHostSettings(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Host.RestartAttempts, cfg.Host.RestartDelay, cfg.Host.RestartWindow = 9, 7*time.Millisecond, 70*time.Second
+	cfg.Host.MaxOutputBytes, cfg.Host.CacheDir = 12345, t.TempDir()
+	s := newTestServer(t, cfg)
+	a := s.tenants["a"]
+	want := cfg.Host.PluginConfig()
+	want.MemoryLimitPages, want.CallTimeout = a.cfg.InstancePages, a.cfg.CallTimeout
+	want.MaxModuleBytes = min(want.MaxModuleBytes, a.cfg.PluginBytes)
+	if got := s.pluginConfig(a); !reflect.DeepEqual(got, want) {
+		t.Errorf("tenant a's plugin config\n got %+v\nwant %+v", got, want)
 	}
 }

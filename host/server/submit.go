@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plan"
 	"github.com/sluicehq/sluice/host/plugin"
 	"github.com/sluicehq/sluice/host/runtime"
 )
@@ -140,7 +141,7 @@ func (s *Server) loadPlugins(ctx, jctx context.Context, t *tenant, pr *prepared,
 			name = e.KeyPlugin
 		}
 		if pl := pr.pipeline.Plugins[name]; pl != nil {
-			set.Configs[e.From+"->"+e.To] = pl.Config
+			set.Configs[plan.EdgeKey(e.From, e.To)] = pl.Config
 		}
 	}
 	if err := plugin.CheckUses(ctx, pr.pipeline, set.Modules); err != nil {

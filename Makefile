@@ -14,7 +14,7 @@ FUZZTIME ?=
 # run that finds several spends minutes there with no execs counted).
 fuzz1 = $(GO) test -run='^$$' -fuzz='^$(1)$$' -fuzztime=$(or $(FUZZTIME),$(2)) -fuzzminimizetime=$(or $(FUZZMINIMIZETIME),5s) $(3)
 
-.PHONY: all build go-plugins plugins run demo-plugins test fuzz bench check clean tools
+.PHONY: all build go-plugins plugins run demo-plugins test race fuzz bench check clean tools
 
 all: build plugins
 
@@ -40,12 +40,24 @@ run: build go-plugins
 demo-plugins: build go-plugins
 	./scripts/demo.sh
 
-# The whole suite: unit, golden, end-to-end and plugin tests, then a short
-# fuzz of every decoder.
+# The whole suite: unit, golden, end-to-end and plugin tests, the race
+# detector over the packages that run goroutines, then a short fuzz of
+# every decoder.
 test: tools build plugins
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	$(MAKE) race
 	$(MAKE) fuzz
+
+# The engine (a goroutine per subtask), the server and its HTTP API (jobs
+# of real plugins, many subtasks sharing a plugin host and a tenant's fuel
+# pacer) and the connectors under -race: about 4.5 minutes on 2 shared
+# cores. cmd/host and host/plugin took about 10 minutes each, bound by
+# wazero compiling under the detector (RATIONALE.md: "Why does make test
+# race only four packages?").
+RACE_PKGS := ./host/runtime/... ./host/server/... ./host/web/... ./host/connector/...
+race:
+	$(GO) test -race -count=1 $(RACE_PKGS)
 
 tools:
 	./scripts/tools.sh

@@ -11,6 +11,7 @@ require (
 	github.com/tetratelabs/wazero v1.12.0
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/time v0.15.0
 )
 
 require (

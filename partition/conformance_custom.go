@@ -3,11 +3,12 @@ package partition
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/abi"
-	"github.com/sluicehq/sluice/host/codec"
 )
 
 // LargeBatch is the record count of CheckCustom's large-batch check.
@@ -186,13 +187,68 @@ func failingKey(p BatchPartitioner, n int, keys [][]byte, sampled bool) string {
 		return ""
 	}
 	k := keys[refused]
-	js, err := codec.MsgpackToJSON(nil, k)
-	if err != nil {
-		js = []byte(fmt.Sprintf("%x", k))
+	text, ok := appendKeyText(nil, k, 0)
+	if !ok {
+		text = fmt.Appendf(nil, "%x", k)
 	}
-	msg := fmt.Sprintf(" (the first key it refuses alone: key %d, %s, %s", refused+1, js, abi.TypeOf(k).Phrase())
+	msg := fmt.Sprintf(" (the first key it refuses alone: key %d, %s, %s", refused+1, text, abi.TypeOf(k).Phrase())
 	if sampled {
 		msg += "; the kit's keys are ints, strings, floats, booleans and arrays, what a key field may hold"
 	}
 	return msg + ")"
+}
+
+// appendKeyText appends key (raw msgpack) as text for messages, in JSON's
+// notation (null, true, -3, 1.5, "id-7", [1,"a"]; a string quoted as Go
+// quotes it): what a key field may hold. ok is false for anything else (a map, binary data,
+// malformed bytes, deeper than abi.MaxDepth), which the caller shows
+// otherwise. The kit formats its keys itself: partition reads msgpack
+// through abi only.
+func appendKeyText(dst, key []byte, depth int) (out []byte, ok bool) {
+	if depth > abi.MaxDepth {
+		return dst, false
+	}
+	switch abi.TypeOf(key) {
+	case abi.TypeNil:
+		return append(dst, "null"...), true
+	case abi.TypeBool:
+		v, err := abi.ReadBool(key)
+		return strconv.AppendBool(dst, v), err == nil
+	case abi.TypeInt:
+		v, err := abi.ReadInt(key)
+		return strconv.AppendInt(dst, v, 10), err == nil
+	case abi.TypeFloat:
+		v, err := abi.ReadFloat(key)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return dst, false
+		}
+		return strconv.AppendFloat(dst, v, 'g', -1, 64), true
+	case abi.TypeStr:
+		v, err := abi.ReadStr(key)
+		if err != nil || !utf8.Valid(v) {
+			return dst, false
+		}
+		return strconv.AppendQuote(dst, string(v)), true
+	case abi.TypeArray:
+		n, off, err := abi.Len(key)
+		if err != nil {
+			return dst, false
+		}
+		dst = append(dst, '[')
+		for i := range n {
+			end, err := abi.Skip(key, off)
+			if err != nil {
+				return dst, false
+			}
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, ok = appendKeyText(dst, key[off:end], depth+1); !ok {
+				return dst, false
+			}
+			off = end
+		}
+		return append(dst, ']'), true
+	}
+	return dst, false
 }

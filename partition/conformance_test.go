@@ -2,6 +2,7 @@ package partition
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -245,4 +246,48 @@ func TestCheckCustomDuplicateKeys(t *testing.T) {
 		}
 	}
 	t.Errorf("duplicate key on two channels not caught:\n%s", r)
+}
+
+// TestKeyText: the kit's messages write a key in JSON's notation, and
+// refuse what a key field cannot hold (shown as hex instead).
+func TestKeyText(t *testing.T) {
+	arr := abi.AppendArrayHeader(nil, 3)
+	arr = abi.AppendInt(arr, 1)
+	arr = abi.AppendStr(arr, "x")
+	arr = abi.AppendBool(abi.AppendArrayHeader(arr, 1), true)
+	for _, c := range []struct {
+		key  []byte
+		want string
+	}{
+		{abi.AppendNil(nil), "null"},
+		{abi.AppendBool(nil, false), "false"},
+		{abi.AppendInt(nil, -100000), "-100000"},
+		{abi.AppendInt(nil, 1<<40), "1099511627776"},
+		{abi.AppendFloat(nil, 1.5), "1.5"},
+		{abi.AppendStr(nil, `id "7"`), `"id \"7\""`},
+		{arr, `[1,"x",[true]]`},
+		{abi.AppendArrayHeader(nil, 0), "[]"},
+	} {
+		if got, ok := appendKeyText(nil, c.key, 0); !ok || string(got) != c.want {
+			t.Errorf("% x: %q %v, want %q", c.key, got, ok, c.want)
+		}
+	}
+	for _, bad := range [][]byte{
+		abi.AppendMapHeader(nil, 0),
+		abi.AppendBin(nil, []byte{1}),
+		abi.AppendFloat(nil, math.NaN()),
+		abi.AppendArrayHeader(nil, 2),                          // its elements are missing
+		{0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, // uint64 above MaxInt64
+	} {
+		if got, ok := appendKeyText(nil, bad, 0); ok {
+			t.Errorf("% x: %q, want refused", bad, got)
+		}
+	}
+	deep := []byte{}
+	for range abi.MaxDepth + 2 {
+		deep = abi.AppendArrayHeader(deep, 1)
+	}
+	if _, ok := appendKeyText(nil, abi.AppendInt(deep, 1), 0); ok {
+		t.Error("a key nested past abi.MaxDepth was written")
+	}
 }

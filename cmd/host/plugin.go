@@ -66,14 +66,12 @@ func newPluginHost(cmd *cobra.Command) (*plugin.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := plugin.DefaultConfig()
-	cfg.MemoryLimitPages = s.MemoryPages
-	cfg.CallTimeout = s.CallTimeout
-	cfg.MaxOutputBytes = s.MaxOutputBytes
-	cfg.MaxModuleBytes = s.MaxModuleBytes
-	cfg.CacheDir = s.CacheDir
-	cfg.FuelRate = s.FuelRate
-	cfg.CallFuel = s.CallFuel
+	return pluginHostOf(cmd, s)
+}
+
+// pluginHostOf builds a plugin host from the host settings s.
+func pluginHostOf(cmd *cobra.Command, s settings.Settings) (*plugin.Host, error) {
+	cfg := s.PluginConfig()
 	h, err := plugin.New(cmd.Context(), cfg)
 	if err != nil && cfg.CacheDir != "" {
 		// An unusable cache folder costs compile time, not correctness.
@@ -203,8 +201,8 @@ and sends it the records of --input (one JSON object per line; "-" reads
 standard input) in batches. Each output record is printed as one line
 {"port": "main" or a side-output tag, "key": ..., "record": {...}} with the
 record's fields in their order. With --key FIELD the records are keyed by
-that field and the plugin gets keyed state (held in memory), as after a
-keyBy. --config values are JSON when they parse as JSON (30, true,
+that field and the plugin gets keyed state (held in memory, up to the
+state-memory setting, as in a job), as after a keyBy. --config values are JSON when they parse as JSON (30, true,
 [1,2]), strings otherwise. A summary goes to standard error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -216,6 +214,7 @@ keyBy. --config values are JSON when they parse as JSON (30, true,
 	f.StringArrayVar(&o.config, "config", nil, "operator config entry key=value (repeatable)")
 	f.StringVar(&o.key, "key", "", "key the records by this top-level field (keyed state for reduce/process)")
 	f.IntVar(&o.batch, "batch", 256, "records per batch")
+	settings.AddFlags(f, "state-memory")
 	cmd.MarkFlagRequired("input")
 	return cmd
 }
@@ -282,7 +281,11 @@ func runPlugin(cmd *cobra.Command, file string, o runOptions) error {
 		defer f.Close()
 		in, name = f, o.input
 	}
-	h, err := newPluginHost(cmd)
+	hs, err := hostSettings(cmd)
+	if err != nil {
+		return err
+	}
+	h, err := pluginHostOf(cmd, hs)
 	if err != nil {
 		return err
 	}
@@ -308,8 +311,11 @@ func runPlugin(cmd *cobra.Command, file string, o runOptions) error {
 		Port: out.port, Kind: pipeline.Kind(info.Kind), // held to its kind, as in a job
 	}
 	if o.key != "" {
-		oc.State = plugin.NewMemoryState()
+		// the store and the limit of a job's keyed operator subtask
 		oc.KeyGroupStart, oc.KeyGroupEnd = 0, oc.MaxParallelism-1
+		st := runtime.NewKeyedStore(oc.MaxParallelism, oc.KeyGroupStart, oc.KeyGroupEnd)
+		st.SetLimit(hs.RuntimeOptions().StateBytes)
+		oc.State = st
 	}
 	op := m.NewOperator(cmd.Context(), m.Name(), cfg)
 	if err := op.Open(oc); err != nil {

@@ -22,12 +22,19 @@ func runPluginCLI(t *testing.T, stdin string, args ...string) (code int, stdout,
 // watFixture compiles host/plugin/testdata/name.wat with wat2wasm.
 func watFixture(t *testing.T, name string) string {
 	t.Helper()
+	return wat(t, filepath.Join("..", "..", "host", "plugin", "testdata", name+".wat"))
+}
+
+// wat compiles the text module src with wat2wasm and returns its path.
+func wat(t *testing.T, src string) string {
+	t.Helper()
+	name := strings.TrimSuffix(filepath.Base(src), ".wat")
 	tool, err := exec.LookPath("wat2wasm")
 	if err != nil {
 		t.Fatalf("wat2wasm not found: install wabt (Debian/Ubuntu: apt-get install -y wabt)")
 	}
 	out := filepath.Join(t.TempDir(), name+".wasm")
-	if msg, err := exec.Command(tool, filepath.Join("..", "..", "host", "plugin", "testdata", name+".wat"), "-o", out).CombinedOutput(); err != nil {
+	if msg, err := exec.Command(tool, src, "-o", out).CombinedOutput(); err != nil {
 		t.Fatalf("wat2wasm %s: %v\n%s", name, err, msg)
 	}
 	return out
@@ -340,5 +347,49 @@ func TestPluginRunNamesTheFailingInput(t *testing.T) {
 	code, _, errs = runPluginCLI(t, "{\"k\":{\"a\":1}}\n", "plugin", "run", wasm, "--input", "-", "--key", "k")
 	if want := "error: standard input:1: the --key field \"k\" is no key: a key must be a string, a number, a boolean or an array of them, not a map\n"; code != 1 || errs != want {
 		t.Errorf("--key of a map: exit %d, stderr\n got: %s\nwant: %s", code, errs, want)
+	}
+}
+
+// TestPluginRunHoldsStateToStateMemory: host plugin run --key holds the
+// plugin's keyed state to the state-memory setting, from a host config
+// file, a SLUICE_ variable or its flag, as a job does: a guest storing
+// 1 MiB under a key of its own making for every record grew it without
+// bound (2.4 GB in a reviewer's run), whatever the setting said.
+func TestPluginRunHoldsStateToStateMemory(t *testing.T) {
+	hog := wat(t, filepath.Join("testdata", "statehog.wat"))
+	input := strings.Repeat(`{"k": 1}`+"\n", 8) // 8 MiB of state
+	hostConfig := filepath.Join(t.TempDir(), "host.yaml")
+	writeFile(t, hostConfig, "state-memory: 3\n")
+	run := func(args ...string) (int, string) {
+		code, out, errs := runPluginCLI(t, input, append([]string{"plugin", "run", hog, "--input", "-", "--key", "k", "--batch", "1"}, args...)...)
+		if out != "" {
+			t.Errorf("%v: stdout %q", args, out)
+		}
+		return code, errs
+	}
+	if code, errs := run(); code != 0 || errs != "statehog: 8 records in, out: none\n" {
+		t.Fatalf("within the default state-memory (1024 MiB): exit %d: %s", code, errs)
+	}
+	// 1 MiB and 65 bytes a key: the third record's state_put is refused
+	want := `error: standard input:3: plugin "statehog" (operator statehog, subtask 1/1) export sluice_process: keyed state: state_put slot 0: keyed state would hold 3145923 bytes, past the limit of 3145728 bytes for an operator's subtask (the state-memory setting, in MiB)` + "\n"
+	for _, c := range []struct {
+		name string
+		env  string
+		args []string
+	}{
+		{"--host-config", "", []string{"--host-config", hostConfig}},
+		{"SLUICE_STATE_MEMORY", "3", nil},
+		{"--state-memory", "", []string{"--state-memory", "3"}},
+		{"--state-memory over SLUICE_STATE_MEMORY", "1024", []string{"--state-memory", "3"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("SLUICE_STATE_MEMORY", c.env)
+			if c.env == "" {
+				os.Unsetenv("SLUICE_STATE_MEMORY")
+			}
+			if code, errs := run(c.args...); code != 1 || errs != want {
+				t.Errorf("exit %d\n got: %s\nwant: %s", code, errs, want)
+			}
+		})
 	}
 }

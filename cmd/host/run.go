@@ -133,10 +133,7 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 		Plugins:    plugins,
 		Connectors: conns,
 		Logger:     log,
-		Options: runtime.Options{
-			BatchSize: hs.BatchSize, BatchBytes: hs.BatchBytes, Linger: hs.Linger, QueueCapacity: hs.QueueCapacity,
-			StateBytes: hs.StateMemoryBytes(),
-		},
+		Options:    hs.RuntimeOptions(),
 	}
 	job, err := runtime.Start(ctx, g, deps)
 	if err != nil {
@@ -256,17 +253,7 @@ func loadPlugins(ctx context.Context, log *slog.Logger, file string, p *pipeline
 	if err := plugin.CheckJobMemory(g, hs.MemoryPages, hs.JobMemoryBytes(), "setting job-memory"); err != nil {
 		return nil, nil, err
 	}
-	cfg := plugin.DefaultConfig()
-	cfg.MemoryLimitPages = hs.MemoryPages
-	cfg.CallTimeout = hs.CallTimeout
-	cfg.MaxOutputBytes = hs.MaxOutputBytes
-	cfg.MaxModuleBytes = hs.MaxModuleBytes
-	cfg.CacheDir = hs.CacheDir
-	cfg.RestartAttempts = hs.RestartAttempts
-	cfg.RestartDelay = hs.RestartDelay
-	cfg.RestartWindow = hs.RestartWindow
-	cfg.FuelRate = hs.FuelRate
-	cfg.CallFuel = hs.CallFuel
+	cfg := hs.PluginConfig()
 	if cfg.CacheDir != "" {
 		if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
 			// an unusable cache costs compile time, not correctness

@@ -86,6 +86,12 @@ type Task struct {
 	Slots []int
 }
 
+// EdgeKey names the edge from -> to in one string, "from->to": the key
+// of its edge plugin's config (plugin.Set.Configs) and the name its
+// plugin's calls are counted and reported under. Operator ids hold no
+// '>', so it is unambiguous.
+func EdgeKey(from, to string) string { return from + "->" + to }
+
 // Edge connects two operators.
 type Edge struct {
 	From, To     string

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/plan"
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
@@ -23,7 +24,7 @@ type edgeAdapter struct {
 
 func (m *Module) newEdge(ctx context.Context, from, to string, subtask, parallelism, maxParallelism int, config map[string]any, export string) (edgeAdapter, error) {
 	e := edgeAdapter{
-		r:      runner{m: m, ctx: ctx, who: target{edge: from + "->" + to, subtask: subtask, parallelism: parallelism}, logDropped: new(atomic.Int64)},
+		r:      runner{m: m, ctx: ctx, who: target{edge: plan.EdgeKey(from, to), subtask: subtask, parallelism: parallelism}, logDropped: new(atomic.Int64)},
 		export: export,
 	}
 	if _, ok := m.bin.export(export); !ok {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sluicehq/sluice/host/plan"
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
@@ -17,9 +18,9 @@ type Set struct {
 	Context context.Context
 	// Modules by plugin name, as the pipeline names them.
 	Modules map[string]*Module
-	// Configs by operator id, and by "from->to" for the partitioner or
-	// key selector of an edge. An operator's OpenContext.Config, when not
-	// nil, takes precedence.
+	// Configs by operator id, and by plan.EdgeKey ("from->to") for the
+	// partitioner or key selector of an edge. An operator's
+	// OpenContext.Config, when not nil, takes precedence.
 	Configs map[string]map[string]any
 	// Parallelism of upstream operators by id, and the max parallelism:
 	// what a partitioner or key selector of an edge is opened with (1 and
@@ -65,12 +66,12 @@ func (s *Set) Operator(opID, plugin string, subtask int) (runtime.Operator, erro
 // Partitioner returns a custom partitioner instance of plugin for the
 // upstream subtask of edge from->to.
 func (s *Set) Partitioner(plugin, from, to string, subtask int) (runtime.CustomPartitioner, error) {
-	m, err := s.module(plugin, "edge "+from+"->"+to)
+	m, err := s.module(plugin, "edge "+plan.EdgeKey(from, to))
 	if err != nil {
 		return nil, err
 	}
 	p, maxP := s.parallelism(from)
-	part, err := m.NewPartitioner(s.ctx(), from, to, subtask, p, maxP, s.Configs[from+"->"+to])
+	part, err := m.NewPartitioner(s.ctx(), from, to, subtask, p, maxP, s.Configs[plan.EdgeKey(from, to)])
 	if err != nil {
 		return nil, err
 	}
@@ -80,12 +81,12 @@ func (s *Set) Partitioner(plugin, from, to string, subtask int) (runtime.CustomP
 // KeySelector returns a key-selector instance of plugin for the upstream
 // subtask of edge from->to.
 func (s *Set) KeySelector(plugin, from, to string, subtask int) (runtime.KeySelector, error) {
-	m, err := s.module(plugin, "edge "+from+"->"+to)
+	m, err := s.module(plugin, "edge "+plan.EdgeKey(from, to))
 	if err != nil {
 		return nil, err
 	}
 	p, maxP := s.parallelism(from)
-	ks, err := m.NewKeySelector(s.ctx(), from, to, subtask, p, maxP, s.Configs[from+"->"+to])
+	ks, err := m.NewKeySelector(s.ctx(), from, to, subtask, p, maxP, s.Configs[plan.EdgeKey(from, to)])
 	if err != nil {
 		return nil, err
 	}

@@ -76,7 +76,7 @@ func NewSet(ctx context.Context, h *Host, p *pipeline.Pipeline, g *plan.JobGraph
 			name = e.KeyPlugin
 		}
 		if pl := p.Plugins[name]; pl != nil {
-			set.Configs[e.From+"->"+e.To] = pl.Config
+			set.Configs[plan.EdgeKey(e.From, e.To)] = pl.Config
 		}
 	}
 	if err := CheckUses(ctx, p, set.Modules); err != nil {

@@ -319,11 +319,13 @@ func TestCancelledJobIsLoggedAsCancelled(t *testing.T) {
 		var buf bytes.Buffer
 		log := slog.New(slog.NewTextHandler(&buf, nil)).With("job", "id-1")
 		conn := newFakeConnectors()
-		var e *Execution
+		// the sink's goroutine says when it has had 3 batches, and the
+		// test cancels: the sink may run before Start returns e
+		third := make(chan struct{})
 		batches := 0
 		conn.before["out"] = func(int) {
 			if batches++; batches == 3 {
-				e.Cancel()
+				close(third)
 			}
 		}
 		src := `
@@ -339,6 +341,8 @@ operators:
 		if err != nil {
 			t.Fatal(err)
 		}
+		<-third
+		e.Cancel()
 		if _, err := e.Wait(); !errors.Is(err, context.Canceled) {
 			t.Fatalf("error %v, want context.Canceled", err)
 		}

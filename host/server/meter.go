@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicehq/sluice/host/plan"
 	"github.com/sluicehq/sluice/host/plugin"
 	"github.com/sluicehq/sluice/host/runtime"
 )
@@ -158,7 +159,7 @@ func (mp *meteredPlugins) Partitioner(plugin, from, to string, subtask int) (run
 	if err != nil {
 		return nil, err
 	}
-	return &meteredPartitioner{p: p, m: mp.m, st: mp.m.newStats(from+"->"+to, plugin, subtask)}, nil
+	return &meteredPartitioner{p: p, m: mp.m, st: mp.m.newStats(plan.EdgeKey(from, to), plugin, subtask)}, nil
 }
 
 func (mp *meteredPlugins) KeySelector(plugin, from, to string, subtask int) (runtime.KeySelector, error) {
@@ -166,7 +167,7 @@ func (mp *meteredPlugins) KeySelector(plugin, from, to string, subtask int) (run
 	if err != nil {
 		return nil, err
 	}
-	return &meteredKeySelector{k: k, m: mp.m, st: mp.m.newStats(from+"->"+to, plugin, subtask)}, nil
+	return &meteredKeySelector{k: k, m: mp.m, st: mp.m.newStats(plan.EdgeKey(from, to), plugin, subtask)}, nil
 }
 
 type meteredOperator struct {

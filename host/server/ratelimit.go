@@ -1,29 +1,26 @@
 package server
 
 import (
-	"math"
 	"sync"
 	"time"
+
+	xrate "golang.org/x/time/rate" // job.go has a type rate
 )
 
-// limiter is a token bucket per principal: rate tokens a second, at most
-// burst at once; each request takes one. Safe for concurrent use.
+// limiter is a token bucket per principal (golang.org/x/time/rate): rate
+// tokens a second, at most burst at once; each request takes one. Safe
+// for concurrent use.
 type limiter struct {
-	rate  float64
-	burst float64
+	rate  xrate.Limit
+	burst int
 	now   func() time.Time
 
 	mu      sync.Mutex
-	buckets map[string]*bucket
+	buckets map[string]*xrate.Limiter
 }
 
-type bucket struct {
-	tokens float64
-	last   time.Time
-}
-
-func newLimiter(rate float64, burst int, now func() time.Time) *limiter {
-	return &limiter{rate: rate, burst: float64(burst), now: now, buckets: map[string]*bucket{}}
+func newLimiter(r float64, burst int, now func() time.Time) *limiter {
+	return &limiter{rate: xrate.Limit(r), burst: burst, now: now, buckets: map[string]*xrate.Limiter{}}
 }
 
 // allow takes a token from key's bucket; when there is none it says how
@@ -31,22 +28,20 @@ func newLimiter(rate float64, burst int, now func() time.Time) *limiter {
 func (l *limiter) allow(key string) (bool, time.Duration) {
 	now := l.now()
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	b := l.buckets[key]
 	if b == nil {
-		b = &bucket{tokens: l.burst, last: now}
+		b = xrate.NewLimiter(l.rate, l.burst) // full: a burst at once
 		l.buckets[key] = b
 	}
-	if el := now.Sub(b.last).Seconds(); el > 0 {
-		b.tokens = math.Min(l.burst, b.tokens+el*l.rate)
-		b.last = now
+	l.mu.Unlock()
+	// a reservation says how long the token would take; a request that
+	// would wait is refused instead, and gives its token back
+	r := b.ReserveN(now, 1)
+	if wait := r.DelayFrom(now); wait > 0 {
+		r.CancelAt(now)
+		return false, wait
 	}
-	if b.tokens >= 1 {
-		b.tokens--
-		return true, 0
-	}
-	wait := time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
-	return false, wait
+	return true, 0
 }
 
 // Allow takes one request from p's rate limit (rate-limit requests per

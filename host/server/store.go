@@ -45,22 +45,16 @@ type PluginInfo struct {
 var pluginName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // pluginConfig is the plugin.Config of tenant t's instances: the host's
-// limits and restart policy with the tenant's instance memory and call
-// timeout, and the tenant's fuel pacer, which every plugin host of its
-// jobs shares.
+// (settings.PluginConfig, as every entry point has it) with the tenant's
+// instance memory, call timeout, module size and fuel rate, and the
+// tenant's fuel pacer, which every plugin host of its jobs shares.
 func (s *Server) pluginConfig(t *tenant) plugin.Config {
-	cfg := plugin.DefaultConfig()
+	cfg := s.cfg.Host.PluginConfig()
 	cfg.MemoryLimitPages = t.cfg.InstancePages
 	cfg.CallTimeout = t.cfg.CallTimeout
-	cfg.MaxOutputBytes = s.cfg.Host.MaxOutputBytes
-	cfg.MaxModuleBytes = min(s.cfg.Host.MaxModuleBytes, t.cfg.PluginBytes)
-	cfg.CacheDir = s.cfg.Host.CacheDir
-	cfg.RestartAttempts = s.cfg.Host.RestartAttempts
-	cfg.RestartDelay = s.cfg.Host.RestartDelay
-	cfg.RestartWindow = s.cfg.Host.RestartWindow
-	cfg.FuelRate = cmp.Or(t.cfg.FuelRate, s.cfg.Host.FuelRate)
+	cfg.MaxModuleBytes = min(cfg.MaxModuleBytes, t.cfg.PluginBytes)
+	cfg.FuelRate = cmp.Or(t.cfg.FuelRate, cfg.FuelRate)
 	cfg.FuelPacer = t.pacer // the rate is the tenant's, over all its jobs' hosts
-	cfg.CallFuel = s.cfg.Host.CallFuel
 	return cfg
 }
 

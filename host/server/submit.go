@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plan"
 	"github.com/sluicehq/sluice/host/plugin"
 	"github.com/sluicehq/sluice/host/runtime"
 )
@@ -68,8 +69,7 @@ func (s *Server) start(ctx context.Context, t *tenant, pr *prepared, u usage) (*
 	deps := runtime.Deps{
 		Connectors: newConnectors(j.out),
 		Logger:     s.log.With("job", j.ID, "tenant", j.Tenant),
-		Options: runtime.Options{BatchSize: s.cfg.Host.BatchSize, BatchBytes: s.cfg.Host.BatchBytes,
-			Linger: s.cfg.Host.Linger, QueueCapacity: s.cfg.Host.QueueCapacity, StateBytes: s.cfg.Host.StateMemoryBytes()},
+		Options:    s.cfg.Host.RuntimeOptions(),
 	}
 	if len(pr.plugins) > 0 {
 		set, h, err := s.loadPlugins(ctx, jctx, t, pr, j)
@@ -141,7 +141,7 @@ func (s *Server) loadPlugins(ctx, jctx context.Context, t *tenant, pr *prepared,
 			name = e.KeyPlugin
 		}
 		if pl := pr.pipeline.Plugins[name]; pl != nil {
-			set.Configs[e.From+"->"+e.To] = pl.Config
+			set.Configs[plan.EdgeKey(e.From, e.To)] = pl.Config
 		}
 	}
 	if err := plugin.CheckUses(ctx, pr.pipeline, set.Modules); err != nil {

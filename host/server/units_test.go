@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +99,23 @@ func TestLimiterRefillsAtTheRate(t *testing.T) {
 	if ok, _ := l.allow("b"); !ok {
 		t.Error("another key shares the bucket")
 	}
+	// a refused request takes nothing: the next token is still 500ms away
+	if ok, wait := l.allow("a"); ok || wait != 500*time.Millisecond {
+		t.Errorf("after refilling one: %v, wait %s; want refused, 500ms", ok, wait)
+	}
+	if ok, wait := l.allow("a"); ok || wait != 500*time.Millisecond {
+		t.Errorf("refused again: %v, wait %s; want refused, 500ms (a refusal takes no token)", ok, wait)
+	}
+	// an idle hour fills the bucket to its burst, not past it
+	now = now.Add(time.Hour)
+	for i := range 2 {
+		if ok, _ := l.allow("a"); !ok {
+			t.Fatalf("after an hour, request %d of the burst refused", i)
+		}
+	}
+	if ok, _ := l.allow("a"); ok {
+		t.Error("a third request after an idle hour passed a burst of 2")
+	}
 }
 
 func TestAuthenticate(t *testing.T) {
@@ -183,5 +201,33 @@ func TestCallFuelReachesTenantHosts(t *testing.T) {
 	s := newTestServer(t, cfg)
 	if got := s.pluginConfig(s.tenants["b"]).CallFuel; got != 123456 {
 		t.Errorf("CallFuel %d, want 123456", got)
+	}
+}
+
+// TestTenantHostsTakeTheHostSettings: a tenant's plugin config is the
+// host's (settings.PluginConfig) but for what the tenant's own settings
+// narrow: the restart policy, output cap and cache reach it.
+func TestTenantHostsTakeTheHostSettings(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Host.RestartAttempts, cfg.Host.RestartDelay, cfg.Host.RestartWindow = 9, 7*time.Millisecond, 70*time.Second
+	cfg.Host.MaxOutputBytes, cfg.Host.CacheDir = 12345, t.TempDir()
+	s := newTestServer(t, cfg)
+	a := s.tenants["a"]
+	want := cfg.Host.PluginConfig()
+	want.MemoryLimitPages, want.CallTimeout = a.cfg.InstancePages, a.cfg.CallTimeout
+	want.MaxModuleBytes = min(want.MaxModuleBytes, a.cfg.PluginBytes)
+	if got := s.pluginConfig(a); !reflect.DeepEqual(got, want) {
+		t.Errorf("tenant a's plugin config\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// BenchmarkLimiterAllow is one request's rate-limit check, a few keys.
+func BenchmarkLimiterAllow(b *testing.B) {
+	now := time.Unix(0, 0)
+	l := newLimiter(1e9, 40, func() time.Time { return now })
+	keys := []string{"tenant:a", "tenant:b", "admin"}
+	for i := 0; b.Loop(); i++ {
+		now = now.Add(time.Microsecond)
+		l.allow(keys[i%len(keys)])
 	}
 }

@@ -116,10 +116,29 @@ operators:
   - id: out
     sink: { type: collect }
 `)
-	time.Sleep(200 * time.Millisecond) // let the call start spinning
+	// the job says the spinning record reached the map (an operator
+	// counts a batch in as it hands it to the plugin's call): a cancel
+	// before that stopped the source and passed with no call to stop
+	waitFor(t, "the map to take the spinning record", func() bool {
+		var m server.JobMetrics
+		a.ok(tokenA, "GET", "/v1/jobs/"+j.ID+"/metrics", nil, 200, &m)
+		for _, op := range m.Operators {
+			if op.ID == "p" {
+				return op.RecordsIn == 2
+			}
+		}
+		return false
+	})
 	a.ok(tokenA, "POST", "/v1/jobs/"+j.ID+"/cancel", nil, 200, nil)
-	if end := a.wait(j.ID); end.State != server.Canceled {
+	end := a.wait(j.ID)
+	if end.State != server.Canceled {
 		t.Fatalf("state %s, error %q", end.State, end.Error)
+	}
+	// the call was under way, and the cancel ended it
+	var m server.JobMetrics
+	a.ok(tokenA, "GET", "/v1/jobs/"+j.ID+"/metrics", nil, 200, &m)
+	if len(m.Plugins) != 1 || m.Plugins[0].Calls["process"] != 1 || m.Plugins[0].Errors["canceled"] != 1 {
+		t.Errorf("plugin calls: %+v, want the process call the cancel interrupted", m.Plugins)
 	}
 }
 

@@ -54,8 +54,8 @@ const (
 // 2^30 units are 0.15–0.5 s of a C guest's work and far more than any
 // static initialiser needs (AssemblyScript's top-level code is the only
 // start function among the SDKs); a runaway start function traps at the end
-// of it. It was the call's whole budget (call-timeout at FuelPerSecond:
-// 2.5·10¹¹ units, a minute or more of spinning that no signal stopped).
+// of it. The call's whole budget (call-timeout at FuelPerSecond: 2.5·10¹¹
+// units) would be a minute or more of spinning that no signal stops.
 const StartFuel = 1 << 30
 
 // MaxTableEntries caps the size of a module's tables (fuel.Options): a

@@ -54,8 +54,8 @@ const (
 // 2^30 units are 0.15–0.5 s of a C guest's work and far more than any
 // static initialiser needs (AssemblyScript's top-level code is the only
 // start function among the SDKs); a runaway start function traps at the end
-// of it. It was the call's whole budget (call-timeout at FuelPerSecond:
-// 2.5·10¹¹ units, a minute or more of spinning that no signal stopped).
+// of it. The call's whole budget (call-timeout at FuelPerSecond: 2.5·10¹¹
+// units) would be a minute or more of spinning that no signal stops.
 const StartFuel = 1 << 30
 
 // MaxTableEntries caps the size of a module's tables (fuel.Options): a
@@ -71,13 +71,10 @@ const MaxTableEntries = 1 << 18
 // spend 50–100× more fuel than a C one for the same wall time.
 const maxSiteCharge = 64
 
-// fuelCacheVersion names the folder of rewritten modules: a new rewrite
-// must not reuse the files of an older one (v3: the refuel import; v4:
-// capped tables; v5: the compile limits, which an older file of an
-// over-limit module skipped; v6: chunk sites, without which a long
-// region's capped charge let straight-line code run uncharged; v7: their span
-// of 4096, where the first files of v6 had 2048; v8: loops' paths carried
-// past their ends; v9: no spill globals around the refuel call).
+// fuelCacheVersion names the folder of rewritten modules. Raise it with
+// every change to what package fuel writes, so that no cached file of an
+// older rewrite is reused. What each version changed is in git:
+// git log -G'fuelCacheVersion = ' -- host/plugin
 const fuelCacheVersion = "fuel-v9"
 
 // fuelInterrupter meters every module (package fuel): function entries

@@ -140,9 +140,20 @@ func decodeMetadata(b []byte, name string) (*Metadata, error) {
 	if got, want := crc(b[:n]), binary.BigEndian.Uint32(b[n:]); got != want {
 		return nil, fmt.Errorf("%s: %w: the content sums to %08x, the file says %08x (damaged or truncated)", name, ErrChecksum, got, want)
 	}
+	// msgpack v5.4.1 does not apply its allocation limit to slices of
+	// structs (decodeSliceValue's noLimit is always true), so an array
+	// header claiming 2^32 operators would be allocated as claimed. Skip
+	// first: it allocates nothing and fails on a length the bytes cannot
+	// back, so that Decode then allocates at most one element per byte.
+	body := bytes.NewReader(b[headerLen:n])
+	if err := msgpack.NewDecoder(body).Skip(); err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", name, ErrCorrupt, err)
+	}
+	if body.Len() != 0 {
+		return nil, fmt.Errorf("%s: %w: %d bytes after the metadata", name, ErrCorrupt, body.Len())
+	}
 	m := new(Metadata)
-	dec := msgpack.NewDecoder(bytes.NewReader(b[headerLen:n]))
-	if err := dec.Decode(m); err != nil {
+	if err := msgpack.NewDecoder(bytes.NewReader(b[headerLen:n])).Decode(m); err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", name, ErrCorrupt, err)
 	}
 	if err := m.validate(); err != nil {

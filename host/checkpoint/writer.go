@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -135,7 +136,7 @@ func (w *Writer) Write(s SubtaskState) (SubtaskFile, error) {
 
 // writeState writes the header, the key groups and the three element lists
 // of s, and returns where each lies.
-func writeState(f *os.File, s *SubtaskState) (SubtaskMeta, error) {
+func writeState(f io.Writer, s *SubtaskState) (SubtaskMeta, error) {
 	bw := bufio.NewWriterSize(f, 256<<10)
 	m := SubtaskMeta{FirstKeyGroup: s.FirstKeyGroup}
 	if _, err := bw.Write(appendHeader(nil, stateMagic)); err != nil {

@@ -119,12 +119,14 @@ func encodeMetadata(m *Metadata) ([]byte, error) {
 	if err := m.validate(); err != nil {
 		return nil, err
 	}
-	body, err := msgpack.Marshal(m)
-	if err != nil {
+	var buf bytes.Buffer
+	buf.Write(appendHeader(nil, metadataMagic))
+	enc := msgpack.NewEncoder(&buf)
+	enc.UseCompactInts(true)
+	if err := enc.Encode(m); err != nil {
 		return nil, fmt.Errorf("encoding checkpoint %d metadata: %w", m.ID, err)
 	}
-	b := appendHeader(make([]byte, 0, headerLen+len(body)+4), metadataMagic)
-	b = append(b, body...)
+	b := buf.Bytes()
 	return binary.BigEndian.AppendUint32(b, crc(b)), nil
 }
 

@@ -87,10 +87,12 @@ type SubtaskState struct {
 }
 
 // Restore is what one subtask of an operator gets back when the job starts
-// from a checkpoint, already redistributed for its parallelism: the key
-// groups of its range that held state, its share of the split elements,
-// every union element and every committable of the operator's subtasks
-// that were not yet known to be committed (a sink commits them again).
+// from a checkpoint, already redistributed for its parallelism (see
+// Reader.Restore for the rules): the key groups of its range that held
+// state, its share of the split elements, every union element, and its
+// share of the committables the operator's subtasks pre-committed (split
+// like the split elements, so that each is committed again, idempotently,
+// by exactly one subtask).
 type Restore struct {
 	KeyGroups    map[int][]byte // key group -> the entries the snapshot held
 	Split        [][]byte

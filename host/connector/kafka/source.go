@@ -118,7 +118,10 @@ func (s *Source) Open(ctx *runtime.OpenContext) error {
 	}
 	// a direct consumer with nothing to read yet: partitions are added as
 	// they are assigned
-	opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{}))
+	opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{}),
+		// transaction markers come back as control records, which move a
+		// partition's position on (to a bounded end that is a marker)
+		kgo.KeepControlRecords())
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fmt.Errorf("source %q (kafka): %w", s.cfg.Operator, err)
@@ -469,10 +472,13 @@ func (s *Source) emit(fs kgo.Fetches, out runtime.Collector) error {
 			if r.Offset < next || stop >= 0 && r.Offset >= stop {
 				continue // read again after a retry, or past a bounded end
 			}
+			reached[tp] = r.Offset + 1
+			if r.Attrs.IsControl() {
+				continue
+			}
 			if err = s.appendRecord(r); err != nil {
 				return
 			}
-			reached[tp] = r.Offset + 1
 			if s.w.Count >= maxBatchRecords || len(s.w.Buf) >= maxBatchBytes {
 				if err = flush(); err != nil {
 					return
@@ -492,11 +498,6 @@ func (s *Source) emit(fs kgo.Fetches, out runtime.Collector) error {
 			p.hw = fp.HighWatermark
 			if fp.LastStableOffset >= 0 && s.cfg.Isolation == ReadCommitted {
 				p.hw = fp.LastStableOffset
-			}
-			if fp.Err == nil && p.stop >= 0 && p.next < p.stop && p.hw >= p.stop && len(fp.Records) == 0 {
-				// only control records (transaction markers) or aborted
-				// records were left before the end
-				p.next = p.stop
 			}
 		}
 	}

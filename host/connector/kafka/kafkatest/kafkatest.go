@@ -59,7 +59,9 @@ func (c *Cluster) Produce(ctx context.Context, partition bool, records ...*kgo.R
 // (committed-only when committed is set: read_committed, up to the last
 // stable offsets) and returns its records in partition, then offset order.
 func (c *Cluster) ReadAll(ctx context.Context, topic string, committed bool) ([]*kgo.Record, error) {
-	opts := []kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
+	// control records (transaction markers) come back too, so that a
+	// partition whose last offsets are markers is seen to reach its end
+	opts := []kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.KeepControlRecords()}
 	if committed {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	}
@@ -104,16 +106,10 @@ func (c *Cluster) ReadAll(ctx context.Context, topic string, committed bool) ([]
 		}
 		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
 			for _, r := range fp.Records {
-				if r.Offset < ends[r.Partition] {
+				if r.Offset < ends[r.Partition] && !r.Attrs.IsControl() {
 					byPart[r.Partition] = append(byPart[r.Partition], r)
 				}
 				pos[fp.Partition] = r.Offset + 1
-			}
-			if len(fp.Records) == 0 && fp.HighWatermark >= ends[fp.Partition] {
-				// nothing left to return before the end: transaction
-				// markers and aborted records have offsets but are not
-				// returned
-				pos[fp.Partition] = ends[fp.Partition]
 			}
 		})
 	}

@@ -26,10 +26,13 @@ func (c *Connection) clientOpts() ([]kgo.Opt, error) {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(c.Brokers...),
 		kgo.ClientID(id),
-		kgo.DialTimeout(10 * time.Second),
+		kgo.DialTimeout(min(10*time.Second, c.timeout())),
 		// a request that keeps failing (an unreachable cluster) ends in
 		// an error the user sees rather than in retries for ever
-		kgo.RetryTimeout(30 * time.Second),
+		kgo.RetryTimeout(c.timeout()),
+		// a moved leader or an added partition is looked up within a
+		// second (franz-go's default waits five)
+		kgo.MetadataMinAge(time.Second),
 	}
 	if t := c.TLS; t != nil {
 		cfg, err := t.config()
@@ -49,6 +52,13 @@ func (c *Connection) clientOpts() ([]kgo.Opt, error) {
 		}
 	}
 	return opts, nil
+}
+
+func (c *Connection) timeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return DefaultTimeout
 }
 
 func (t *TLS) config() (*tls.Config, error) {

@@ -122,7 +122,15 @@ type Connection struct {
 	ClientID string   // client.id; "sluice" when empty
 	TLS      *TLS     // nil: plaintext
 	SASL     *SASL    // nil: no authentication
+	// Timeout is how long a request is retried (an unreachable broker, a
+	// leader moving) before the source or sink fails: 0 is
+	// DefaultTimeout.
+	Timeout time.Duration
 }
+
+// DefaultTimeout is Connection.Timeout's default, Kafka's
+// default.api.timeout.ms.
+const DefaultTimeout = 60 * time.Second
 
 // Defaults as Flink's KafkaSource and KafkaSink have them.
 const (

@@ -142,7 +142,7 @@ func (s *Sink) Open(ctx *runtime.OpenContext) error {
 	}
 	opts = append(opts, kgo.UnknownTopicRetries(2))
 	s.base = opts
-	octx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	octx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout())
 	defer cancel()
 	if s.cfg.Topic != "" {
 		details, err := kadm.NewClient(s.admin).ListTopics(octx, s.cfg.Topic)
@@ -421,7 +421,7 @@ func (s *Sink) RestoreState(r checkpoint.Restore) error {
 		s.last = max(s.last, el.Checkpoint)
 	}
 	if s.admin != nil && s.cfg.Delivery == DeliveryExactlyOnce {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout())
 		defer cancel()
 		return s.recover(ctx)
 	}

@@ -127,7 +127,7 @@ func (s *Source) Open(ctx *runtime.OpenContext) error {
 		return fmt.Errorf("source %q (kafka): %w", s.cfg.Operator, err)
 	}
 	s.cl, s.adm = cl, kadm.NewClient(cl)
-	octx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	octx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout())
 	defer cancel()
 	_, err = s.listPartitions(octx)
 	return err
@@ -711,7 +711,7 @@ func (s *Source) NotifyCheckpointComplete(id checkpoint.ID) error {
 	if !ok || len(offs) == 0 || s.adm == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout())
 	defer cancel()
 	resp, err := s.adm.CommitOffsets(ctx, s.cfg.GroupID, offs)
 	if err == nil {

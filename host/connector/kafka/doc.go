@@ -8,5 +8,13 @@
 // group when a checkpoint completes, for monitoring only. The sink writes
 // with delivery none, at-least-once (a flush at each checkpoint) or
 // exactly-once (one Kafka transaction per subtask and checkpoint,
-// committed when the checkpoint completes, Flink's two-phase commit).
+// committed when the checkpoint completes, Flink's two-phase commit); a
+// restore commits the checkpoint's transactions with a raw EndTxn and
+// aborts the ones a crashed run left open (RATIONALE.md).
+//
+// SourceConfig and SinkConfig are the options; NewSource and NewSink make
+// one subtask's runtime.Source and runtime.Operator. Both also have
+// SnapshotState, RestoreState and NotifyCheckpointComplete for the
+// engine's checkpoints, and Metrics. kafkatest starts an in-process kfake
+// broker for tests.
 package kafka

@@ -377,29 +377,39 @@ func (s *Sink) commit(ctx context.Context, p pendingTxn) error {
 // fenced) is reported and skipped, as Flink's KafkaCommitter does: its
 // records are lost, and the log says so.
 func (s *Sink) resumeCommit(ctx context.Context, c Committable) error {
-	for attempt := 0; ; attempt++ {
+	err := retried(ctx, func() error {
 		req := kmsg.NewPtrEndTxnRequest()
 		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = c.TransactionalID, c.ProducerID, c.Epoch, true
 		resp, err := req.RequestWith(ctx, s.admin)
 		if err == nil {
 			err = kerr.ErrorForCode(resp.ErrorCode)
 		}
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, kerr.InvalidTxnState), errors.Is(err, kerr.ProducerFenced),
-			errors.Is(err, kerr.InvalidProducerEpoch), errors.Is(err, kerr.UnknownProducerID), errors.Is(err, kerr.InvalidProducerIDMapping):
-			slog.Warn("kafka sink: a restored transaction could not be committed: the broker no longer holds it open (its timeout passed, or a newer producer fenced it); its records are not visible",
-				"operator", s.cfg.Operator, "subtask", s.subtask, "transactional-id", c.TransactionalID, "checkpoint", c.Checkpoint, "error", err)
-			s.mu.Lock()
-			s.aborted++
-			s.mu.Unlock()
-			return nil
-		case kerr.IsRetriable(err) && attempt < 50 && ctx.Err() == nil:
-			time.Sleep(time.Duration(min(attempt+1, 10)) * 20 * time.Millisecond)
-		default:
-			return s.errorf(fmt.Sprintf("committing restored transaction %s of checkpoint %d", c.TransactionalID, c.Checkpoint), err)
+		return err
+	})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, kerr.InvalidTxnState), errors.Is(err, kerr.ProducerFenced),
+		errors.Is(err, kerr.InvalidProducerEpoch), errors.Is(err, kerr.UnknownProducerID), errors.Is(err, kerr.InvalidProducerIDMapping):
+		slog.Warn("kafka sink: a restored transaction could not be committed: the broker no longer holds it open (its timeout passed, or a newer producer fenced it); its records are not visible",
+			"operator", s.cfg.Operator, "subtask", s.subtask, "transactional-id", c.TransactionalID, "checkpoint", c.Checkpoint, "error", err)
+		s.mu.Lock()
+		s.aborted++
+		s.mu.Unlock()
+		return nil
+	}
+	return s.errorf(fmt.Sprintf("committing restored transaction %s of checkpoint %d", c.TransactionalID, c.Checkpoint), err)
+}
+
+// retried runs do until it returns nil or an error that is not
+// retriable, with a growing pause between attempts, at most 50 of them.
+func retried(ctx context.Context, do func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := do()
+		if err == nil || !kerr.IsRetriable(err) || attempt >= 50 || ctx.Err() != nil {
+			return err
 		}
+		time.Sleep(time.Duration(min(attempt+1, 10)) * 20 * time.Millisecond)
 	}
 }
 
@@ -479,7 +489,7 @@ func (s *Sink) recover(ctx context.Context) error {
 // abort aborts the open transaction of id: an InitProducerId with it
 // fences its producer and aborts what it left open.
 func (s *Sink) abort(ctx context.Context, id string) error {
-	for attempt := 0; ; attempt++ {
+	err := retried(ctx, func() error {
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.TransactionalID = &id
 		req.TransactionTimeoutMillis = int32(s.cfg.TransactionTimeout.Milliseconds())
@@ -488,18 +498,15 @@ func (s *Sink) abort(ctx context.Context, id string) error {
 		if err == nil {
 			err = kerr.ErrorForCode(resp.ErrorCode)
 		}
-		switch {
-		case err == nil:
-			s.mu.Lock()
-			s.aborted++
-			s.mu.Unlock()
-			return nil
-		case kerr.IsRetriable(err) && attempt < 50 && ctx.Err() == nil:
-			time.Sleep(time.Duration(min(attempt+1, 10)) * 20 * time.Millisecond)
-		default:
-			return s.errorf(fmt.Sprintf("aborting transaction %s of a crashed run", id), err)
-		}
+		return err
+	})
+	if err != nil {
+		return s.errorf(fmt.Sprintf("aborting transaction %s of a crashed run", id), err)
 	}
+	s.mu.Lock()
+	s.aborted++
+	s.mu.Unlock()
+	return nil
 }
 
 // Close ends the input (out non-nil): everything written is flushed and,

@@ -1,0 +1,113 @@
+package kafka
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+)
+
+// clientOpts are the franz-go options that reach the cluster as c says.
+func (c *Connection) clientOpts() ([]kgo.Opt, error) {
+	id := c.ClientID
+	if id == "" {
+		id = "sluice"
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(c.Brokers...),
+		kgo.ClientID(id),
+		kgo.DialTimeout(min(10*time.Second, c.timeout())),
+		// a request that keeps failing (an unreachable cluster) ends in
+		// an error the user sees rather than in retries for ever
+		kgo.RetryTimeout(c.timeout()),
+		// a moved leader or an added partition is looked up within a
+		// second (franz-go's default waits five)
+		kgo.MetadataMinAge(time.Second),
+	}
+	if t := c.TLS; t != nil {
+		cfg, err := t.config()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, kgo.DialTLSConfig(cfg))
+	}
+	if s := c.SASL; s != nil {
+		switch s.Mechanism {
+		case SASLPlain:
+			opts = append(opts, kgo.SASL(plain.Auth{User: s.Username, Pass: s.Password}.AsMechanism()))
+		case SASLScramSHA256:
+			opts = append(opts, kgo.SASL(scram.Auth{User: s.Username, Pass: s.Password}.AsSha256Mechanism()))
+		case SASLScramSHA512:
+			opts = append(opts, kgo.SASL(scram.Auth{User: s.Username, Pass: s.Password}.AsSha512Mechanism()))
+		}
+	}
+	return opts, nil
+}
+
+func (c *Connection) timeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return DefaultTimeout
+}
+
+func (t *TLS) config() (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls.ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls.ca-file: %s holds no PEM certificate", t.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if t.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls.cert-file, tls.key-file: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// explain turns a client error into one a Kafka user can act on: what
+// failed (doing), where (the role, operator and brokers) and why.
+func explain(role, op string, brokers []string, doing string, err error) error {
+	where := fmt.Sprintf("%s %q (kafka, brokers %s)", role, op, strings.Join(brokers, ","))
+	var ke *kerr.Error
+	var ne net.Error
+	var oe *net.OpError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return err
+	case errors.As(err, &ke) && (ke == kerr.TopicAuthorizationFailed || ke == kerr.GroupAuthorizationFailed ||
+		ke == kerr.TransactionalIDAuthorizationFailed || ke == kerr.ClusterAuthorizationFailed):
+		return fmt.Errorf("%s: %s: authorization refused (%s): the user lacks the ACL for it", where, doing, ke.Message)
+	case errors.As(err, &ke) && ke == kerr.SaslAuthenticationFailed:
+		return fmt.Errorf("%s: %s: authentication failed: check sasl.username and sasl.password: %w", where, doing, err)
+	case errors.As(err, &ke) && ke == kerr.UnknownTopicOrPartition:
+		return fmt.Errorf("%s: %s: the topic does not exist", where, doing)
+	case errors.As(err, &oe) || errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || isDialErr(err):
+		return fmt.Errorf("%s: %s: cannot reach the brokers: %w", where, doing, err)
+	}
+	return fmt.Errorf("%s: %s: %w", where, doing, err)
+}
+
+func isDialErr(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "unable to dial") || strings.Contains(s, "connection refused")
+}

@@ -18,7 +18,6 @@ func (pl *planner) inputs(spec *pipeline.Operator) {
 			e.InputIndex = i
 		}
 		pl.shipStrategy(e, up, down, spec)
-		e.Blocking = pl.g.Mode == pipeline.Batch && e.ShipStrategy != Forward
 		up.Outputs = append(up.Outputs, e)
 		down.Inputs = append(down.Inputs, e)
 		pl.g.Edges = append(pl.g.Edges, e)

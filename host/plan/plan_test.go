@@ -282,7 +282,8 @@ func TestMode(t *testing.T) {
 	}
 }
 
-// TestBlockingEdges: in batch mode every exchange but FORWARD is blocking.
+// TestBlockingEdges: in batch mode every exchange but a chained one is
+// blocking, FORWARD included.
 func TestBlockingEdges(t *testing.T) {
 	body := `operators:
   - { id: s, source: { type: generator, preset: sequence, count: 1 } }
@@ -296,6 +297,41 @@ func TestBlockingEdges(t *testing.T) {
 		}
 		if e := edge(t, g, "k", "o"); e.Blocking || !e.Chained {
 			t.Errorf("%s: FORWARD edge blocking %v chained %v, want pipelined and chained", mode, e.Blocking, e.Chained)
+		}
+	}
+}
+
+// TestPartitionTypesInBatchMode is Flink's
+// StreamingJobGraphGeneratorTest.testPartitionTypesInBatchMode: BATCH,
+// parallelism 4, chaining disabled; source -> map (parallelism 1, so a
+// FORWARD edge) -> rescale -> map -> rebalance -> map -> keyBy -> map ->
+// sink (FORWARD). Every exchange is BLOCKING, the two FORWARD ones
+// included; in STREAMING mode none is.
+func TestPartitionTypesInBatchMode(t *testing.T) {
+	body := `parallelism: 4
+chaining: false
+plugins:
+  m: { path: m.wasm }
+operators:
+  - { id: src, source: { type: generator, preset: sequence, count: 1 }, parallelism: 1 }
+  - { id: m1, map: m, parallelism: 1 }
+  - { id: m2, map: m, partition: rescale }
+  - { id: m3, map: m, partition: rebalance }
+  - { id: m4, map: m, key-by: n }
+  - { id: out, sink: { type: discard } }
+`
+	edges := [][2]string{{"src", "m1"}, {"m1", "m2"}, {"m2", "m3"}, {"m3", "m4"}, {"m4", "out"}}
+	strategies := []string{Forward, Rescale, Rebalance, Hash, Forward}
+	for mode, want := range map[string]bool{"streaming": false, "batch": true} {
+		g := mustPlan(t, "mode: "+mode+"\n"+body)
+		for i, fromTo := range edges {
+			e := edge(t, g, fromTo[0], fromTo[1])
+			if e.ShipStrategy != strategies[i] || e.Chained {
+				t.Fatalf("%s: %s -> %s is %s chained=%v, want %s unchained", mode, e.From, e.To, e.ShipStrategy, e.Chained, strategies[i])
+			}
+			if e.Blocking != want {
+				t.Errorf("%s: %s -> %s (%s) blocking = %v, want %v", mode, e.From, e.To, e.ShipStrategy, e.Blocking, want)
+			}
 		}
 	}
 }

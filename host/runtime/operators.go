@@ -58,6 +58,9 @@ func (s *subtask) makeOperator(co *chainOp) error {
 		}
 		co.op = op
 	}
+	if _, sorted := co.op.(*sortedInput); !sorted && co.op != nil && blockingInput(spec.Inputs) {
+		co.op = newHeldInput(co.op)
+	}
 	return nil
 }
 

@@ -144,6 +144,8 @@ func (d *decoder) kindValue(op *Operator, v *yaml.Node, where string) {
 		op.Sink = d.connector(v, "sink", sinkTypes)
 	case k.UsesPlugin():
 		op.Plugin, _ = d.str(v, string(k)+" plugin name")
+	case (k == KindMinBy || k == KindMaxBy) && deref(v).Kind == yaml.MappingNode:
+		d.byAggregation(op, v, where)
 	case k.IsAggregation():
 		op.Field, _ = d.str(v, string(k)+" field")
 	case k == KindCount:
@@ -151,6 +153,32 @@ func (d *decoder) kindValue(op *Operator, v *yaml.Node, where string) {
 			d.errorf(v, "%s: count must be true (count: true counts records per key)", where)
 		}
 	}
+}
+
+// byAggregation decodes min-by or max-by written as a mapping, Flink's
+// minBy(field, first): { field: f, first: false } keeps the later of tied
+// records.
+func (d *decoder) byAggregation(op *Operator, v *yaml.Node, where string) {
+	what := string(op.Kind)
+	ps, ok := d.mapping(v, what)
+	if !ok {
+		return
+	}
+	first := true
+	for _, kv := range ps {
+		switch kv.Key.Value {
+		case "field":
+			op.Field, _ = d.str(kv.Val, what+" field")
+		case "first":
+			first, _ = d.boolean(kv.Val, what+" first")
+		default:
+			d.unknownKey(kv.Key, what+" of "+where, []string{"field", "first"})
+		}
+	}
+	if !hasKey(ps, "field") {
+		d.errorf(v, "%s: %s needs a field (%s: {field: f, first: true|false})", where, what, what)
+	}
+	op.Last = !first
 }
 
 // inputs decodes input: or connect:, one name or a list of names, each

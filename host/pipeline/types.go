@@ -93,6 +93,11 @@ type Operator struct {
 	Source *Connector // source
 	Sink   *Connector // sink
 
+	// Last: min-by or max-by written with first: false (Flink's
+	// minBy(field, false)): of records tied on the extreme value the later
+	// one is kept; by default, the first.
+	Last bool
+
 	// Inputs in order. For a co-map or co-process these are the two
 	// connected inputs (connect: [a, b]); otherwise one input, or several
 	// for a union. Resolved by the parser: an operator with no input: (and

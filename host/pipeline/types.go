@@ -126,6 +126,35 @@ type Input struct {
 	Operator   string
 	SideOutput string // "" for the main output
 	Pos        Pos
+	// Partition: the strategy of this input's edge, written on the input
+	// ({from: a, partition: broadcast}), as Flink partitions each stream
+	// before a union or a connect (a.broadcast().union(b.shuffle())). Nil:
+	// the operator's partition, key-by or the default.
+	Partition *PartitionSpec
+}
+
+// InputPartition is the partitioning written for input i: the input's
+// own, else the operator's (nil when neither gives one).
+func (op *Operator) InputPartition(i int) *PartitionSpec {
+	if i < len(op.Inputs) && op.Inputs[i].Partition != nil {
+		return op.Inputs[i].Partition
+	}
+	return op.Partition
+}
+
+// Partitions lists every partitioning the operator writes: the operator's
+// and each input's.
+func (op *Operator) Partitions() []*PartitionSpec {
+	var out []*PartitionSpec
+	if op.Partition != nil {
+		out = append(out, op.Partition)
+	}
+	for _, in := range op.Inputs {
+		if in.Partition != nil {
+			out = append(out, in.Partition)
+		}
+	}
+	return out
 }
 
 // KeySpec is a key-by: one field, several fields (a composite key, hashed

@@ -108,4 +108,6 @@ type Edge struct {
 	// included, is a BLOCKING result partition: the downstream reads it
 	// only after the upstream finished. Always false in streaming mode.
 	Blocking bool
+
+	written bool // the strategy was written (a partition), not chosen by default
 }

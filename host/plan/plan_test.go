@@ -393,3 +393,32 @@ operators:
 		t.Errorf("inline -> out: %s, want REBALANCE", e.ShipStrategy)
 	}
 }
+
+// TestPartitionPerInput: a union whose inputs are partitioned each their
+// own way, as Flink's a.broadcast().union(b.shuffle()) writes it; an input
+// without one takes the default (FORWARD at equal parallelism). The hint
+// that an edge is REBALANCE only by default does not fire for a written
+// rebalance.
+func TestPartitionPerInput(t *testing.T) {
+	g := mustPlan(t, `parallelism: 2
+operators:
+  - { id: a, source: { type: generator, preset: sequence, count: 1 } }
+  - { id: b, source: { type: generator, preset: sequence, count: 1 } }
+  - { id: c, source: { type: generator, preset: sequence, count: 1 }, parallelism: 1 }
+  - { id: u, input: [{from: a, partition: broadcast}, {from: b, partition: shuffle}, {from: c, partition: rebalance}], sink: { type: discard } }
+  - { id: v, input: [a, {from: b, partition: rescale}], sink: { type: discard } }
+`)
+	for _, c := range []struct{ from, to, want string }{
+		{"a", "u", Broadcast}, {"b", "u", Shuffle}, {"c", "u", Rebalance},
+		{"a", "v", Forward}, {"b", "v", Rescale},
+	} {
+		if e := edge(t, g, c.from, c.to); e.ShipStrategy != c.want {
+			t.Errorf("%s -> %s is %s, want %s", c.from, c.to, e.ShipStrategy, c.want)
+		}
+	}
+	for _, h := range g.Hints {
+		if strings.Contains(h.Text, "only because parallelism changes") {
+			t.Errorf("hint for a written rebalance: %s", h.Text)
+		}
+	}
+}

@@ -29,6 +29,7 @@ type generatorSource struct {
 	rate        float64
 	w           abi.Writer
 	ends        []byte // where each record of w ends (runtime.EndsCollector)
+	ctx         *runtime.OpenContext
 }
 
 func newGenerator(o *options, subtask, parallelism int) (*generatorSource, error) {
@@ -61,7 +62,7 @@ func newGenerator(o *options, subtask, parallelism int) (*generatorSource, error
 	return g, nil
 }
 
-func (g *generatorSource) Open(*runtime.OpenContext) error { return nil }
+func (g *generatorSource) Open(ctx *runtime.OpenContext) error { g.ctx = ctx; return nil }
 
 func (g *generatorSource) Total() int64 {
 	if !g.bounded {
@@ -111,11 +112,13 @@ func (g *generatorSource) runPaced(ctx context.Context, out runtime.Collector, l
 		if k >= limit {
 			return nil
 		}
+		waited := time.Now()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case now = <-ticker.C:
 		}
+		g.ctx.AddIdle(time.Since(waited)) // waiting for the rate limit is idle, as in Flink
 	}
 }
 

@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/sluicehq/sluice/host/runtime"
 )
@@ -14,7 +15,8 @@ import (
 // (but counts as unbounded: see Builtin.Bounded).
 type stdinSource struct {
 	lineReader
-	r io.Reader
+	r   io.Reader
+	ctx *runtime.OpenContext
 }
 
 func newStdinSource(o *options, b *Builtin, onError string, parallelism int) (*stdinSource, error) {
@@ -39,6 +41,7 @@ func (s *stdinSource) Open(ctx *runtime.OpenContext) error {
 	if ctx != nil {
 		s.reject = ctx.Reject
 	}
+	s.ctx = ctx
 	return nil
 }
 func (s *stdinSource) Total() int64 { return -1 }
@@ -62,9 +65,24 @@ func (s *stdinSource) Run(ctx context.Context, out runtime.Collector) error {
 	stop := context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })
 	defer stop()
 	defer pr.Close()
-	err := s.run(ctx, pr, out)
+	err := s.run(ctx, waitingReader{pr, s.ctx}, out)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	return err
+}
+
+// waitingReader counts the time a read of stdin blocks as the source's
+// idle time: it is waiting for input, as a Flink source with no data is
+// idle, not busy.
+type waitingReader struct {
+	r   io.Reader
+	ctx *runtime.OpenContext
+}
+
+func (w waitingReader) Read(p []byte) (int, error) {
+	start := time.Now()
+	n, err := w.r.Read(p)
+	w.ctx.AddIdle(time.Since(start))
+	return n, err
 }

@@ -132,6 +132,15 @@ func (d *decoder) operator(n *yaml.Node, index int) *Operator {
 	if op.KeyBy != nil && op.Partition != nil {
 		d.errorf(n, "%s gives both key-by and partition: an input edge has one strategy (key-by is HASH)", where)
 	}
+	for _, in := range op.Inputs {
+		if in.Partition == nil {
+			continue
+		}
+		if op.KeyBy != nil || op.Partition != nil {
+			d.errs.errorf(d.file, in.Partition.Pos, "%s gives a partition on input %q and a %s on the operator: partition each input, or the operator, not both", where, in.Operator, map[bool]string{true: "key-by", false: "partition"}[op.KeyBy != nil])
+			break
+		}
+	}
 	return op
 }
 
@@ -144,6 +153,8 @@ func (d *decoder) kindValue(op *Operator, v *yaml.Node, where string) {
 		op.Sink = d.connector(v, "sink", sinkTypes)
 	case k.UsesPlugin():
 		op.Plugin, _ = d.str(v, string(k)+" plugin name")
+	case (k == KindMinBy || k == KindMaxBy) && deref(v).Kind == yaml.MappingNode:
+		d.byAggregation(op, v, where)
 	case k.IsAggregation():
 		op.Field, _ = d.str(v, string(k)+" field")
 	case k == KindCount:
@@ -151,6 +162,32 @@ func (d *decoder) kindValue(op *Operator, v *yaml.Node, where string) {
 			d.errorf(v, "%s: count must be true (count: true counts records per key)", where)
 		}
 	}
+}
+
+// byAggregation decodes min-by or max-by written as a mapping, Flink's
+// minBy(field, first): { field: f, first: false } keeps the later of tied
+// records.
+func (d *decoder) byAggregation(op *Operator, v *yaml.Node, where string) {
+	what := string(op.Kind)
+	ps, ok := d.mapping(v, what)
+	if !ok {
+		return
+	}
+	first := true
+	for _, kv := range ps {
+		switch kv.Key.Value {
+		case "field":
+			op.Field, _ = d.str(kv.Val, what+" field")
+		case "first":
+			first, _ = d.boolean(kv.Val, what+" first")
+		default:
+			d.unknownKey(kv.Key, what+" of "+where, []string{"field", "first"})
+		}
+	}
+	if !hasKey(ps, "field") {
+		d.errorf(v, "%s: %s needs a field (%s: {field: f, first: true|false})", where, what, what)
+	}
+	op.Last = !first
 }
 
 // inputs decodes input: or connect:, one name or a list of names, each
@@ -173,16 +210,22 @@ func (d *decoder) inputs(v *yaml.Node, what string) []Input {
 	}
 	var out []Input
 	for _, it := range items {
-		s, ok := d.str(it, what)
+		ref, part := it, (*PartitionSpec)(nil)
+		if deref(it).Kind == yaml.MappingNode {
+			if ref, part = d.partitionedInput(it, what); ref == nil {
+				continue
+			}
+		}
+		s, ok := d.str(ref, what)
 		if !ok {
 			continue
 		}
 		opID, tag, side := strings.Cut(s, ".")
 		if !idPattern.MatchString(opID) || (side && !idPattern.MatchString(tag)) {
-			d.errorf(it, "invalid %s %q: write an operator id, or id.tag for a side output", what, s)
+			d.errorf(ref, "invalid %s %q: write an operator id, or id.tag for a side output", what, s)
 			continue
 		}
-		out = append(out, Input{Operator: opID, SideOutput: tag, Pos: nodePos(deref(it))})
+		out = append(out, Input{Operator: opID, SideOutput: tag, Pos: nodePos(deref(ref)), Partition: part})
 	}
 	return out
 }
@@ -254,6 +297,31 @@ func (d *decoder) keyBy(v *yaml.Node) *KeySpec {
 		ks.Fields, ks.FieldPos = []string{s}, []Pos{nodePos(v)}
 	}
 	return ks
+}
+
+// partitionedInput decodes an input written as {from: op, partition: p}:
+// the node naming the operator, and the partition (nil when not given).
+func (d *decoder) partitionedInput(n *yaml.Node, what string) (*yaml.Node, *PartitionSpec) {
+	ps, ok := d.mapping(n, what)
+	if !ok {
+		return nil, nil
+	}
+	var from *yaml.Node
+	var part *PartitionSpec
+	for _, kv := range ps {
+		switch kv.Key.Value {
+		case "from":
+			from = kv.Val
+		case "partition":
+			part = d.partition(kv.Val)
+		default:
+			d.unknownKey(kv.Key, "the "+what+" entry", []string{"from", "partition"})
+		}
+	}
+	if from == nil {
+		d.errorf(n, "an input written as a mapping needs from: {from: op, partition: strategy}")
+	}
+	return from, part
 }
 
 // partition decodes partition: name or {custom: plugin, key: field}.

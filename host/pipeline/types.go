@@ -93,6 +93,11 @@ type Operator struct {
 	Source *Connector // source
 	Sink   *Connector // sink
 
+	// Last: min-by or max-by written with first: false (Flink's
+	// minBy(field, false)): of records tied on the extreme value the later
+	// one is kept; by default, the first.
+	Last bool
+
 	// Inputs in order. For a co-map or co-process these are the two
 	// connected inputs (connect: [a, b]); otherwise one input, or several
 	// for a union. Resolved by the parser: an operator with no input: (and
@@ -121,6 +126,35 @@ type Input struct {
 	Operator   string
 	SideOutput string // "" for the main output
 	Pos        Pos
+	// Partition: the strategy of this input's edge, written on the input
+	// ({from: a, partition: broadcast}), as Flink partitions each stream
+	// before a union or a connect (a.broadcast().union(b.shuffle())). Nil:
+	// the operator's partition, key-by or the default.
+	Partition *PartitionSpec
+}
+
+// InputPartition is the partitioning written for input i: the input's
+// own, else the operator's (nil when neither gives one).
+func (op *Operator) InputPartition(i int) *PartitionSpec {
+	if i < len(op.Inputs) && op.Inputs[i].Partition != nil {
+		return op.Inputs[i].Partition
+	}
+	return op.Partition
+}
+
+// Partitions lists every partitioning the operator writes: the operator's
+// and each input's.
+func (op *Operator) Partitions() []*PartitionSpec {
+	var out []*PartitionSpec
+	if op.Partition != nil {
+		out = append(out, op.Partition)
+	}
+	for _, in := range op.Inputs {
+		if in.Partition != nil {
+			out = append(out, in.Partition)
+		}
+	}
+	return out
 }
 
 // KeySpec is a key-by: one field, several fields (a composite key, hashed

@@ -243,8 +243,10 @@ func (d *decoder) references(p *Pipeline, op *Operator, byID map[string]*Operato
 	if op.KeyBy != nil && op.KeyBy.Plugin != "" {
 		d.plugin(p, op.KeyBy.Plugin, op.KeyBy.Pos, "the key-by of "+name(op))
 	}
-	if op.Partition != nil && op.Partition.Plugin != "" {
-		d.plugin(p, op.Partition.Plugin, op.Partition.Pos, "the partition of "+name(op))
+	for _, part := range op.Partitions() {
+		if part.Plugin != "" {
+			d.plugin(p, part.Plugin, part.Pos, "the partition of "+name(op))
+		}
 	}
 	if pos, ok := op.KeyPos["config"]; ok && !op.Kind.UsesPlugin() && op.Kind != "" {
 		d.errs.errorf(d.file, pos, "%s is a %s: config is only for plugin operators", name(op), op.Kind)

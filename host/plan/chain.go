@@ -12,11 +12,11 @@ import (
 // (flink-semantics.md §3). An unchained edge records every condition it
 // breaks, in the order of §3, joined by "; ".
 //
-// Batch mode: Flink still chains FORWARD edges in BATCH execution (they
-// stay pipelined inside a task); every other exchange is BLOCKING there
-// (arePartitionerAndExchangeModeChainable accepts only a ForwardPartitioner
-// whose exchange is not BATCH). So in batch mode condition 7 reads "ship
-// strategy is X, not FORWARD; batch mode: exchange is blocking".
+// Batch mode changes no condition: Flink still chains FORWARD edges in
+// BATCH execution (arePartitionerAndExchangeModeChainable accepts a
+// ForwardPartitioner whose exchange mode is not BATCH, and the default mode
+// is UNDEFINED). What batch mode changes is the exchange of every edge left
+// unchained, FORWARD included: it is BLOCKING (see Plan).
 func (pl *planner) chain(e *Edge) {
 	up, down := pl.byID[e.From], pl.byID[e.To]
 	var why []string
@@ -42,9 +42,6 @@ func (pl *planner) chain(e *Edge) {
 	}
 	if e.ShipStrategy != Forward { // 7
 		why = append(why, fmt.Sprintf("ship strategy is %s, not FORWARD", e.ShipStrategy))
-		if e.Blocking {
-			why = append(why, "batch mode: exchange is blocking")
-		}
 	}
 	e.Chained = len(why) == 0
 	e.Reason = strings.Join(why, "; ")

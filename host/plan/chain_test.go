@@ -124,7 +124,7 @@ operators:
   - { id: out, sink: { type: discard } }
 `,
 		edges: map[string]string{
-			"src -> sum": "ship strategy is HASH, not FORWARD; batch mode: exchange is blocking",
+			"src -> sum": "ship strategy is HASH, not FORWARD",
 			"sum -> out": "",
 		},
 		tasks: []string{"Source: src", "sum -> Sink: out"},

@@ -26,7 +26,11 @@ func WriteDOT(w io.Writer, g *JobGraph) error {
 		ew.printf("  }\n")
 	}
 	for _, e := range g.Edges {
-		attrs := []string{"label=" + dotQuote(strategyText(e))}
+		label := strategyText(e)
+		if e.Blocking {
+			label += " (blocking)"
+		}
+		attrs := []string{"label=" + dotQuote(label)}
 		if e.Chained {
 			attrs = append(attrs, "style=bold")
 		} else {

@@ -17,8 +17,7 @@ func (pl *planner) inputs(spec *pipeline.Operator) {
 		if spec.Kind.IsCoOperator() {
 			e.InputIndex = i
 		}
-		pl.shipStrategy(e, up, down, spec)
-		e.Blocking = pl.g.Mode == pipeline.Batch && e.ShipStrategy != Forward
+		pl.shipStrategy(e, up, down, spec, spec.InputPartition(i))
 		up.Outputs = append(up.Outputs, e)
 		down.Inputs = append(down.Inputs, e)
 		pl.g.Edges = append(pl.g.Edges, e)
@@ -26,23 +25,26 @@ func (pl *planner) inputs(spec *pipeline.Operator) {
 }
 
 // shipStrategy sets the edge's strategy: HASH for key-by, the partition
-// given, else FORWARD between equal parallelisms and REBALANCE otherwise
-// (Flink StreamGraph.addEdgeInternal).
-func (pl *planner) shipStrategy(e *Edge, up, down *Operator, spec *pipeline.Operator) {
+// given (part: the input's own or the operator's), else FORWARD between
+// equal parallelisms and REBALANCE otherwise (Flink
+// StreamGraph.addEdgeInternal).
+func (pl *planner) shipStrategy(e *Edge, up, down *Operator, spec *pipeline.Operator, part *pipeline.PartitionSpec) {
 	switch {
 	case spec.KeyBy != nil:
 		e.ShipStrategy = Hash
 		e.KeyFields = append([]string(nil), spec.KeyBy.Fields...)
 		e.KeyPlugin = spec.KeyBy.Plugin
-	case spec.Partition != nil && spec.Partition.Strategy == "custom":
+	case part != nil && part.Strategy == "custom":
+		e.written = true
 		e.ShipStrategy = Custom
-		e.CustomPlugin = spec.Partition.Plugin
-		e.CustomKeys = spec.Partition.Keys
-	case spec.Partition != nil:
-		e.ShipStrategy = strings.ToUpper(spec.Partition.Strategy)
+		e.CustomPlugin = part.Plugin
+		e.CustomKeys = part.Keys
+	case part != nil:
+		e.written = true
+		e.ShipStrategy = strings.ToUpper(part.Strategy)
 		if e.ShipStrategy == Forward && up.Parallelism != down.Parallelism {
 			err := partition.ForwardParallelismError(up.ID, up.Parallelism, down.ID, down.Parallelism)
-			pl.errorf(spec.Partition.Pos, "%s", err.Error())
+			pl.errorf(part.Pos, "%s", err.Error())
 		}
 	default:
 		e.ShipStrategy = partition.DefaultName(up.Parallelism, down.Parallelism)
@@ -52,5 +54,5 @@ func (pl *planner) shipStrategy(e *Edge, up, down *Operator, spec *pipeline.Oper
 // defaultRedistribution reports whether the edge is REBALANCE only
 // because no partitioning was given and the parallelism changes.
 func defaultRedistribution(e *Edge, down *Operator) bool {
-	return e.ShipStrategy == Rebalance && down.Spec.KeyBy == nil && down.Spec.Partition == nil
+	return e.ShipStrategy == Rebalance && !e.written
 }

@@ -104,8 +104,10 @@ type Edge struct {
 	CustomKeys   []string // CUSTOM: the key field, or fields (a composite key)
 	Chained      bool
 	Reason       string // why it did not chain; "" when chained
-	// Blocking: in batch mode every non-FORWARD exchange is blocking (a
-	// BLOCKING result partition): the downstream reads it only after the
-	// upstream finished. Always false in streaming mode.
+	// Blocking: in batch mode every edge that is not chained, FORWARD
+	// included, is a BLOCKING result partition: the downstream reads it
+	// only after the upstream finished. Always false in streaming mode.
 	Blocking bool
+
+	written bool // the strategy was written (a partition), not chosen by default
 }

@@ -42,6 +42,8 @@ type jsonEdge struct {
 	ShipStrategy string `json:"ship_strategy"`
 	Chained      bool   `json:"chained"`
 	Reason       string `json:"reason"`
+	// Blocking: a BLOCKING result partition (batch mode, not chained).
+	Blocking bool `json:"blocking,omitempty"`
 }
 
 // WriteJSON prints the plan as one indented JSON document: name, mode,
@@ -65,7 +67,7 @@ func WriteJSON(w io.Writer, g *JobGraph) error {
 		doc.Tasks = append(doc.Tasks, jsonTask{t.Index, t.Name, t.Operators, t.Parallelism, t.SlotSharingGroup})
 	}
 	for _, e := range g.Edges {
-		doc.Edges = append(doc.Edges, jsonEdge{e.From, e.To, e.ShipStrategy, e.Chained, e.Reason})
+		doc.Edges = append(doc.Edges, jsonEdge{e.From, e.To, e.ShipStrategy, e.Chained, e.Reason, e.Blocking})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

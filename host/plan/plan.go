@@ -44,6 +44,11 @@ func Plan(p *pipeline.Pipeline, opts Options) (*JobGraph, error) {
 	}
 	for _, e := range pl.g.Edges {
 		pl.chain(e)
+		// Flink's ALL_EXCHANGES_BLOCKING, the BATCH default: every edge
+		// that is not chained is a BLOCKING result partition, FORWARD
+		// included (StreamingJobGraphGenerator
+		// .determineUndefinedResultPartitionType).
+		e.Blocking = pl.g.Mode == pipeline.Batch && !e.Chained
 	}
 	pl.tasks()
 	pl.slots(opts)

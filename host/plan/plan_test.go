@@ -282,7 +282,8 @@ func TestMode(t *testing.T) {
 	}
 }
 
-// TestBlockingEdges: in batch mode every exchange but FORWARD is blocking.
+// TestBlockingEdges: in batch mode every exchange but a chained one is
+// blocking, FORWARD included.
 func TestBlockingEdges(t *testing.T) {
 	body := `operators:
   - { id: s, source: { type: generator, preset: sequence, count: 1 } }
@@ -296,6 +297,41 @@ func TestBlockingEdges(t *testing.T) {
 		}
 		if e := edge(t, g, "k", "o"); e.Blocking || !e.Chained {
 			t.Errorf("%s: FORWARD edge blocking %v chained %v, want pipelined and chained", mode, e.Blocking, e.Chained)
+		}
+	}
+}
+
+// TestPartitionTypesInBatchMode is Flink's
+// StreamingJobGraphGeneratorTest.testPartitionTypesInBatchMode: BATCH,
+// parallelism 4, chaining disabled; source -> map (parallelism 1, so a
+// FORWARD edge) -> rescale -> map -> rebalance -> map -> keyBy -> map ->
+// sink (FORWARD). Every exchange is BLOCKING, the two FORWARD ones
+// included; in STREAMING mode none is.
+func TestPartitionTypesInBatchMode(t *testing.T) {
+	body := `parallelism: 4
+chaining: false
+plugins:
+  m: { path: m.wasm }
+operators:
+  - { id: src, source: { type: generator, preset: sequence, count: 1 }, parallelism: 1 }
+  - { id: m1, map: m, parallelism: 1 }
+  - { id: m2, map: m, partition: rescale }
+  - { id: m3, map: m, partition: rebalance }
+  - { id: m4, map: m, key-by: n }
+  - { id: out, sink: { type: discard } }
+`
+	edges := [][2]string{{"src", "m1"}, {"m1", "m2"}, {"m2", "m3"}, {"m3", "m4"}, {"m4", "out"}}
+	strategies := []string{Forward, Rescale, Rebalance, Hash, Forward}
+	for mode, want := range map[string]bool{"streaming": false, "batch": true} {
+		g := mustPlan(t, "mode: "+mode+"\n"+body)
+		for i, fromTo := range edges {
+			e := edge(t, g, fromTo[0], fromTo[1])
+			if e.ShipStrategy != strategies[i] || e.Chained {
+				t.Fatalf("%s: %s -> %s is %s chained=%v, want %s unchained", mode, e.From, e.To, e.ShipStrategy, e.Chained, strategies[i])
+			}
+			if e.Blocking != want {
+				t.Errorf("%s: %s -> %s (%s) blocking = %v, want %v", mode, e.From, e.To, e.ShipStrategy, e.Blocking, want)
+			}
 		}
 	}
 }
@@ -355,5 +391,34 @@ operators:
 	}
 	if e := edge(t, g, "inline", "out"); e.ShipStrategy != Rebalance {
 		t.Errorf("inline -> out: %s, want REBALANCE", e.ShipStrategy)
+	}
+}
+
+// TestPartitionPerInput: a union whose inputs are partitioned each their
+// own way, as Flink's a.broadcast().union(b.shuffle()) writes it; an input
+// without one takes the default (FORWARD at equal parallelism). The hint
+// that an edge is REBALANCE only by default does not fire for a written
+// rebalance.
+func TestPartitionPerInput(t *testing.T) {
+	g := mustPlan(t, `parallelism: 2
+operators:
+  - { id: a, source: { type: generator, preset: sequence, count: 1 } }
+  - { id: b, source: { type: generator, preset: sequence, count: 1 } }
+  - { id: c, source: { type: generator, preset: sequence, count: 1 }, parallelism: 1 }
+  - { id: u, input: [{from: a, partition: broadcast}, {from: b, partition: shuffle}, {from: c, partition: rebalance}], sink: { type: discard } }
+  - { id: v, input: [a, {from: b, partition: rescale}], sink: { type: discard } }
+`)
+	for _, c := range []struct{ from, to, want string }{
+		{"a", "u", Broadcast}, {"b", "u", Shuffle}, {"c", "u", Rebalance},
+		{"a", "v", Forward}, {"b", "v", Rescale},
+	} {
+		if e := edge(t, g, c.from, c.to); e.ShipStrategy != c.want {
+			t.Errorf("%s -> %s is %s, want %s", c.from, c.to, e.ShipStrategy, c.want)
+		}
+	}
+	for _, h := range g.Hints {
+		if strings.Contains(h.Text, "only because parallelism changes") {
+			t.Errorf("hint for a written rebalance: %s", h.Text)
+		}
 	}
 }

@@ -39,6 +39,9 @@ func WriteText(w io.Writer, g *JobGraph) error {
 		if !e.Chained {
 			status = "not chained: " + e.Reason
 		}
+		if e.Blocking {
+			status = "blocking exchange, " + status
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", edgeName(e, g), strategyText(e), status)
 	}
 	tw.Flush()

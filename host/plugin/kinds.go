@@ -80,8 +80,10 @@ func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*Mo
 		if op.KeyBy != nil && op.KeyBy.Plugin != "" {
 			edges = append(edges, edgeUse{op.KeyBy.Plugin, abi.KindKeySelector, "key-by", op.KeyBy.Pos})
 		}
-		if op.Partition != nil && op.Partition.Plugin != "" {
-			edges = append(edges, edgeUse{op.Partition.Plugin, abi.KindPartitioner, "custom partition", op.Partition.Pos})
+		for _, part := range op.Partitions() {
+			if part.Plugin != "" {
+				edges = append(edges, edgeUse{part.Plugin, abi.KindPartitioner, "custom partition", part.Pos})
+			}
 		}
 		for _, e := range edges {
 			info, err := describe(e.plugin)

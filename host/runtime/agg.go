@@ -17,7 +17,8 @@ import (
 //     them (numbers, NaN above all and -0.0 below 0.0; strings by UTF-16
 //     code unit; booleans false before true; compareValues);
 //   - min-by, max-by keep the whole record holding the extreme value, the
-//     earlier one on ties;
+//     earlier one on ties, or the later one with first: false (Flink's
+//     minBy(field, false): ComparableAggregator returns value2 on c == 0);
 //   - count emits {<key field>: key, ..., "count": n} (the key fields of the
 //     key-by, or "key" for a key-selector plugin): Flink has no count on a
 //     KeyedStream, and this is what SQL's GROUP BY key, COUNT(*) gives.
@@ -30,6 +31,7 @@ import (
 type aggregate struct {
 	kind      pipeline.Kind
 	field     string
+	last      bool     // min-by, max-by with first: false
 	keyFields []string // count: names of the key's fields
 	batchSize int
 
@@ -280,6 +282,10 @@ func (a *aggregate) update(c *cell, r *abi.Record, raw []byte) error {
 	better := cmp < 0
 	if a.kind == pipeline.KindMax || a.kind == pipeline.KindMaxBy {
 		better = cmp > 0
+	}
+	byRecord := a.kind == pipeline.KindMinBy || a.kind == pipeline.KindMaxBy
+	if cmp == 0 && byRecord && a.last { // minBy(field, false): a tie takes the later record
+		better = true
 	}
 	if !better { // ties keep the earlier record
 		return nil

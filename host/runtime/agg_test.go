@@ -525,3 +525,39 @@ func TestReadNumNamesAUint64PastLong(t *testing.T) {
 		t.Fatalf("a small uint64: %v %v", n, err)
 	}
 }
+
+// TestMinMaxByFirstFlag is Flink's AggregationFunctionTest.minMaxByTest:
+// nine tuples (0, i%3, i) grouped on f0, minBy / maxBy on f1, with first
+// true (the default) and false. Flink's expected outputs, f2 of each.
+func TestMinMaxByFirstFlag(t *testing.T) {
+	var values []string
+	for i := 0; i < 9; i++ {
+		values = append(values, fmt.Sprintf("{f0: 0, f1: %d, f2: %d}", i%3, i))
+	}
+	input := "[" + strings.Join(values, ", ") + "]"
+	for _, c := range []struct {
+		agg  string
+		want []int // f2 of each output
+	}{
+		{"max-by: f1", []int{0, 1, 2, 2, 2, 2, 2, 2, 2}},
+		{"max-by: {field: f1, first: true}", []int{0, 1, 2, 2, 2, 2, 2, 2, 2}},
+		{"max-by: {field: f1, first: false}", []int{0, 1, 2, 2, 2, 5, 5, 5, 8}},
+		{"min-by: f1", []int{0, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{"min-by: {field: f1, first: false}", []int{0, 0, 0, 3, 3, 3, 6, 6, 6}},
+	} {
+		t.Run(c.agg, func(t *testing.T) {
+			src := strings.Replace(fmt.Sprintf(aggPipeline, "streaming", input, c.agg), "key-by: k", "key-by: f0", 1)
+			conn, _, _, err := runYAML(t, src, nil, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int
+			for _, r := range conn.records("out") {
+				got = append(got, int(intField(r.Value, "f2")))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Fatalf("f2 = %v, want Flink's %v", got, c.want)
+			}
+		})
+	}
+}

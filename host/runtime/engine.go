@@ -34,7 +34,7 @@ type Options struct {
 	// already emitted still reach the sinks) before it is torn down
 	// (default 10s).
 	DrainTimeout time.Duration
-	// HotKeyShare is the share of a HASH edge's records above which the
+	// HotKeyShare is the share of a HASH or CUSTOM edge's records above which the
 	// summary names the key as hot (default 0.5).
 	HotKeyShare float64
 	// StateBytes caps the keyed state a plugin operator's subtask holds,

@@ -6,7 +6,8 @@ import (
 	"sync"
 )
 
-// hotKeys samples the keys leaving one upstream subtask on a HASH edge and
+// hotKeys samples the keys leaving one upstream subtask on a HASH or a
+// CUSTOM edge and
 // keeps the heavy hitters of the sample (Misra-Gries with hotKeySlots
 // counters: a key holding a share s of the sample is kept with a count of
 // at least (s - 1/(hotKeySlots+1)) of it). Sampling skips a random gap of
@@ -23,8 +24,9 @@ type hotKeys struct {
 }
 
 type hotSlot struct {
-	key   []byte
-	count int64
+	key     []byte
+	count   int64
+	channel int // the channel the key went to (observeAt), -1: not known
 }
 
 const (
@@ -50,16 +52,25 @@ func (h *hotKeys) nextGap() int {
 // small enough to be inlined: a decrement and a compare per record.
 func (h *hotKeys) observe(key []byte) {
 	if h.skip--; h.skip <= 0 {
-		h.sample(key)
+		h.sample(key, -1)
 	}
 }
 
-func (h *hotKeys) sample(key []byte) {
-	h.skip = h.nextGap()
-	h.add(key)
+// observeAt is observe for an edge whose channels the engine does not
+// derive from the key (CUSTOM: a user partitioner chose channel), so the
+// sketch keeps the channel with the key.
+func (h *hotKeys) observeAt(key []byte, channel int) {
+	if h.skip--; h.skip <= 0 {
+		h.sample(key, channel)
+	}
 }
 
-func (h *hotKeys) add(key []byte) {
+func (h *hotKeys) sample(key []byte, channel int) {
+	h.skip = h.nextGap()
+	h.add(key, channel)
+}
+
+func (h *hotKeys) add(key []byte, channel int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.sampled++
@@ -69,12 +80,13 @@ func (h *hotKeys) add(key []byte) {
 	for i := 0; i < h.used; i++ {
 		if bytes.Equal(h.slots[i].key, key) {
 			h.slots[i].count++
+			h.slots[i].channel = channel
 			return
 		}
 	}
 	if h.used < hotKeySlots {
 		s := &h.slots[h.used]
-		s.key, s.count = append(s.key[:0], key...), 1
+		s.key, s.count, s.channel = append(s.key[:0], key...), 1, channel
 		h.used++
 		return
 	}
@@ -90,10 +102,12 @@ func (h *hotKeys) add(key []byte) {
 	h.used = j
 }
 
-// keyShare is a key and its estimated share of the sampled records.
+// keyShare is a key and its estimated share of the sampled records, with
+// the channel it went to when the sketches kept it (-1 otherwise).
 type keyShare struct {
-	key   []byte
-	share float64
+	key     []byte
+	share   float64
+	channel int
 }
 
 // mergeHotKeys merges the sketches of every upstream subtask of an edge and
@@ -101,6 +115,7 @@ type keyShare struct {
 // Too small a sample says nothing: below minSample samples it returns none.
 func mergeHotKeys(sketches []*hotKeys, threshold float64, minSample int64) []keyShare {
 	counts := map[string]int64{}
+	channels := map[string]int{}
 	var total int64
 	for _, h := range sketches {
 		if h == nil {
@@ -109,7 +124,11 @@ func mergeHotKeys(sketches []*hotKeys, threshold float64, minSample int64) []key
 		h.mu.Lock()
 		total += h.sampled
 		for i := 0; i < h.used; i++ {
-			counts[string(h.slots[i].key)] += h.slots[i].count
+			k := string(h.slots[i].key)
+			counts[k] += h.slots[i].count
+			if ch, ok := channels[k]; !ok || ch < 0 {
+				channels[k] = h.slots[i].channel
+			}
 		}
 		h.mu.Unlock()
 	}
@@ -119,7 +138,7 @@ func mergeHotKeys(sketches []*hotKeys, threshold float64, minSample int64) []key
 	var hot []keyShare
 	for k, c := range counts {
 		if s := float64(c) / float64(total); s > threshold {
-			hot = append(hot, keyShare{key: []byte(k), share: s})
+			hot = append(hot, keyShare{key: []byte(k), share: s, channel: channels[k]})
 		}
 	}
 	sort.Slice(hot, func(i, j int) bool { return hot[i].share > hot[j].share })

@@ -86,13 +86,18 @@ type OperatorMetrics struct {
 	Skew float64
 }
 
-// HotKey is a key that carried more than Options.HotKeyShare of a HASH
-// edge's sampled records.
+// HotKey is a key that carried more than Options.HotKeyShare of a HASH or
+// CUSTOM edge's sampled records.
 type HotKey struct {
 	From, To string
+	Strategy string  // HASH or CUSTOM
 	Key      string  // rendered as JSON
 	Share    float64 // estimated fraction of the edge's records
 	Subtask  int     // the downstream subtask that owns it
+	// Advice is what applies to this edge: salt or pre-aggregate a key-by,
+	// spread a custom partitioner, or, on the merge edge after a keyed
+	// aggregation in streaming mode, what salting cannot do there.
+	Advice string
 }
 
 // Result is what a run did.

@@ -172,6 +172,8 @@ func (e *Execution) newEdgeOut(edge *plan.Edge, i int, byID map[string]*plan.Ope
 	case plan.Custom:
 		o.route = routeCustom
 		o.keys = &keyReader{fields: edge.CustomKeys}
+		o.hot = newHotKeys(uint64(e.opts.Seed) ^ uint64(i+1)*0x9e3779b97f4a7c15 ^ uint64(len(e.outs)))
+		e.hot[edge] = append(e.hot[edge], o.hot)
 		if edge.CustomPlugin == "" || len(edge.CustomKeys) == 0 {
 			return nil, fmt.Errorf("runtime: CUSTOM edge %s -> %s needs a partitioner plugin and a key field", edge.From, edge.To)
 		}

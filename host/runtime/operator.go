@@ -8,7 +8,11 @@ package runtime
 // operators implement Operator directly, and host/plugin adapts Wasm
 // plugin instances to it (host/plugin imports runtime, never the reverse).
 
-import "github.com/sluicehq/sluice/host/pipeline"
+import (
+	"time"
+
+	"github.com/sluicehq/sluice/host/pipeline"
+)
 
 // Operator processes record batches for one subtask. The engine calls it
 // from one goroutine only: Open once, Process for each input batch, then
@@ -87,6 +91,18 @@ type OpenContext struct {
 	// record was counted and skipped or sent to the dead-letter output.
 	// Nil outside the engine: every failure fails.
 	Reject func(*RecordFailure) error
+
+	idle *counter // a source's idle time (AddIdle); nil outside the engine
+}
+
+// AddIdle counts d as time the source spent waiting for its next record
+// (a rate limit, a read that blocked): idle time, as Flink counts a source
+// waiting for input, not busy time. Only sources call it; outside the
+// engine it does nothing.
+func (c *OpenContext) AddIdle(d time.Duration) {
+	if c != nil && c.idle != nil && d > 0 {
+		c.idle.add(int64(d))
+	}
 }
 
 // GuestLog is implemented by operators that run guest code whose stdout

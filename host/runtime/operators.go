@@ -35,7 +35,9 @@ func (s *subtask) makeOperator(co *chainOp) error {
 		if len(spec.Inputs) > 0 {
 			keyFields = spec.Inputs[0].KeyFields
 		}
-		co.op = newAggregate(spec.Kind, spec.Spec.Field, keyFields, e.opts.BatchSize)
+		agg := newAggregate(spec.Kind, spec.Spec.Field, keyFields, e.opts.BatchSize)
+		agg.last = spec.Spec.Last
+		co.op = agg
 		if batchMode { // key by key, each key's records in time order: the first record is the earliest
 			co.op = newSortedInput(co.op, spec.Kind, e.opts.BatchSize)
 		}
@@ -57,6 +59,9 @@ func (s *subtask) makeOperator(co *chainOp) error {
 			op = newSortedInput(op, spec.Kind, e.opts.BatchSize)
 		}
 		co.op = op
+	}
+	if _, sorted := co.op.(*sortedInput); !sorted && co.op != nil && blockingInput(spec.Inputs) {
+		co.op = newHeldInput(co.op)
 	}
 	return nil
 }

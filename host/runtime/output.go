@@ -36,7 +36,7 @@ type edgeOut struct {
 	keys     *keyReader        // routeHash, routeCustom
 	custom   *partition.Custom // routeCustom
 	user     CustomPartitioner // routeCustom: the plugin instance
-	hot      *hotKeys          // routeHash
+	hot      *hotKeys          // routeHash, routeCustom
 
 	batchSize, batchBytes int
 	done                  <-chan struct{}
@@ -237,11 +237,15 @@ func (o *edgeOut) routeCustom(b []byte, n int) error {
 	if err := o.checkChannels(n); err != nil {
 		return err
 	}
+	keys := abi.NewReader(o.rekeyed.Buf, n)
 	off := 0
 	for i := 0; i < n; i++ {
 		end, err := abi.Skip(b, off)
 		if err != nil {
 			return o.recordErr(err)
+		}
+		if keys.Next() {
+			o.hot.observeAt(keys.Current().Key, int(o.chanIdx[i]))
 		}
 		if err := o.appendRecord(o.chans[o.chanIdx[i]], b[off:end]); err != nil {
 			return err

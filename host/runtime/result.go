@@ -1,11 +1,12 @@
 package runtime
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/sluicehq/sluice/abi"
-
 	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plan"
 	"github.com/sluicehq/sluice/partition"
 )
 
@@ -82,8 +83,9 @@ func (e *Execution) total() int64 {
 	return sum
 }
 
-// hotKeys names the keys that carry more than HotKeyShare of a HASH
-// edge's records, with the downstream subtask that has to process them.
+// hotKeys names the keys that carry more than HotKeyShare of a HASH or
+// CUSTOM edge's records, with the downstream subtask that has to process
+// them.
 func (e *Execution) hotKeys() []HotKey {
 	var out []HotKey
 	for _, edge := range e.job.Edges {
@@ -92,18 +94,43 @@ func (e *Execution) hotKeys() []HotKey {
 			continue
 		}
 		p, maxP := 1, 1
+		var from *plan.Operator
 		for _, op := range e.job.Operators {
 			if op.ID == edge.To {
 				p, maxP = op.Parallelism, op.MaxParallelism
 			}
+			if op.ID == edge.From {
+				from = op
+			}
 		}
+		advice := hotKeyAdvice(edge, from, e.job.Mode)
 		for _, ks := range mergeHotKeys(sketches, e.opts.HotKeyShare, minHotSample) {
-			hk := HotKey{From: edge.From, To: edge.To, Key: preview(ks.key), Share: ks.share, Subtask: -1}
-			if h, err := abi.KeyHash(ks.key); err == nil {
-				hk.Subtask = partition.OperatorIndexForKeyGroup(maxP, p, partition.KeyGroup(h, maxP))
+			hk := HotKey{From: edge.From, To: edge.To, Strategy: edge.ShipStrategy, Key: preview(ks.key), Share: ks.share, Subtask: -1, Advice: advice}
+			switch {
+			case edge.ShipStrategy == plan.Custom:
+				hk.Subtask = ks.channel // what the user partitioner chose
+			default:
+				if h, err := abi.KeyHash(ks.key); err == nil {
+					hk.Subtask = partition.OperatorIndexForKeyGroup(maxP, p, partition.KeyGroup(h, maxP))
+				}
 			}
 			out = append(out, hk)
 		}
 	}
 	return out
+}
+
+// hotKeyAdvice says what helps against a hot key on edge, whose upstream
+// operator is from.
+func hotKeyAdvice(edge *plan.Edge, from *plan.Operator, mode pipeline.Mode) string {
+	if edge.ShipStrategy == plan.Custom {
+		return fmt.Sprintf("the partitioner %q sends every record of the key to one subtask: spread the key over several channels in the partitioner, or salt the key", edge.CustomPlugin)
+	}
+	// Flink's rolling aggregations and reduce emit an updated result for
+	// every record they read in streaming mode
+	if from != nil && mode != pipeline.Batch && from.Kind.NeedsKey() {
+		return fmt.Sprintf("these are %q's running results, one for every record it reads in streaming mode, so salting its key does not thin them out: "+
+			"in batch mode it emits one result per key; in streaming mode pre-aggregate before its key-by (a combiner plugin)", from.ID)
+	}
+	return "salt the key and merge, or pre-aggregate before the key-by"
 }

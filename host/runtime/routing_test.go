@@ -403,3 +403,43 @@ operators:
 		}
 	}
 }
+
+// TestUnionPartitionPerInput: a.broadcast().union(b.shuffle()) — each of
+// a's records reaches every subtask of the union, each of b's exactly one.
+func TestUnionPartitionPerInput(t *testing.T) {
+	conn, _, _, err := runYAML(t, `
+version: 1
+name: union
+operators:
+  - { id: a, source: { type: elements, values: [{n: 1}, {n: 2}] } }
+  - { id: b, source: { type: elements, values: [{n: 3}, {n: 4}, {n: 5}] } }
+  - { id: u, parallelism: 3, input: [{from: a, partition: broadcast}, {from: b, partition: shuffle}], sink: { type: discard } }
+`, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]map[int]int{}
+	for _, r := range conn.records("u") {
+		n := intField(r.Value, "n")
+		if seen[n] == nil {
+			seen[n] = map[int]int{}
+		}
+		seen[n][r.Subtask]++
+	}
+	for n := int64(1); n <= 5; n++ {
+		want := 1
+		if n <= 2 {
+			want = 3 // broadcast: once on each of the 3 subtasks
+		}
+		total := 0
+		for sub, c := range seen[n] {
+			if c != 1 {
+				t.Errorf("n=%d reached subtask %d %d times", n, sub, c)
+			}
+			total += c
+		}
+		if total != want {
+			t.Errorf("n=%d reached %d subtasks, want %d", n, total, want)
+		}
+	}
+}

@@ -66,8 +66,8 @@ func (r *Result) WriteSummary(w io.Writer) error {
 				where = fmt.Sprintf(": subtask %d/%d of %q processes all of them", h.Subtask+1, m.Parallelism, h.To)
 			}
 		}
-		fmt.Fprintf(&b, "warning: hot key %s carries %.0f%% of the records on the HASH edge %s -> %s%s; "+
-			"salt the key and merge, or pre-aggregate before the key-by\n", h.Key, 100*h.Share, h.From, h.To, where)
+		fmt.Fprintf(&b, "warning: hot key %s carries %.0f%% of the records on the %s edge %s -> %s%s; %s\n",
+			h.Key, 100*h.Share, h.Strategy, h.From, h.To, where, h.Advice)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -108,6 +108,7 @@ func (s *subtask) setup() error {
 		if co.op != nil {
 			err = co.op.Open(ctx)
 		} else {
+			ctx.idle = &s.metrics.idle
 			err = s.source.Open(ctx)
 			if err == nil {
 				s.total.Store(s.source.Total())

@@ -4,7 +4,7 @@ import "time"
 
 // JobMetrics is what GET /v1/jobs/{id}/metrics shows: per task its
 // subtasks' times (ms per second, Flink's busyTimeMsPerSecond, ...), per
-// operator its subtasks' records and bytes, the hot keys of HASH edges,
+// operator its subtasks' records and bytes, the hot keys of HASH and CUSTOM edges,
 // and per plugin instance its calls.
 type JobMetrics struct {
 	Job         string            `json:"job"`
@@ -78,11 +78,13 @@ type OperatorSubtask struct {
 
 // HotKey is a key carrying more than half of a HASH edge's records.
 type HotKey struct {
-	From    string  `json:"from"`
-	To      string  `json:"to"`
-	Key     string  `json:"key"` // as JSON
-	Share   float64 `json:"share"`
-	Subtask int     `json:"subtask"` // the downstream subtask that owns it
+	From     string  `json:"from"`
+	To       string  `json:"to"`
+	Strategy string  `json:"strategy"` // HASH or CUSTOM
+	Key      string  `json:"key"`      // as JSON
+	Share    float64 `json:"share"`
+	Subtask  int     `json:"subtask"` // the downstream subtask that owns it
+	Advice   string  `json:"advice"`  // what applies to this edge
 }
 
 // PluginCalls are the calls into one plugin instance slot (an operator
@@ -178,7 +180,7 @@ func (j *Job) metrics() JobMetrics {
 		m.Operators = append(m.Operators, om)
 	}
 	for _, hk := range res.HotKeys {
-		m.HotKeys = append(m.HotKeys, HotKey{From: hk.From, To: hk.To, Key: hk.Key, Share: hk.Share, Subtask: hk.Subtask})
+		m.HotKeys = append(m.HotKeys, HotKey{From: hk.From, To: hk.To, Strategy: hk.Strategy, Key: hk.Key, Share: hk.Share, Subtask: hk.Subtask, Advice: hk.Advice})
 	}
 	for _, st := range j.meter.all() {
 		m.Plugins = append(m.Plugins, st.view())

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,6 +116,10 @@ operators:
 	rows := eval(`document.querySelectorAll('#subtasks tbody tr').length`)
 	charts := eval(`document.querySelectorAll('#skew svg.skew-chart').length`)
 	hotRows := eval(`document.querySelectorAll('#hotkeys tbody tr').length`)
+	hotRow, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#hotkeys tbody tr:first-child td')].map(td => td.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	before := eval(inOf)
 	// and it keeps moving while the job runs
 	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](inOf+` > `+strconv.Itoa(before), chromedp.WithPollingTimeout(time.Minute))); err != nil {
@@ -125,6 +130,10 @@ operators:
 	}
 	if !slices.Contains(labels, "HASH") {
 		t.Errorf("edge labels %q, want HASH", labels)
+	}
+	// the key as a user writes it, not as JSON text inside quotes
+	if len(hotRow) != 5 || hotRow[0] != "valid → totals (HASH)" || hotRow[1] != "acct-corp" || !strings.HasPrefix(hotRow[4], "salt the key") {
+		t.Errorf("hot key row %q, want the edge with its strategy, acct-corp unquoted, and the advice", hotRow)
 	}
 	if tasks != 2 || rows != 4*2 || charts != 2 || hotRows < 1 {
 		t.Errorf("%d task boxes, %d subtask rows, %d skew charts, %d hot keys; want 2, 8, 2, at least 1", tasks, rows, charts, hotRows)

@@ -69,6 +69,17 @@ function fillRows(tbody, rows) {
   }));
 }
 
+// keyText shows a key the API gives as JSON: a string without its JSON
+// quotes, anything else (a number, a tuple) as written.
+function keyText(json) {
+  try {
+    const v = JSON.parse(json);
+    return typeof v === "string" ? v : json;
+  } catch (e) {
+    return json;
+  }
+}
+
 function fmt(n) {
   if (!Number.isFinite(n)) return "–";
   if (Math.abs(n) >= 1e6) return (n / 1e6).toFixed(1) + "M";
@@ -173,7 +184,7 @@ async function refreshJob(id) {
   subtaskTable(metrics);
   skewCharts(metrics);
   fillRows($("hotkeys").tBodies[0], metrics.hot_keys.map((h) => [
-    h.from + " → " + h.to + " (HASH)", h.key, (100 * h.share).toFixed(0) + "%", h.subtask]));
+    h.from + " → " + h.to + " (" + h.strategy + ")", keyText(h.key), (100 * h.share).toFixed(0) + "%", h.subtask, h.advice]));
   fillRows($("plugins").tBodies[0], metrics.plugins.map((p) => {
     const calls = Object.values(p.calls).reduce((a, b) => a + b, 0);
     const errs = Object.entries(p.errors).map(([k, v]) => k + " " + v).join(", ") || "0";

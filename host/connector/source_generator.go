@@ -7,8 +7,16 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/connector/spec"
+	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/runtime"
 )
+
+func init() {
+	registerSource(spec.Generator, func(_ *Builtin, o *options, _ *pipeline.Operator, subtask, parallelism int) (runtime.Source, error) {
+		return newGenerator(o, subtask, parallelism)
+	})
+}
 
 // generatorSource is one subtask of a generator: it produces the records
 // whose sequence number n satisfies n % parallelism == subtask, in

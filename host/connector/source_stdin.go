@@ -4,8 +4,16 @@ import (
 	"context"
 	"io"
 
+	"github.com/sluicehq/sluice/host/connector/spec"
+	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/runtime"
 )
+
+func init() {
+	registerSource(spec.Stdin, func(b *Builtin, o *options, op *pipeline.Operator, _, parallelism int) (runtime.Source, error) {
+		return newStdinSource(o, b, op.OnError, parallelism)
+	})
+}
 
 // stdinSource reads JSON lines or CSV from the host's standard input (or
 // Builtin.Stdin): options format (json, the default, or csv) and, for csv,

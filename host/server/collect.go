@@ -118,8 +118,8 @@ var Collect = &spec.Connector{
 	Doc: "The records of every collect sink of a job go to one buffer of at most `output-records` records " +
 		"and `output-bytes` bytes of values (server settings), oldest dropped first; a record larger than " +
 		"`output-bytes` is kept as a note of its size. `GET /v1/jobs/{id}/output` answers the buffer, oldest " +
-		"first, each record with its sink and subtask, and the total the sinks received. The buffer lives " +
-		"in the server's memory, with the job's history.",
+		"first, each record with its sink and subtask, and the total the sinks received. The buffer is in the " +
+		"server's memory, kept as long as the server keeps the ended job (`job-history`).",
 	// a replay from a checkpoint keeps again what it sends again
 	Guarantee: spec.AtLeastOnce,
 }

@@ -16,4 +16,14 @@ var Elements = &Connector{
 	Replayable:  true,
 	Guarantee:   ExactlyOnce,
 	NonParallel: true,
+	Example: `version: 1
+name: inline
+operators:
+  - id: people
+    source:
+      type: elements
+      values: [{ name: ada, born: 1815 }, { name: alan, born: 1912 }]
+  - id: out
+    sink: { type: print, prefix: person }
+`,
 }

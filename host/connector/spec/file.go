@@ -42,6 +42,15 @@ var FileSink = &Connector{
 		nullLiteralOption("the cell text null is written as"),
 	},
 	Check: checkNullLiteral("sink"),
+	Example: `version: 1
+name: to-files
+parallelism: 3
+operators:
+  - id: readings
+    source: { type: generator, preset: sensors, count: 300, seed: 4 }
+  - id: out
+    sink: { type: file, path: out/readings.csv, null-literal: "NULL" }
+`,
 	// it truncates its file when it opens and has no commit protocol: a
 	// restored job writes the file afresh, without what came before
 	Guarantee: None,

@@ -37,7 +37,20 @@ var Generator = &Connector{
 		}
 		return Unbounded
 	},
-	UnboundedWhy:  "a generator without count",
+	UnboundedWhy: "a generator without count",
+	BoundedDoc:   "with `count`",
+	Example: `version: 1
+name: payments
+parallelism: 2
+operators:
+  - id: txns
+    source: { type: generator, preset: transactions, count: 1000, rate: 5000, seed: 7, skew: 0.3 }
+  - id: per-account
+    key-by: accountId
+    sum: amount
+  - id: out
+    sink: { type: discard }
+`,
 	Replayable:    true,
 	Guarantee:     ExactlyOnce,
 	VariantOption: "preset",

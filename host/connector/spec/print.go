@@ -15,5 +15,14 @@ var Print = &Connector{
 	// a line written stays written: a restored job prints again what
 	// came after its checkpoint
 	Guarantee: AtLeastOnce,
-	HostIO:    true,
+	Example: `version: 1
+name: printed
+parallelism: 2
+operators:
+  - id: words
+    source: { type: generator, preset: words, count: 6, seed: 1 }
+  - id: out
+    sink: { type: print, prefix: line }
+`,
+	HostIO: true,
 }

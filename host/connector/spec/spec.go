@@ -160,6 +160,9 @@ type Connector struct {
 	// ("a generator without count"); "" means "<name> never ends".
 	Boundedness  func(opts map[string]any) Boundedness
 	UnboundedWhy string
+	// BoundedDoc says when it ends, for the docs, where that depends on
+	// its options ("with `count`").
+	BoundedDoc string
 	// Replayable: a source can read its records again from a position
 	// (what a restore from a checkpoint needs).
 	Replayable bool
@@ -173,6 +176,9 @@ type Connector struct {
 	// VariantOption names the option whose value picks a Variant.
 	VariantOption string
 	Variants      []Variant
+	// Example is a pipeline using the connector, for the docs (a test
+	// lints, plans and runs each); "" for none.
+	Example string
 	// Check finds problems across options that the options' own specs
 	// cannot (null-literal only with format csv); nil: none.
 	Check func(opts map[string]any) []Problem

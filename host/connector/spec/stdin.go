@@ -20,5 +20,14 @@ var Stdin = &Connector{
 	Check:        checkNullLiteral("source"),
 	Guarantee:    None,
 	NonParallel:  true,
-	HostIO:       true,
+	Example: `version: 1
+name: from-stdin
+mode: batch
+operators:
+  - id: rows
+    source: { type: stdin, format: csv, null-literal: "NULL" }
+  - id: out
+    sink: { type: print }
+`,
+	HostIO: true,
 }

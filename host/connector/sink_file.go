@@ -48,7 +48,7 @@ func newFileSink(o *options, b *Builtin, subtask, parallelism int) (*fileSink, e
 		o.fail("option \"path\" is required")
 	}
 	path := o.str("path", "")
-	format := o.oneOf("format", spec.FileFormat(path), "json", "csv")
+	format := o.specEnum("format", spec.FileFormat(path))
 	null, hasNull := o.nullLiteral(format)
 	if err := o.finish(); err != nil {
 		return nil, err

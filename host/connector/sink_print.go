@@ -33,7 +33,7 @@ type printSink struct {
 }
 
 func newPrintSink(o *options, b *Builtin, subtask, parallelism int) (*printSink, error) {
-	prefix := o.str("prefix", "")
+	prefix := o.specString("prefix")
 	if err := o.finish(); err != nil {
 		return nil, err
 	}

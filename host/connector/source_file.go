@@ -40,7 +40,7 @@ func newFileSource(o *options, b *Builtin, onError string, subtask, parallelism 
 		o.fail("option \"path\" is required")
 	}
 	path := o.str("path", "")
-	format := o.oneOf("format", spec.FileFormat(path), "json", "csv")
+	format := o.specEnum("format", spec.FileFormat(path))
 	null, hasNull := o.nullLiteral(format)
 	if err := o.finish(); err != nil {
 		return nil, err

@@ -26,7 +26,7 @@ type stdinSource struct {
 }
 
 func newStdinSource(o *options, b *Builtin, onError string, parallelism int) (*stdinSource, error) {
-	format := o.oneOf("format", "json", "json", "csv")
+	format := o.specEnum("format", "")
 	null, hasNull := o.nullLiteral(format)
 	if err := o.finish(); err != nil {
 		return nil, err

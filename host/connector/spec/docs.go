@@ -81,10 +81,7 @@ func connectorDoc(b *strings.Builder, c *Connector) {
 	} else {
 		w("| option | type | default | what |\n|---|---|---|---|\n")
 		for _, o := range c.Options {
-			def := o.Default
-			if o.Required {
-				def = "required"
-			}
+			def := defaultDoc(c, o)
 			what := o.Doc
 			if o.Only != nil {
 				vals := make([]string, len(o.Only.Values))
@@ -174,4 +171,38 @@ func num(v float64) string {
 		return fmt.Sprintf("10^%d", len(strconv.FormatInt(int64(v), 10))-1)
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// defaultDoc writes an option's default: required, its DefaultDoc, each
+// variant's own, or the value.
+func defaultDoc(c *Connector, o Option) string {
+	switch {
+	case o.Required:
+		return "required"
+	case o.DefaultDoc != "":
+		return o.DefaultDoc
+	}
+	var per []string
+	for _, v := range c.Variants {
+		if d, ok := v.Defaults[o.Name]; ok {
+			per = append(per, fmt.Sprintf("%s (%s)", valueDoc(d), v.Name))
+		}
+	}
+	if len(per) > 0 {
+		return strings.Join(per, ", ")
+	}
+	if o.Default == nil {
+		return "none"
+	}
+	return valueDoc(o.Default)
+}
+
+func valueDoc(v any) string {
+	switch x := v.(type) {
+	case string:
+		return "`" + x + "`"
+	case float64:
+		return num(x)
+	}
+	return fmt.Sprint(v)
 }

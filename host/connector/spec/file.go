@@ -62,11 +62,11 @@ func pathOption(doc string) Option {
 }
 
 var formatOption = Option{Name: "format", Type: Enum, Choices: []string{"json", "csv"},
-	Default: "`csv` for a path ending in `.csv` (any case), else `json`",
-	Doc:     "`json`: one JSON value per line; `csv`: a header row naming the fields, then one record per row"}
+	DefaultDoc: "`csv` for a path ending in `.csv` (any case), else `json`",
+	Doc:        "`json`: one JSON value per line; `csv`: a header row naming the fields, then one record per row"}
 
 func nullLiteralOption(doc string) Option {
-	return Option{Name: "null-literal", Type: String, Empty: true, Default: "none",
+	return Option{Name: "null-literal", Type: String, Empty: true, DefaultDoc: "none",
 		Doc: doc + " (format `csv` only; Flink's `csv.null-literal`). Quote it: YAML reads a bare `NULL` as null"}
 }
 

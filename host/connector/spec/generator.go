@@ -16,19 +16,19 @@ var Generator = &Connector{
 	Options: []Option{
 		{Name: "preset", Type: Enum, Required: true, Choices: []string{"transactions", "sensors", "words", "sequence"},
 			Doc: "what the records look like (see [the presets](#generator-presets))"},
-		{Name: "count", Type: Int, Min: 0, Max: 1 << 53, Default: "unbounded",
+		{Name: "count", Type: Int, Min: 0, Max: 1 << 53, DefaultDoc: "none: unbounded",
 			Doc: "records for the whole source; without it the source never ends"},
-		{Name: "rate", Type: Number, Min: 0, Max: 1e12, Default: "0",
+		{Name: "rate", Type: Number, Min: 0, Max: 1e12, Default: 0.0,
 			Doc: "records per second for the whole source; 0: as fast as downstream takes them"},
-		{Name: "seed", Type: Int, Min: -1 << 53, Max: 1 << 53, Default: "0",
+		{Name: "seed", Type: Int, Min: -1 << 53, Max: 1 << 53, Default: int64(0),
 			Doc: "the seed every random draw is made from"},
-		{Name: "accounts", Type: Int, Min: 1, Max: 1e15, Default: "1000", Only: &Only{"preset", []string{"transactions"}},
+		{Name: "accounts", Type: Int, Min: 1, Max: 1e15, Default: int64(1000), Only: &Only{"preset", []string{"transactions"}},
 			Doc: "distinct accounts"},
-		{Name: "devices", Type: Int, Min: 1, Max: 1e15, Default: "100", Only: &Only{"preset", []string{"sensors"}},
+		{Name: "devices", Type: Int, Min: 1, Max: 1e15, Default: int64(100), Only: &Only{"preset", []string{"sensors"}},
 			Doc: "distinct devices"},
-		{Name: "hot-key", Type: String, Default: "`acct-corp`, `sensor-hot`", Only: &Only{"preset", []string{"transactions", "sensors"}},
+		{Name: "hot-key", Type: String, Only: &Only{"preset", []string{"transactions", "sensors"}},
 			Doc: "the account or device of the skewed share of records"},
-		{Name: "skew", Type: Number, Min: 0, Max: 1, Default: "0", Only: &Only{"preset", []string{"transactions", "sensors"}},
+		{Name: "skew", Type: Number, Min: 0, Max: 1, Default: 0.0, Only: &Only{"preset", []string{"transactions", "sensors"}},
 			Doc: "the share of records (0 to 1) that carry `hot-key`: a hot key, as real data has"},
 	},
 	Boundedness: func(opts map[string]any) Boundedness {
@@ -55,7 +55,7 @@ operators:
 	Guarantee:     ExactlyOnce,
 	VariantOption: "preset",
 	Variants: []Variant{
-		{Name: "transactions", Doc: "payments between accounts", Fields: []Field{
+		{Name: "transactions", Doc: "payments between accounts", Defaults: map[string]any{"hot-key": "acct-corp"}, Fields: []Field{
 			{Name: "txnId", Type: "string", Doc: "`t` and the sequence number, at least 9 digits: `t000000042`"},
 			{Name: "accountId", Type: "string", Doc: "`acct-` and a number below `accounts`, at least 4 digits (`acct-0042`), or `hot-key`"},
 			{Name: "amount", Type: "int", Min: -10000, Max: 10000, Doc: "cents; about half are above 0"},
@@ -63,7 +63,7 @@ operators:
 			{Name: "country", Type: "string", Doc: "`NL`, `DE`, `US`, `FR`, `GB`, `ES`, `IT` or `BE`"},
 			{Name: "ts", Type: "int", Min: tsEpoch, Max: math.MaxInt64, Doc: "the event time, in milliseconds since 1970"},
 		}},
-		{Name: "sensors", Doc: "readings of devices", Fields: []Field{
+		{Name: "sensors", Doc: "readings of devices", Defaults: map[string]any{"hot-key": "sensor-hot"}, Fields: []Field{
 			{Name: "deviceId", Type: "string", Doc: "`sensor-` and a number below `devices`, at least 3 digits (`sensor-042`), or `hot-key`"},
 			{Name: "ts", Type: "int", Min: tsEpoch, Max: math.MaxInt64, Doc: "the event time, in milliseconds since 1970"},
 			{Name: "value", Type: "float", Min: -10, Max: 30, Doc: "two decimals"},

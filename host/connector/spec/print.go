@@ -10,7 +10,7 @@ var Print = &Connector{
 		"`prefix:N> ` at parallelism above 1 (N is the subtask, from 1), `prefix> ` at parallelism 1, " +
 		"`N> ` without a prefix at parallelism above 1, nothing with neither. Subtasks write whole lines.",
 	Options: []Option{
-		{Name: "prefix", Type: String, Empty: true, Default: "none", Doc: "the text before each line (Flink's `print(prefix)`)"},
+		{Name: "prefix", Type: String, Empty: true, Default: "", DefaultDoc: "none", Doc: "the text before each line (Flink's `print(prefix)`)"},
 	},
 	// a line written stays written: a restored job prints again what
 	// came after its checkpoint

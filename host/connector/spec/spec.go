@@ -97,10 +97,14 @@ type Option struct {
 	Name     string
 	Type     Type
 	Required bool
-	// Default is the value when the option is not given, as the docs
-	// write it; "" when there is none (or Required).
-	Default string
-	Doc     string
+	// Default is the value when the option is not given: an int64 for
+	// an Int, a float64 for a Number, a string for a String or an Enum;
+	// nil for none. A Variant may give its own (Connector.DefaultOf).
+	Default any
+	// DefaultDoc says what the default is where Default cannot (it
+	// depends on another option, or there is none), for the docs.
+	DefaultDoc string
+	Doc        string
 	// Choices are the values of an Enum.
 	Choices []string
 	// Min and Max bound an Int or a Number.
@@ -127,6 +131,9 @@ type Variant struct {
 	Name   string
 	Doc    string
 	Fields []Field
+	// Defaults are the variant's own defaults of options, over the
+	// options' Default (the generator's hot-key).
+	Defaults map[string]any
 }
 
 // Field is one field of a variant's records.
@@ -192,6 +199,21 @@ func (c *Connector) Option(name string) (Option, bool) {
 		}
 	}
 	return Option{}, false
+}
+
+// DefaultOf is the default of option name for a connector with options
+// opts: the chosen variant's, else the option's; nil for none.
+func (c *Connector) DefaultOf(name string, opts map[string]any) any {
+	if c.VariantOption != "" {
+		chosen, _ := opts[c.VariantOption].(string)
+		for _, v := range c.Variants {
+			if d, ok := v.Defaults[name]; ok && v.Name == chosen {
+				return d
+			}
+		}
+	}
+	o, _ := c.Option(name)
+	return o.Default
 }
 
 // OptionNames lists the options, in the spec's order.

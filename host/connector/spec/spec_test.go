@@ -3,6 +3,7 @@ package spec
 import (
 	"go/build"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -153,8 +154,14 @@ func TestSpecsAreComplete(t *testing.T) {
 				t.Errorf("%s %s option %s: an enum without choices", c.Role, c.Name, o.Name)
 			case (o.Type == Int || o.Type == Number) && o.Min >= o.Max:
 				t.Errorf("%s %s option %s: range [%v, %v]", c.Role, c.Name, o.Name, o.Min, o.Max)
-			case o.Required && o.Default != "":
+			case o.Required && (o.Default != nil || o.DefaultDoc != ""):
 				t.Errorf("%s %s option %s: required, with a default", c.Role, c.Name, o.Name)
+			}
+			checkDefault(t, c, o, o.Default)
+			for _, v := range c.Variants {
+				if d, ok := v.Defaults[o.Name]; ok {
+					checkDefault(t, c, o, d)
+				}
 			}
 			if o.Only != nil {
 				if _, ok := c.Option(o.Only.Option); !ok {
@@ -195,5 +202,43 @@ func TestSubtaskFile(t *testing.T) {
 	}
 	if FileFormat("X.CSV") != "csv" || FileFormat("x.json") != "json" {
 		t.Error("FileFormat")
+	}
+}
+
+// checkDefault: a default has its option's Go type and lies in its range
+// or choices.
+func checkDefault(t *testing.T, c *Connector, o Option, d any) {
+	t.Helper()
+	if d == nil {
+		return
+	}
+	ok := false
+	switch x := d.(type) {
+	case int64:
+		ok = o.Type == Int && float64(x) >= o.Min && float64(x) <= o.Max
+	case float64:
+		ok = o.Type == Number && x >= o.Min && x <= o.Max
+	case string:
+		ok = o.Type == String && (x != "" || o.Empty) || o.Type == Enum && slices.Contains(o.Choices, x)
+	}
+	if !ok {
+		t.Errorf("%s %s option %s: default %#v does not fit a %s", c.Role, c.Name, o.Name, d, o.Type)
+	}
+}
+
+func TestDefaultOfAVariant(t *testing.T) {
+	for _, tc := range []struct {
+		preset, option string
+		want           any
+	}{
+		{"transactions", "hot-key", "acct-corp"},
+		{"sensors", "hot-key", "sensor-hot"},
+		{"words", "hot-key", nil},
+		{"transactions", "accounts", int64(1000)},
+		{"sensors", "seed", int64(0)},
+	} {
+		if got := Generator.DefaultOf(tc.option, map[string]any{"preset": tc.preset}); got != tc.want {
+			t.Errorf("%s %s: %#v, want %#v", tc.preset, tc.option, got, tc.want)
+		}
 	}
 }

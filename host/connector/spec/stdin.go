@@ -11,7 +11,7 @@ var Stdin = &Connector{
 		"streams it, and mode `batch` reads it to the end. A line it cannot read goes the way of the " +
 		"operator's `on-error`. What it read is gone: it cannot be replayed. See [formats](#formats).",
 	Options: []Option{
-		{Name: "format", Type: Enum, Choices: []string{"json", "csv"}, Default: "`json`",
+		{Name: "format", Type: Enum, Choices: []string{"json", "csv"}, Default: "json",
 			Doc: "`json`: one JSON value per line; `csv`: a header row naming the fields, then one record per row"},
 		nullLiteralOption("the cell text read as null"),
 	},

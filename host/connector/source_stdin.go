@@ -19,7 +19,8 @@ func init() {
 // Builtin.Stdin): options format (json, the default, or csv) and, for csv,
 // null-literal. Parallelism
 // must be 1, and only one source may read stdin. It ends at end of input
-// (but counts as unbounded: see Builtin.Bounded).
+// (spec.EndsWithInput: the planner streams it unless the job asks for
+// batch).
 type stdinSource struct {
 	lineReader
 	r io.Reader

@@ -237,12 +237,28 @@ var tenantWords = strings.NewReplacer(
 	"one of "+strings.Join(connectorSet.Names(connspec.Source), ", "), "one of "+strings.Join(tenantNames(connspec.Source), ", "),
 )
 
+// notOffered drops, from the linter's problem with a connector type, a
+// suggestion of a connector this server does not offer: a tenant who
+// wrote "prnt" is not told to write print.
+var notOffered = func() *strings.Replacer {
+	var pairs []string
+	for _, c := range connectorSet.All() {
+		if !offered(c.Role, c.Name) {
+			pairs = append(pairs, fmt.Sprintf(" (did you mean %q?)", c.Name), "")
+		}
+	}
+	return strings.NewReplacer(pairs...)
+}()
+
 func lintError(errs pipeline.Errors) *Error {
 	errs.Sort()
 	e := &Error{Code: Invalid, Where: PipelineFile, Problems: make([]Problem, 0, len(errs))}
 	var lines []string
 	for _, pe := range errs {
 		msg := tenantWords.Replace(pe.Msg)
+		if strings.Contains(msg, " type must be one of ") {
+			msg = notOffered.Replace(msg)
+		}
 		e.Problems = append(e.Problems, Problem{Line: pe.Pos.Line, Col: pe.Pos.Col, Message: msg})
 		lines = append(lines, fmt.Sprintf("%d:%d: %s", pe.Pos.Line, pe.Pos.Col, msg))
 	}

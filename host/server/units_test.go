@@ -242,3 +242,23 @@ func BenchmarkLimiterAllow(b *testing.B) {
 		l.allow(keys[i%len(keys)])
 	}
 }
+
+// TestTenantsAreSuggestedOnlyWhatTheyMayUse: a mistyped connector type
+// gets the nearest one a tenant may use, and no suggestion of one the
+// server refuses.
+func TestTenantsAreSuggestedOnlyWhatTheyMayUse(t *testing.T) {
+	for typ, want := range map[string]string{
+		"colect": `sink type must be one of collect, discard, not "colect" (did you mean "collect"?)`,
+		"prnt":   `sink type must be one of collect, discard, not "prnt"`,
+	} {
+		src := "version: 1\nname: x\noperators:\n  - {id: a, source: {type: generator, preset: sequence}}\n  - {id: b, sink: {type: " + typ + "}}\n"
+		_, err := pipeline.Parse(PipelineFile, []byte(src), pipeline.ParseOptions{Connectors: Connectors()})
+		var errs pipeline.Errors
+		if !errors.As(err, &errs) {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		if e := lintError(errs); len(e.Problems) != 1 || e.Problems[0].Message != want {
+			t.Errorf("%s: %+v\nwant %s", typ, e.Problems, want)
+		}
+	}
+}

@@ -88,7 +88,7 @@ func Parse(file string, data []byte, opts ParseOptions) (*Pipeline, error) {
 	d := &decoder{file: file, errs: errs, quiet: failed, skipShape: map[*Operator]bool{}, set: opts.connectors()}
 	p := d.pipeline(root.Content[0])
 	if p != nil {
-		p.File, p.Connectors = file, d.set
+		p.File = file
 		d.validate(p)
 		d.checkPluginPaths(p, opts)
 	}

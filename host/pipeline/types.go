@@ -27,8 +27,6 @@ type Pipeline struct {
 	// KeyPos holds where each top-level key was written (for example
 	// KeyPos["slots"]), so later stages can point at a setting.
 	KeyPos map[string]Pos
-	// Connectors is the set of connectors it was parsed against.
-	Connectors *spec.Set
 }
 
 // Mode is the execution mode as written.

@@ -9,7 +9,6 @@ import "go.yaml.in/yaml/v3"
 // knows the feature, not the spelling, is missing.
 var notYet = map[string]map[string]string{
 	"pipeline": {
-		"checkpointing": "checkpoint settings in the pipeline (Flink's execution.checkpointing.*)",
 		"watermarks":    "watermark strategies (Flink's WatermarkStrategy)",
 		"watermark":     "watermark strategies (Flink's WatermarkStrategy)",
 		"state-backend": "state backends (Flink's state.backend.type)",

@@ -46,7 +46,7 @@ func Reference(host, serve *Set) string {
 	w("a position, what restoring a job from a checkpoint needs. **Guarantee**: what the connector can give once a job ")
 	w("is restored from a checkpoint ([checkpoints.md](checkpoints.md)): for a source, `exactly-once` when it rewinds ")
 	w("to the checkpoint's position, `none` when what it read is gone; for a sink, `at-least-once` when records ")
-	w("written after the checkpoint are written again, `none` when it gives no guarantee (or writes nothing). ")
+	w("written after the checkpoint are written again, `none` when it gives no guarantee. ")
 	w("Tenants of `host serve` may use the connectors that touch neither the host's files nor its standard streams.\n")
 	for _, role := range []Role{Source, Sink} {
 		w("\n## %ss\n", strings.ToUpper(role.String()[:1])+role.String()[1:])

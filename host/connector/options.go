@@ -77,6 +77,36 @@ func (o *options) specString(name string) string {
 	return o.str(name, def)
 }
 
+// specBool reads a Bool option: the spec's default, else false.
+func (o *options) specBool(name string) bool {
+	o.opt(name)
+	v, ok := o.get(name)
+	if !ok {
+		def, _ := o.def(name).(bool)
+		return def
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		o.fail("option %q must be true or false, got %v", name, v)
+	}
+	return b
+}
+
+// specMap reads a Map option: its fields as lint left them, nil when it
+// is not given.
+func (o *options) specMap(name string) map[string]any {
+	o.opt(name)
+	v, ok := o.get(name)
+	if !ok {
+		return nil
+	}
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		o.fail("option %q must be a mapping, got %v", name, v)
+	}
+	return m
+}
+
 // specEnum reads an Enum option: def when it is not given (the spec's
 // default when def is ""), one of the spec's choices.
 func (o *options) specEnum(name, def string) string {

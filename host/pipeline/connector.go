@@ -164,6 +164,10 @@ func (d *decoder) option(n *yaml.Node, what string, o spec.Option) (any, bool) {
 		return d.integer(n, what, int(o.Min), int(o.Max))
 	case spec.Number:
 		return d.number(n, what, o.Min, o.Max)
+	case spec.Bool:
+		return d.boolean(n, what)
+	case spec.Map:
+		return d.mapOption(n, what, o)
 	case spec.List:
 		if deref(n).Kind != yaml.SequenceNode {
 			d.errorf(n, "%s must be a list, not %s", what, describe(n))
@@ -177,4 +181,39 @@ func (d *decoder) option(n *yaml.Node, what string, o spec.Option) (any, bool) {
 	}
 	d.errorf(n, "%s: the connector's spec gives it no type", what)
 	return nil, false
+}
+
+// mapOption checks a Map option: a mapping of its fields, each checked
+// against its own spec, required ones given.
+func (d *decoder) mapOption(n *yaml.Node, what string, o spec.Option) (any, bool) {
+	ps, ok := d.mapping(n, what)
+	if !ok {
+		return nil, false
+	}
+	out, given := map[string]any{}, map[string]bool{}
+	names := make([]string, len(o.Fields))
+	for i, f := range o.Fields {
+		names[i] = f.Name
+	}
+	for _, p := range ps {
+		f, found := o.Field(p.Key.Value)
+		if !found {
+			d.unknownKey(p.Key, what, names)
+			ok = false
+			continue
+		}
+		given[f.Name] = true
+		if v, vok := d.option(p.Val, what+" "+f.Name, f); vok {
+			out[f.Name] = v
+		} else {
+			ok = false
+		}
+	}
+	for _, f := range o.Fields {
+		if f.Required && !given[f.Name] {
+			d.errorf(n, "%s needs %s", what, f.Name)
+			ok = false
+		}
+	}
+	return out, ok
 }

@@ -80,7 +80,7 @@ func connectorDoc(b *strings.Builder, c *Connector) {
 		w("It takes no option.\n")
 	} else {
 		w("| option | type | default | what |\n|---|---|---|---|\n")
-		for _, o := range c.Options {
+		for _, o := range flatOptions(c.Options, "") {
 			def := defaultDoc(c, o)
 			what := o.Doc
 			if o.Only != nil {
@@ -205,4 +205,18 @@ func valueDoc(v any) string {
 		return num(x)
 	}
 	return fmt.Sprint(v)
+}
+
+// flatOptions lists options with the fields of a Map after it, named
+// map.field, for the options table.
+func flatOptions(opts []Option, prefix string) []Option {
+	var out []Option
+	for _, o := range opts {
+		o.Name = prefix + o.Name
+		out = append(out, o)
+		if o.Type == Map {
+			out = append(out, flatOptions(o.Fields, o.Name+".")...)
+		}
+	}
+	return out
 }

@@ -46,6 +46,8 @@ const (
 	Int                    // an integer in [Option.Min, Option.Max]
 	Number                 // an integer or a decimal number in [Option.Min, Option.Max]
 	List                   // a non-empty list of values
+	Bool                   // true or false
+	Map                    // a mapping whose keys are Option.Fields
 )
 
 func (t Type) String() string {
@@ -60,6 +62,10 @@ func (t Type) String() string {
 		return "number"
 	case List:
 		return "list"
+	case Bool:
+		return "boolean"
+	case Map:
+		return "mapping"
 	}
 	return fmt.Sprintf("Type(%d)", int(t))
 }
@@ -117,6 +123,19 @@ type Option struct {
 	// Only, when set, is an option of some of the values of another
 	// option only (the generator's accounts: of preset transactions).
 	Only *Only
+	// Fields are the keys of a Map, each an option of its own (a TLS
+	// mapping's ca-file, cert-file, ...).
+	Fields []Option
+}
+
+// Field returns the key of a Map called name.
+func (o Option) Field(name string) (Option, bool) {
+	for _, f := range o.Fields {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Option{}, false
 }
 
 // Only restricts an option to some values of another.

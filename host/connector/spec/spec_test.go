@@ -150,6 +150,8 @@ func TestSpecsAreComplete(t *testing.T) {
 			switch {
 			case o.Type == 0 || o.Doc == "":
 				t.Errorf("%s %s option %s: no type or no doc", c.Role, c.Name, o.Name)
+			case o.Type == Map && len(o.Fields) == 0:
+				t.Errorf("%s %s option %s: a mapping without fields", c.Role, c.Name, o.Name)
 			case o.Type == Enum && len(o.Choices) == 0:
 				t.Errorf("%s %s option %s: an enum without choices", c.Role, c.Name, o.Name)
 			case (o.Type == Int || o.Type == Number) && o.Min >= o.Max:
@@ -218,6 +220,8 @@ func checkDefault(t *testing.T, c *Connector, o Option, d any) {
 		ok = o.Type == Int && float64(x) >= o.Min && float64(x) <= o.Max
 	case float64:
 		ok = o.Type == Number && x >= o.Min && x <= o.Max
+	case bool:
+		ok = o.Type == Bool
 	case string:
 		ok = o.Type == String && (x != "" || o.Empty) || o.Type == Enum && slices.Contains(o.Choices, x)
 	}
@@ -239,6 +243,36 @@ func TestDefaultOfAVariant(t *testing.T) {
 	} {
 		if got := Generator.DefaultOf(tc.option, map[string]any{"preset": tc.preset}); got != tc.want {
 			t.Errorf("%s %s: %#v, want %#v", tc.preset, tc.option, got, tc.want)
+		}
+	}
+}
+
+// TestReference: the page lists every connector of both sets, links each
+// from the table to its section, marks host serve's own, and writes a
+// mapping's fields as map.field rows.
+func TestReference(t *testing.T) {
+	own := &Connector{Name: "tap", Role: Sink, Summary: "a test sink", Doc: "Test.", Guarantee: AtLeastOnce, Options: []Option{
+		{Name: "verbose", Type: Bool, Default: false, Doc: "say more"},
+		{Name: "tls", Type: Map, Doc: "encryption", Fields: []Option{{Name: "ca-file", Type: String, Required: true, Doc: "roots"}}},
+	}}
+	page := Reference(Builtin, Builtin.With(own))
+	for _, want := range []string{
+		"| [`tap`](#sink-tap) | sink | a test sink | — | no | at-least-once | only there |",
+		"| [`stdin`](#source-stdin) | source |",
+		"### Sink `tap`",
+		"| `verbose` | boolean | false | say more |",
+		"| `tls.ca-file` | string | required | roots |",
+		"#### Generator presets",
+		"## Formats",
+		DocsCommand,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	for _, c := range Builtin.All() {
+		if !strings.Contains(page, "### "+strings.ToUpper(c.Role.String()[:1])+c.Role.String()[1:]+" `"+c.Name+"`") {
+			t.Errorf("no section for %s %s", c.Role, c.Name)
 		}
 	}
 }

@@ -7,7 +7,7 @@ const FormatsDoc = "**JSON lines** (`format: json`): one JSON value per line, bl
 	"stays an unsigned integer; one past 64 bits is refused rather than kept as a float with lost digits.\n\n" +
 	"**CSV** (`format: csv`): a header row names the fields; a sink writes it from the first record's keys. " +
 	"A later record may give its fields in any order or leave some out (empty cells), but a field that is not " +
-	"in the header is an error: dropping it would lose data. A path ending in `.csv` (any case) is CSV " +
+	"in the sink's header is an error: dropping it would lose data. A path ending in `.csv` (any case) is CSV " +
 	"without `format`. CSV fields are typed by their text: `-?digits` that fits an int64 is an int, a decimal " +
 	"number with a fraction or exponent (`1.25`, `.5`, `2e3`) a float, anything else a string — and so is a " +
 	"number whose text the number would not keep: a leading zero before a digit (`007`, `01234`, `00.5`; " +

@@ -136,7 +136,11 @@ func (p *Pipeline) files(op *Operator, c *Connector) []fileUse {
 		role = spec.Source
 	}
 	path, _ := c.Options["path"].(string)
-	if s := c.specOf(role); s == nil || !s.HostIO || path == "" {
+	s := c.specOf(role)
+	if s == nil || path == "" {
+		return nil
+	}
+	if _, hasPath := s.Option("path"); !hasPath {
 		return nil
 	}
 	resolve := func(s string) string {

@@ -122,11 +122,13 @@ var Collect = &spec.Connector{
 		"server's memory, kept as long as the server keeps the ended job (`job-history`).",
 	// a replay from a checkpoint keeps again what it sends again
 	Guarantee: spec.AtLeastOnce,
+	Contained: true,
 }
 
 // connectorSet is what tenants' pipelines are parsed against: the
-// host's connectors and collect. Those that touch the host (HostIO) parse,
-// so that policy refuses them in the server's words.
+// host's connectors and collect. Those that are not Contained (they touch
+// the host's files, streams or network) parse, so that policy refuses
+// them in the server's words.
 var connectorSet = connector.Set().With(Collect)
 
 // Connectors is the set of connectors host serve parses pipelines

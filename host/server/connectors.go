@@ -12,8 +12,8 @@ import (
 )
 
 // connectors gives a tenant's job the sources and sinks it may use: the
-// host's connectors that touch neither its files nor its streams (not
-// HostIO), and the server's collect sink. Lint already refused the
+// host's connectors that touch nothing outside the job (Contained: no
+// files, streams or network), and the server's collect sink. Lint already refused the
 // others; this refuses them again, so no path reaches the host's files or
 // streams.
 type connectors struct {
@@ -50,7 +50,7 @@ func (c *connectors) Sink(spec *pipeline.Operator, subtask, parallelism int) (ru
 // typ: one of the server's set that does not touch the host.
 func offered(role connspec.Role, typ string) bool {
 	c := connectorSet.Lookup(role, typ)
-	return c != nil && !c.HostIO
+	return c != nil && c.Contained
 }
 
 // tenantNames lists the connectors of role tenants may use, sorted.

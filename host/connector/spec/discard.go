@@ -9,4 +9,5 @@ var Discard = &Connector{
 	Doc:     "For measuring a pipeline, and for outputs a job must connect but nobody reads.",
 	// it writes nothing, so nothing is written twice
 	Guarantee: ExactlyOnce,
+	Contained: true,
 }

@@ -13,8 +13,8 @@ const DocsCommand = "bin/host docs connectors > docs/connectors.md"
 // Reference renders docs/connectors.md: every connector of host (the
 // CLI's set) and of serve (host serve's), with its options, boundedness,
 // replay, guarantee and docs. serve holds host's connectors and its own
-// (marked as host serve's only); one with HostIO is not offered to host
-// serve's tenants.
+// (marked as host serve's only); one that is not Contained is not offered
+// to host serve's tenants.
 func Reference(host, serve *Set) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -35,7 +35,7 @@ func Reference(host, serve *Set) string {
 		switch {
 		case host.Lookup(c.Role, c.Name) == nil:
 			inServe = "only there"
-		case c.HostIO:
+		case !c.Contained:
 			inServe = "no"
 		}
 		w("| [`%s`](#%s-%s) | %s | %s | %s | %s | %s | %s |\n", c.Name, c.Role, c.Name, c.Role, c.Summary,

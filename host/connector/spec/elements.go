@@ -14,6 +14,7 @@ var Elements = &Connector{
 	},
 	Boundedness: func(map[string]any) Boundedness { return Bounded },
 	Replayable:  true,
+	Contained:   true,
 	Guarantee:   ExactlyOnce,
 	NonParallel: true,
 	Example: `version: 1

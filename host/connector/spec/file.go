@@ -23,7 +23,6 @@ var FileSource = &Connector{
 	Check:       checkNullLiteral("source"),
 	Replayable:  true,
 	Guarantee:   ExactlyOnce,
-	HostIO:      true,
 }
 
 // FileSink is the file sink: JSON lines or CSV into a file.
@@ -54,7 +53,6 @@ operators:
 	// it truncates its file when it opens and has no commit protocol: a
 	// restored job writes the file afresh, without what came before
 	Guarantee: None,
-	HostIO:    true,
 }
 
 func pathOption(doc string) Option {

@@ -52,6 +52,7 @@ operators:
     sink: { type: discard }
 `,
 	Replayable:    true,
+	Contained:     true,
 	Guarantee:     ExactlyOnce,
 	VariantOption: "preset",
 	Variants: []Variant{

@@ -24,5 +24,4 @@ operators:
   - id: out
     sink: { type: print, prefix: line }
 `,
-	HostIO: true,
 }

@@ -196,9 +196,11 @@ type Connector struct {
 	// NonParallel: a source that runs as one subtask whatever the job's
 	// parallelism (Flink's fromElements).
 	NonParallel bool
-	// HostIO: the connector reads or writes the host's files or standard
-	// streams (host serve does not offer it to tenants).
-	HostIO bool
+	// Contained: the connector touches nothing outside the job: no file,
+	// standard stream or network. Only contained connectors are offered
+	// to host serve's tenants; the zero value is the safe one, so a new
+	// connector is refused to tenants until it says otherwise.
+	Contained bool
 	// VariantOption names the option whose value picks a Variant.
 	VariantOption string
 	Variants      []Variant

@@ -276,3 +276,21 @@ func TestReference(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyContainedConnectorsAreForTenants: host serve offers tenants the
+// connectors that touch nothing outside the job; a spec that says nothing
+// is not one of them.
+func TestOnlyContainedConnectorsAreForTenants(t *testing.T) {
+	var contained []string
+	for _, c := range Builtin.All() {
+		if c.Contained {
+			contained = append(contained, c.Role.String()+" "+c.Name)
+		}
+	}
+	if want := []string{"source elements", "source generator", "sink discard"}; !reflect.DeepEqual(contained, want) {
+		t.Errorf("contained: %v, want %v", contained, want)
+	}
+	if (&Connector{Name: "new", Role: Source}).Contained {
+		t.Error("a new connector is contained only when its spec says so")
+	}
+}

@@ -29,5 +29,4 @@ operators:
   - id: out
     sink: { type: print }
 `,
-	HostIO: true,
 }

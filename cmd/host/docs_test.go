@@ -26,6 +26,8 @@ import (
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/sluicehq/sluice/host/connector"
+	"github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/server"
 	"github.com/sluicehq/sluice/host/settings"
@@ -136,17 +138,16 @@ func usesSink(top map[string]any, typ string) bool {
 	return false
 }
 
-// bounded: every source ends by itself on the repository's data (a
+// bounded: every source ends by itself, as its connector's spec says (a
 // generator with a count, elements, a file).
 func bounded(top map[string]any) bool {
 	for _, c := range connectors(top, "source") {
-		switch c["type"] {
-		case "elements", "file":
-		case "generator":
-			if _, ok := c["count"]; !ok {
-				return false
-			}
-		default:
+		typ, _ := c["type"].(string)
+		opts := map[string]any{}
+		for k, v := range c {
+			opts[k] = v
+		}
+		if s := connector.Set().Lookup(spec.Source, typ); s == nil || s.BoundednessOf(opts) != spec.Bounded {
 			return false
 		}
 	}

@@ -29,9 +29,7 @@ var foreignPaths = map[string]string{
 
 // pendingFiles are pages another branch writes: allowed while they do not
 // exist, and an error once they do, so the entry goes when they land.
-var pendingFiles = []struct{ path, why string }{
-	{"docs/connectors.md", "generated from the connector registry on its own branch"},
-}
+var pendingFiles = []struct{ path, why string }{}
 
 // builtOrPending reports whether p is a build output (its source folder
 // tracked) or a pending page.

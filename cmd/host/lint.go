@@ -210,7 +210,7 @@ func readPipelineAs(file string, roots []string, partial bool) (*pipeline.Pipeli
 			return nil, fmt.Errorf("--plugin-root %s: not a folder", r)
 		}
 	}
-	opts := pipeline.ParseOptions{Lookup: os.LookupEnv, PluginRoots: roots, Partial: partial}
+	opts := pipeline.ParseOptions{Lookup: os.LookupEnv, PluginRoots: roots, Partial: partial, Connectors: connector.Set()}
 	if len(roots) == 0 {
 		if wd, err := os.Getwd(); err == nil {
 			opts.PluginRoots = []string{wd}

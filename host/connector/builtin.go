@@ -2,8 +2,8 @@
 // file, and Builtin, the value that creates them for the engine
 // (runtime.Connectors).
 //
-// Sources: generator (presets transactions, sensors, words, sequence),
-// elements, file and stdin. Sinks: print, file and discard. Records are
+// Each connector is one file: its constructor, registered against its
+// spec (host/connector/spec) in that file's init (registry.go). Records are
 // abi envelopes [event_time|nil, key|nil, value]; sources never set a key
 // (key-by edges do that in the engine).
 package connector
@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	connspec "github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/runtime"
 )
@@ -71,18 +72,11 @@ func (b *Builtin) Source(spec *pipeline.Operator, subtask, parallelism int) (run
 	if parallelism < 1 || subtask < 0 || subtask >= parallelism {
 		return nil, fmt.Errorf("source %q: subtask %d out of range for parallelism %d", spec.ID, subtask, parallelism)
 	}
-	opts := newOptions("source", spec.ID, spec.Source)
-	switch spec.Source.Type {
-	case "generator":
-		return newGenerator(opts, subtask, parallelism)
-	case "elements":
-		return newElements(opts, parallelism)
-	case "file":
-		return newFileSource(opts, b, spec.OnError, subtask, parallelism)
-	case "stdin":
-		return newStdinSource(opts, b, spec.OnError, parallelism)
+	m, ok := lookup(connspec.Source, spec.Source)
+	if !ok {
+		return nil, fmt.Errorf("source %q: unknown source type %q (want one of %s)", spec.ID, spec.Source.Type, strings.Join(Set().Names(connspec.Source), ", "))
 	}
-	return nil, fmt.Errorf("source %q: unknown source type %q (want one of %s)", spec.ID, spec.Source.Type, strings.Join(sourceTypes, ", "))
+	return m.source(b, newOptions("source", spec.ID, spec.Source), spec, subtask, parallelism)
 }
 
 // Sink returns subtask's part of sink operator spec: an operator that
@@ -94,42 +88,26 @@ func (b *Builtin) Sink(spec *pipeline.Operator, subtask, parallelism int) (runti
 	if parallelism < 1 || subtask < 0 || subtask >= parallelism {
 		return nil, fmt.Errorf("sink %q: subtask %d out of range for parallelism %d", spec.ID, subtask, parallelism)
 	}
-	opts := newOptions("sink", spec.ID, spec.Sink)
-	switch spec.Sink.Type {
-	case "print":
-		return newPrintSink(opts, b, subtask, parallelism)
-	case "file":
-		return newFileSink(opts, b, subtask, parallelism)
-	case "discard":
-		return newDiscardSink(opts)
+	m, ok := lookup(connspec.Sink, spec.Sink)
+	if !ok {
+		return nil, fmt.Errorf("sink %q: unknown sink type %q (want one of %s)", spec.ID, spec.Sink.Type, strings.Join(Set().Names(connspec.Sink), ", "))
 	}
-	return nil, fmt.Errorf("sink %q: unknown sink type %q (want one of %s)", spec.ID, spec.Sink.Type, strings.Join(sinkTypes, ", "))
+	return m.sink(b, newOptions("sink", spec.ID, spec.Sink), spec, subtask, parallelism)
 }
 
 // Bounded reports whether a source ends by itself (Flink's
-// Boundedness.BOUNDED): a generator with a count, elements, a file, and
-// stdin, which ends at the end of its input (the planner's AUTOMATIC still
-// streams stdin, as pipeline.Connector.Bounded says, since a plan cannot
-// tell a pipe from a terminal; a BATCH job reads it to the end). A
-// generator without a count is unbounded.
+// Boundedness.BOUNDED), as its spec says: a generator with a count,
+// elements, a file, and stdin, which ends at the end of its input (the
+// planner's AUTOMATIC still streams stdin, since a plan cannot tell a pipe
+// from a terminal; a BATCH job reads it to the end). A generator without
+// a count, or a type this package does not make, is unbounded.
 func (b *Builtin) Bounded(spec *pipeline.Connector) bool {
 	if spec == nil {
 		return false
 	}
-	switch spec.Type {
-	case "generator":
-		c, ok := spec.Options["count"]
-		return ok && c != nil
-	case "elements", "file", "stdin":
-		return true
-	}
-	return false
+	m, ok := lookup(connspec.Source, spec)
+	return ok && m.spec.BoundednessOf(spec.Options) != connspec.Unbounded
 }
-
-var (
-	sourceTypes = []string{"generator", "elements", "file", "stdin"}
-	sinkTypes   = []string{"print", "file", "discard"}
-)
 
 func opID(spec *pipeline.Operator) string {
 	if spec == nil {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/pipeline"
 )
 
@@ -12,16 +13,111 @@ import (
 // first problem sticks: later reads return zero values and finish reports
 // it, so a constructor reads everything and checks once.
 type options struct {
-	role  string // "source" or "sink"
-	op    string // operator id
-	typ   string // connector type
+	spec  *spec.Connector // nil for a type this package does not make
+	role  string          // "source" or "sink"
+	op    string          // operator id
+	typ   string          // connector type
 	m     map[string]any
 	known map[string]bool
 	err   error
 }
 
 func newOptions(role, op string, c *pipeline.Connector) *options {
-	return &options{role: role, op: op, typ: c.Type, m: c.Options, known: map[string]bool{}}
+	r := spec.Source
+	if role == "sink" {
+		r = spec.Sink
+	}
+	m, _ := lookup(r, c)
+	return &options{spec: m.spec, role: role, op: op, typ: c.Type, m: c.Options, known: map[string]bool{}}
+}
+
+// The readers below take an option's default, range and choices from the
+// connector's spec, the one lint checked the pipeline against, so the two
+// cannot disagree.
+
+// opt is option name of the spec. A name the spec lacks is a mistake in
+// this package: reported as the connector's error, which every test of
+// the connector shows.
+func (o *options) opt(name string) spec.Option {
+	if o.spec != nil {
+		if s, ok := o.spec.Option(name); ok {
+			return s
+		}
+	}
+	o.fail("option %q is not in the connector's spec (a bug in sluice)", name)
+	return spec.Option{}
+}
+
+// def is option name's default, as the spec gives it for these options.
+func (o *options) def(name string) any {
+	if o.spec == nil {
+		return nil
+	}
+	return o.spec.DefaultOf(name, o.m)
+}
+
+// specInt reads an Int option: the spec's default and range.
+func (o *options) specInt(name string) int64 {
+	s := o.opt(name)
+	def, _ := o.def(name).(int64)
+	return o.int(name, def, int64(s.Min), int64(s.Max))
+}
+
+// specNumber reads a Number option: the spec's default and range.
+func (o *options) specNumber(name string) float64 {
+	s := o.opt(name)
+	def, _ := o.def(name).(float64)
+	return o.float(name, def, s.Min, s.Max)
+}
+
+// specString reads a String option: the spec's default.
+func (o *options) specString(name string) string {
+	o.opt(name)
+	def, _ := o.def(name).(string)
+	return o.str(name, def)
+}
+
+// specBool reads a Bool option: the spec's default, else false.
+func (o *options) specBool(name string) bool {
+	o.opt(name)
+	v, ok := o.get(name)
+	if !ok {
+		def, _ := o.def(name).(bool)
+		return def
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		o.fail("option %q must be true or false, got %v", name, v)
+	}
+	return b
+}
+
+// specMap reads a Map option: its fields as lint left them, nil when it
+// is not given.
+func (o *options) specMap(name string) map[string]any {
+	o.opt(name)
+	v, ok := o.get(name)
+	if !ok {
+		return nil
+	}
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		o.fail("option %q must be a mapping, got %v", name, v)
+	}
+	return m
+}
+
+// specEnum reads an Enum option: def when it is not given (the spec's
+// default when def is ""), one of the spec's choices.
+func (o *options) specEnum(name, def string) string {
+	s := o.opt(name)
+	if def == "" {
+		def, _ = o.def(name).(string)
+	}
+	if s.Required && !o.has(name) {
+		o.fail("option %q is required: one of %s", name, strings.Join(s.Choices, ", "))
+	}
+	return o.oneOf(name, def, s.Choices...)
 }
 
 // errorf returns an error that names the operator and its connector type.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	connspec "github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/roots"
 )
@@ -79,7 +80,7 @@ func (b *Builtin) CheckSameFiles(p *pipeline.Pipeline) error {
 		if par := p.ParallelismOf(op); par > 1 {
 			names = names[:0]
 			for i := 0; i < par; i++ {
-				names = append(names, pipeline.SubtaskFile(path, i))
+				names = append(names, connspec.SubtaskFile(path, i))
 			}
 		}
 		reported := map[*pipeline.Operator]bool{}

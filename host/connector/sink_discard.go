@@ -3,8 +3,16 @@ package connector
 import (
 	"sync/atomic"
 
+	"github.com/sluicehq/sluice/host/connector/spec"
+	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/runtime"
 )
+
+func init() {
+	registerSink(spec.Discard, func(_ *Builtin, o *options, _ *pipeline.Operator, _, _ int) (runtime.Operator, error) {
+		return newDiscardSink(o)
+	})
+}
 
 // discardSink counts records and drops them (Flink's DiscardingSink).
 type discardSink struct {

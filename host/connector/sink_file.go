@@ -8,10 +8,17 @@ import (
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/codec"
+	"github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/roots"
 	"github.com/sluicehq/sluice/host/runtime"
 )
+
+func init() {
+	registerSink(spec.FileSink, func(b *Builtin, o *options, _ *pipeline.Operator, subtask, parallelism int) (runtime.Operator, error) {
+		return newFileSink(o, b, subtask, parallelism)
+	})
+}
 
 // fileSink writes records to a file: options path (relative to the
 // pipeline file's folder) and format (json, the default: one compact JSON
@@ -41,7 +48,7 @@ func newFileSink(o *options, b *Builtin, subtask, parallelism int) (*fileSink, e
 		o.fail("option \"path\" is required")
 	}
 	path := o.str("path", "")
-	format := o.oneOf("format", pipeline.FileFormat(path), "json", "csv")
+	format := o.specEnum("format", spec.FileFormat(path))
 	null, hasNull := o.nullLiteral(format)
 	if err := o.finish(); err != nil {
 		return nil, err
@@ -49,7 +56,7 @@ func newFileSink(o *options, b *Builtin, subtask, parallelism int) (*fileSink, e
 	given := path
 	path = b.path(path)
 	if parallelism > 1 {
-		path = pipeline.SubtaskFile(path, subtask)
+		path = spec.SubtaskFile(path, subtask)
 	}
 	return &fileSink{op: o.op, path: path, given: given, roots: b.Roots, setting: b.RootsSetting, csv: format == "csv",
 		cols: csvColumns{null: []byte(null), hasNull: hasNull}}, nil

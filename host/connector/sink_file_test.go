@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/abi"
-	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/connector/spec"
 )
 
 // roundTrip reads path with a file source and writes what it read with a
@@ -118,7 +118,7 @@ func TestFileSinkOneFilePerSubtask(t *testing.T) {
 	for in, want := range map[string]string{
 		"out.jsonl": "out-2.jsonl", "a/b.c/out": "a/b.c/out-2", "d/.hidden": "d/.hidden-2", "x.tar.gz": "x.tar-2.gz",
 	} {
-		if got := pipeline.SubtaskFile(in, 2); got != want {
+		if got := spec.SubtaskFile(in, 2); got != want {
 			t.Errorf("SubtaskFile(%q) = %q, want %q", in, got, want)
 		}
 	}

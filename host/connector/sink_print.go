@@ -6,8 +6,16 @@ import (
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/codec"
+	"github.com/sluicehq/sluice/host/connector/spec"
+	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/runtime"
 )
+
+func init() {
+	registerSink(spec.Print, func(b *Builtin, o *options, _ *pipeline.Operator, subtask, parallelism int) (runtime.Operator, error) {
+		return newPrintSink(o, b, subtask, parallelism)
+	})
+}
 
 // printSink writes each record's value as compact JSON, keys in record
 // order, one line per record, on Builtin.Stdout, after Flink's prefix
@@ -25,7 +33,7 @@ type printSink struct {
 }
 
 func newPrintSink(o *options, b *Builtin, subtask, parallelism int) (*printSink, error) {
-	prefix := o.str("prefix", "")
+	prefix := o.specString("prefix")
 	if err := o.finish(); err != nil {
 		return nil, err
 	}

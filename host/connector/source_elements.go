@@ -8,9 +8,16 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/runtime"
 )
+
+func init() {
+	registerSource(spec.Elements, func(_ *Builtin, o *options, _ *pipeline.Operator, _, parallelism int) (runtime.Source, error) {
+		return newElements(o, parallelism)
+	})
+}
 
 // elementsSource emits an inline list of values, in order, like Flink's
 // fromElements: option values (a list). A map value becomes a msgpack map,

@@ -10,8 +10,15 @@ import (
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/roots"
 
+	"github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/runtime"
 )
+
+func init() {
+	registerSource(spec.FileSource, func(b *Builtin, o *options, op *pipeline.Operator, subtask, parallelism int) (runtime.Source, error) {
+		return newFileSource(o, b, op.OnError, subtask, parallelism)
+	})
+}
 
 // fileSource reads a file of JSON lines or CSV: options path (relative to
 // the pipeline file's folder), format (json, the default, or csv) and, for
@@ -33,7 +40,7 @@ func newFileSource(o *options, b *Builtin, onError string, subtask, parallelism 
 		o.fail("option \"path\" is required")
 	}
 	path := o.str("path", "")
-	format := o.oneOf("format", pipeline.FileFormat(path), "json", "csv")
+	format := o.specEnum("format", spec.FileFormat(path))
 	null, hasNull := o.nullLiteral(format)
 	if err := o.finish(); err != nil {
 		return nil, err

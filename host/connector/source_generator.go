@@ -7,8 +7,16 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/connector/spec"
+	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/runtime"
 )
+
+func init() {
+	registerSource(spec.Generator, func(_ *Builtin, o *options, _ *pipeline.Operator, subtask, parallelism int) (runtime.Source, error) {
+		return newGenerator(o, subtask, parallelism)
+	})
+}
 
 // generatorSource is one subtask of a generator: it produces the records
 // whose sequence number n satisfies n % parallelism == subtask, in
@@ -16,10 +24,7 @@ import (
 // paced to rate records per second for the whole source (0: as fast as
 // downstream takes them).
 //
-// Options: preset (transactions, sensors, words, sequence; required),
-// count, rate, seed (default 0); transactions also accounts (default 1000),
-// skew (0..1, default 0) and hot-key (default "acct-corp"); sensors also
-// devices (default 100), skew and hot-key (default "sensor-hot").
+// Its options, their defaults and ranges are spec.Generator's.
 type generatorSource struct {
 	preset      preset
 	subtask     int
@@ -33,24 +38,19 @@ type generatorSource struct {
 }
 
 func newGenerator(o *options, subtask, parallelism int) (*generatorSource, error) {
-	if !o.has("preset") {
-		o.fail("option \"preset\" is required: one of transactions, sensors, words, sequence")
-	}
-	name := o.oneOf("preset", "", presetTransactions, presetSensors, presetWords, presetSequence)
+	name := o.specEnum("preset", "")
 	g := &generatorSource{subtask: subtask, parallelism: parallelism}
 	if o.has("count") {
 		g.bounded = true
-		g.total = splitCount(uint64(o.int("count", 0, 0, math.MaxInt64)), subtask, parallelism)
+		g.total = splitCount(uint64(o.specInt("count")), subtask, parallelism)
 	}
-	g.rate = o.float("rate", 0, 0, math.MaxFloat64)
-	seed := o.int("seed", 0, math.MinInt64, math.MaxInt64)
+	g.rate = o.specNumber("rate")
+	seed := o.specInt("seed")
 	switch name {
 	case presetTransactions:
-		accounts := o.int("accounts", 1000, 1, 1e15)
-		g.preset = newTransactions(seed, accounts, newHotKey(o.str("hot-key", "acct-corp"), o.float("skew", 0, 0, 1)))
+		g.preset = newTransactions(seed, o.specInt("accounts"), newHotKey(o.specString("hot-key"), o.specNumber("skew")))
 	case presetSensors:
-		devices := o.int("devices", 100, 1, 1e15)
-		g.preset = newSensors(seed, devices, newHotKey(o.str("hot-key", "sensor-hot"), o.float("skew", 0, 0, 1)))
+		g.preset = newSensors(seed, o.specInt("devices"), newHotKey(o.specString("hot-key"), o.specNumber("skew")))
 	case presetWords:
 		g.preset = &words{seed: seedFor(seed, presetWords)}
 	case presetSequence:

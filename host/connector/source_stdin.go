@@ -5,14 +5,23 @@ import (
 	"io"
 	"time"
 
+	"github.com/sluicehq/sluice/host/connector/spec"
+	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/runtime"
 )
+
+func init() {
+	registerSource(spec.Stdin, func(b *Builtin, o *options, op *pipeline.Operator, _, parallelism int) (runtime.Source, error) {
+		return newStdinSource(o, b, op.OnError, parallelism)
+	})
+}
 
 // stdinSource reads JSON lines or CSV from the host's standard input (or
 // Builtin.Stdin): options format (json, the default, or csv) and, for csv,
 // null-literal. Parallelism
 // must be 1, and only one source may read stdin. It ends at end of input
-// (but counts as unbounded: see Builtin.Bounded).
+// (spec.EndsWithInput: the planner streams it unless the job asks for
+// batch).
 type stdinSource struct {
 	lineReader
 	r   io.Reader
@@ -20,7 +29,7 @@ type stdinSource struct {
 }
 
 func newStdinSource(o *options, b *Builtin, onError string, parallelism int) (*stdinSource, error) {
-	format := o.oneOf("format", "json", "json", "csv")
+	format := o.specEnum("format", "")
 	null, hasNull := o.nullLiteral(format)
 	if err := o.finish(); err != nil {
 		return nil, err

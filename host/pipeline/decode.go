@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/suggest"
 	"go.yaml.in/yaml/v3"
 )
@@ -24,6 +25,8 @@ type decoder struct {
 	skipShape map[*Operator]bool
 	// ordered makes value return mappings as Map, keeping key order.
 	ordered bool
+	// set is the connectors sources and sinks are decoded against.
+	set *spec.Set
 }
 
 func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {

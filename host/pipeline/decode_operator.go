@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sluicehq/sluice/host/connector/spec"
 )
 
 // operatorKeys are the keys an operator may hold besides its kind.
@@ -101,6 +103,9 @@ func (d *decoder) operator(n *yaml.Node, index int) *Operator {
 		case "on-error":
 			op.OnError, _ = d.oneOf(v, "on-error", "fail", "skip", "dead-letter")
 		default:
+			if d.notSupported(kv.Key, "operator", where) {
+				continue
+			}
 			known := append([]string(nil), operatorKeys...)
 			for _, kd := range Kinds {
 				known = append(known, string(kd))
@@ -148,9 +153,9 @@ func (d *decoder) operator(n *yaml.Node, index int) *Operator {
 func (d *decoder) kindValue(op *Operator, v *yaml.Node, where string) {
 	switch k := op.Kind; {
 	case k == KindSource:
-		op.Source = d.connector(v, "source", sourceTypes)
+		op.Source = d.connector(v, spec.Source)
 	case k == KindSink:
-		op.Sink = d.connector(v, "sink", sinkTypes)
+		op.Sink = d.connector(v, spec.Sink)
 	case k.UsesPlugin():
 		op.Plugin, _ = d.str(v, string(k)+" plugin name")
 	case (k == KindMinBy || k == KindMaxBy) && deref(v).Kind == yaml.MappingNode:

@@ -66,7 +66,9 @@ func (d *decoder) pipeline(n *yaml.Node) *Pipeline {
 		case "operators":
 			operators = v
 		default:
-			d.unknownKey(kv.Key, "the pipeline", pipelineKeys)
+			if !d.notSupported(kv.Key, "pipeline", "the pipeline") {
+				d.unknownKey(kv.Key, "the pipeline", pipelineKeys)
+			}
 		}
 	}
 	for _, req := range []string{"version", "name", "operators"} {

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sluicehq/sluice/host/connector/spec"
 )
 
 // ParseOptions tunes Parse. The zero value is usable: no variables, the
@@ -31,6 +33,10 @@ type ParseOptions struct {
 	// checks that need no plan (lint's file paths); else the pipeline is
 	// nil then.
 	Partial bool
+	// Connectors is the set of sources and sinks the pipeline may use;
+	// nil means spec.Builtin, the built-in ones. host/server passes the
+	// built-in set with its collect sink.
+	Connectors *spec.Set
 }
 
 // ParseFile reads and parses the pipeline file at path, refusing files
@@ -79,7 +85,7 @@ func Parse(file string, data []byte, opts ParseOptions) (*Pipeline, error) {
 	if !ok {
 		return nil, errs.Err()
 	}
-	d := &decoder{file: file, errs: errs, quiet: failed, skipShape: map[*Operator]bool{}}
+	d := &decoder{file: file, errs: errs, quiet: failed, skipShape: map[*Operator]bool{}, set: opts.connectors()}
 	p := d.pipeline(root.Content[0])
 	if p != nil {
 		p.File = file

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/host/connector/spec"
 )
 
 func mustParse(t *testing.T, src string, opts ParseOptions) *Pipeline {
@@ -445,5 +447,23 @@ func TestLeadingZeroIntegers(t *testing.T) {
 	vals := p.Operators[0].Source.Options["values"].([]any)[0].(Map)
 	if want := (Map{Keys: []string{"a", "b", "c", "d", "e"}, Values: map[string]any{"a": "0755", "b": 31, "c": 0, "d": 0.5, "e": 0}}); !reflect.DeepEqual(vals, want) {
 		t.Errorf("values %#v, want %#v", vals, want)
+	}
+}
+
+// TestParseAgainstAGivenSet: the connectors a pipeline may use are the
+// set's it is parsed against, and each parsed connector carries its spec.
+func TestParseAgainstAGivenSet(t *testing.T) {
+	only := spec.NewSet(spec.Elements, spec.Discard)
+	src := "version: 1\nname: s\noperators:\n  - { id: a, source: { type: generator, preset: words } }\n  - { id: b, sink: { type: discard } }\n"
+	_, err := Parse("s.yaml", []byte(src), ParseOptions{Connectors: only})
+	if err == nil || !strings.Contains(err.Error(), `s.yaml:4:30: source type must be one of elements, not "generator"`) {
+		t.Errorf("generator outside the set: %v", err)
+	}
+	p, err := Parse("s.yaml", []byte(src), ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Operator("a").Source.Spec != spec.Generator || p.Operator("b").Sink.Spec != spec.Discard {
+		t.Error("a parsed connector carries the spec it was parsed against")
 	}
 }

@@ -3,6 +3,8 @@
 // every problem at once as file:line:col: message.
 package pipeline
 
+import "github.com/sluicehq/sluice/host/connector/spec"
+
 // Pos is a position in a pipeline file (1-based; zero when unknown).
 type Pos struct {
 	Line, Col int
@@ -185,6 +187,10 @@ type Connector struct {
 	// and map[string]any (what yaml gives an `any`).
 	Options map[string]any
 	Pos     Pos
+	// Spec is the connector's spec in the set it was parsed against; nil
+	// for a Connector made in code (its methods then read the built-in
+	// connector of its type).
+	Spec *spec.Connector
 }
 
 // Map is a YAML mapping whose key order matters: the records of an

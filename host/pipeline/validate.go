@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/suggest"
 )
 
@@ -115,7 +116,7 @@ func (f fileUse) name() string {
 	if f.subtask < 0 {
 		return f.path
 	}
-	return SubtaskFile(f.path, f.subtask)
+	return spec.SubtaskFile(f.path, f.subtask)
 }
 
 // detail says where a subtask's file name comes from, "" for the path
@@ -127,11 +128,19 @@ func (f fileUse) detail(its string) string {
 	return fmt.Sprintf(" (%ssubtask %d of path %s at parallelism %d)", its, f.subtask, f.path, f.par)
 }
 
-// files lists the files a file source or sink of op opens, none for
-// another connector type.
+// files lists the files a file source or sink of op opens (a connector
+// with a path option), none for another connector type.
 func (p *Pipeline) files(op *Operator, c *Connector) []fileUse {
+	role := spec.Sink
+	if c == op.Source {
+		role = spec.Source
+	}
 	path, _ := c.Options["path"].(string)
-	if c.Type != "file" || path == "" {
+	s := c.specOf(role)
+	if s == nil || path == "" {
+		return nil
+	}
+	if _, hasPath := s.Option("path"); !hasPath {
 		return nil
 	}
 	resolve := func(s string) string {
@@ -146,7 +155,7 @@ func (p *Pipeline) files(op *Operator, c *Connector) []fileUse {
 	}
 	out := make([]fileUse, par)
 	for i := range out {
-		out[i] = fileUse{op: op, file: resolve(SubtaskFile(path, i)), path: path, subtask: i, par: par}
+		out[i] = fileUse{op: op, file: resolve(spec.SubtaskFile(path, i)), path: path, subtask: i, par: par}
 	}
 	return out
 }

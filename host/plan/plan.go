@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/partition"
 )
@@ -74,8 +75,9 @@ func (pl *planner) errorf(pos pipeline.Pos, format string, args ...any) {
 
 // mode resolves the execution mode (flink-semantics.md §6): AUTOMATIC is
 // BATCH when every source is bounded, else STREAMING; BATCH with an
-// unbounded source is an error, but for stdin, which BATCH reads to the
-// end of its input (AUTOMATIC cannot know that stdin ends, so it streams).
+// unbounded source is an error, but for one that ends with its input
+// (stdin), which BATCH reads to the end (AUTOMATIC cannot know that it
+// ends, so it streams). Boundedness is the connector's spec's.
 func (pl *planner) mode() (pipeline.Mode, string) {
 	var unbounded []*pipeline.Operator
 	for _, op := range pl.p.Operators {
@@ -90,14 +92,14 @@ func (pl *planner) mode() (pipeline.Mode, string) {
 	switch mode {
 	case pipeline.Batch:
 		for _, op := range unbounded {
-			if op.Source.Type == "stdin" {
-				continue // asked for BATCH: read to the end of input (Connector.Bounded)
+			if op.Source.Boundedness() == spec.EndsWithInput {
+				continue // asked for BATCH: read to the end of its input
 			}
 			by := ""
 			if pl.opts.Mode != "" {
 				by = " (" + from + ")"
 			}
-			pl.errorf(op.Source.Pos, "mode is batch%s but source '%s' is unbounded (%s): batch needs bounded sources", by, op.ID, unboundedWhy(op.Source))
+			pl.errorf(op.Source.Pos, "mode is batch%s but source '%s' is unbounded (%s): batch needs bounded sources", by, op.ID, op.Source.UnboundedWhy())
 		}
 		return pipeline.Batch, from
 	case pipeline.Automatic:
@@ -110,13 +112,6 @@ func (pl *planner) mode() (pipeline.Mode, string) {
 		return pipeline.Streaming, from
 	}
 	return pipeline.Streaming, "the default"
-}
-
-func unboundedWhy(c *pipeline.Connector) string {
-	if c.Type == "generator" {
-		return "a generator without count"
-	}
-	return c.Type + " never ends"
 }
 
 // operator plans one operator's parallelism, max parallelism and slot

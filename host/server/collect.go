@@ -7,6 +7,8 @@ import (
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/codec"
+	"github.com/sluicehq/sluice/host/connector"
+	"github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
@@ -104,6 +106,34 @@ func (t *tail) last(n int) (records []OutputRecord, total int64) {
 	}
 	return records, t.total
 }
+
+// Collect is the spec of the collect sink, the one connector of the
+// server's own: the server parses tenants' pipelines against the host's
+// connectors with it (Connectors), and the engine gets a collectSink for
+// it (connectors.Sink).
+var Collect = &spec.Connector{
+	Name:    "collect",
+	Role:    spec.Sink,
+	Summary: "keeps the last records of a job for `GET /v1/jobs/{id}/output` (in `host serve` only)",
+	Doc: "The records of every collect sink of a job go to one buffer of at most `output-records` records " +
+		"and `output-bytes` bytes of values (server settings), oldest dropped first; a record larger than " +
+		"`output-bytes` is kept as a note of its size. `GET /v1/jobs/{id}/output` answers the buffer, oldest " +
+		"first, each record with its sink and subtask, and the total the sinks received. The buffer is in the " +
+		"server's memory, kept as long as the server keeps the ended job (`job-history`).",
+	// a replay from a checkpoint keeps again what it sends again
+	Guarantee: spec.AtLeastOnce,
+	Contained: true,
+}
+
+// connectorSet is what tenants' pipelines are parsed against: the
+// host's connectors and collect. Those that are not Contained (they touch
+// the host's files, streams or network) parse, so that policy refuses
+// them in the server's words.
+var connectorSet = connector.Set().With(Collect)
+
+// Connectors is the set of connectors host serve parses pipelines
+// against (docs/connectors.md is generated from it).
+func Connectors() *spec.Set { return connectorSet }
 
 // collectSink is one subtask of a collect sink: it hands every record to
 // the job's tail and emits nothing.

@@ -6,14 +6,16 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/host/connector"
+	connspec "github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
 // connectors gives a tenant's job the sources and sinks it may use: the
-// built-in generator and elements sources and discard sink, and the
-// server's collect sink. Lint already refused the others; this refuses
-// them again, so no path reaches the host's files or streams.
+// host's connectors that touch nothing outside the job (Contained: no
+// files, streams or network), and the server's collect sink. Lint already refused the
+// others; this refuses them again, so no path reaches the host's files or
+// streams.
 type connectors struct {
 	builtin *connector.Builtin
 	out     *tail
@@ -26,8 +28,8 @@ func newConnectors(out *tail) *connectors {
 }
 
 func (c *connectors) Source(spec *pipeline.Operator, subtask, parallelism int) (runtime.Source, error) {
-	if spec == nil || spec.Source == nil || !contains(tenantSources, spec.Source.Type) {
-		return nil, fmt.Errorf("operator %q: this server offers only %s sources", opID(spec), strings.Join(tenantSources, " and "))
+	if spec == nil || spec.Source == nil || !offered(connspec.Source, spec.Source.Type) {
+		return nil, fmt.Errorf("operator %q: this server offers only %s sources", opID(spec), strings.Join(tenantNames(connspec.Source), " and "))
 	}
 	return c.builtin.Source(spec, subtask, parallelism)
 }
@@ -36,12 +38,30 @@ func (c *connectors) Sink(spec *pipeline.Operator, subtask, parallelism int) (ru
 	switch {
 	case spec == nil || spec.Sink == nil:
 		return nil, fmt.Errorf("operator %q is not a sink", opID(spec))
-	case spec.Sink.Type == "collect":
+	case spec.Sink.Type == Collect.Name:
 		return &collectSink{op: spec.ID, subtask: subtask, t: c.out}, nil
-	case spec.Sink.Type == "discard":
+	case offered(connspec.Sink, spec.Sink.Type):
 		return c.builtin.Sink(spec, subtask, parallelism)
 	}
-	return nil, fmt.Errorf("operator %q: this server offers only %s sinks", spec.ID, strings.Join(tenantSinks, " and "))
+	return nil, fmt.Errorf("operator %q: this server offers only %s sinks", spec.ID, strings.Join(tenantNames(connspec.Sink), " and "))
+}
+
+// offered reports whether tenants may use the connector of role named
+// typ: one of the server's set that does not touch the host.
+func offered(role connspec.Role, typ string) bool {
+	c := connectorSet.Lookup(role, typ)
+	return c != nil && c.Contained
+}
+
+// tenantNames lists the connectors of role tenants may use, sorted.
+func tenantNames(role connspec.Role) []string {
+	var out []string
+	for _, n := range connectorSet.Names(role) {
+		if offered(role, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func (c *connectors) Bounded(spec *pipeline.Connector) bool { return c.builtin.Bounded(spec) }

@@ -8,19 +8,13 @@ import (
 	"strings"
 	"time"
 
+	connspec "github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
 )
 
 // PipelineFile is the name lint problems of a submitted pipeline carry.
 const PipelineFile = "pipeline.yaml"
-
-// What tenants may use: sources and sinks that touch neither the host's
-// files nor its standard streams.
-var (
-	tenantSources = []string{"elements", "generator"}
-	tenantSinks   = []string{"collect", "discard"}
-)
 
 // prepared is a submitted pipeline that passed lint and planning.
 type prepared struct {
@@ -35,16 +29,14 @@ type prepared struct {
 // problem with a place comes back at once, as an Invalid *Error with
 // Problems.
 func (s *Server) prepare(t *tenant, src []byte) (*prepared, error) {
-	marked, collects, errs := markCollect(src)
 	// A plugin's path names an uploaded plugin, not a file: the CLI's
 	// checks of file paths do not apply (resolvePlugins says what to use).
-	p, err := pipeline.Parse(PipelineFile, marked, pipeline.ParseOptions{AllowAbsolutePaths: true,
-		MaxBytes: s.cfg.Server.MaxPipelineBytes})
+	p, err := pipeline.Parse(PipelineFile, src, pipeline.ParseOptions{AllowAbsolutePaths: true,
+		MaxBytes: s.cfg.Server.MaxPipelineBytes, Connectors: connectorSet})
 	if err != nil {
-		return nil, lintError(append(errs, withoutDiscardOptions(problemsOf(err), errs)...))
+		return nil, lintError(problemsOf(err))
 	}
-	restoreCollect(p, collects)
-	errs = append(errs, policy(p)...)
+	errs := policy(p)
 	errs = append(errs, size(p)...)
 	if err := pipeline.OnlySources(p); err != nil {
 		errs = append(errs, problemsOf(err)...)
@@ -57,7 +49,7 @@ func (s *Server) prepare(t *tenant, src []byte) (*prepared, error) {
 	if err != nil {
 		return nil, lintError(problemsOf(err))
 	}
-	return &prepared{pipeline: p, graph: g, plugins: plugins, collects: len(collects)}, nil
+	return &prepared{pipeline: p, graph: g, plugins: plugins, collects: collects(p)}, nil
 }
 
 // prepareBounded is prepare holding a parse token of t (one pipeline of
@@ -171,12 +163,12 @@ func policy(p *pipeline.Pipeline) pipeline.Errors {
 		}
 	}
 	for _, op := range p.Operators {
-		if c := op.Source; c != nil && !contains(tenantSources, c.Type) {
+		if c := op.Source; c != nil && !offered(connspec.Source, c.Type) {
 			errs = append(errs, &pipeline.Error{File: PipelineFile, Pos: c.Pos, Msg: fmt.Sprintf(
 				"operator %s: source type %s is not offered by this server (it reads the host's files or streams): use %s",
-				op.ID, c.Type, strings.Join(tenantSources, " or "))})
+				op.ID, c.Type, strings.Join(tenantNames(connspec.Source), " or "))})
 		}
-		if c := op.Sink; c != nil && !contains(tenantSinks, c.Type) {
+		if c := op.Sink; c != nil && !offered(connspec.Sink, c.Type) {
 			errs = append(errs, &pipeline.Error{File: PipelineFile, Pos: c.Pos, Msg: fmt.Sprintf(
 				"operator %s: sink type %s is not offered by this server (it writes to the host's files or stdout): use collect (read it with GET /v1/jobs/{id}/output) or discard",
 				op.ID, c.Type)})
@@ -217,21 +209,15 @@ func (s *Server) resolvePlugins(t *tenant, p *pipeline.Pipeline, errs *pipeline.
 	return out
 }
 
-// withoutDiscardOptions drops the linter's complaint about an option of
-// a collect sink (which it saw as discard) where markCollect already
-// reported it in the collect sink's words.
-func withoutDiscardOptions(list, collectProblems pipeline.Errors) pipeline.Errors {
-	at := map[pipeline.Pos]bool{}
-	for _, e := range collectProblems {
-		at[e.Pos] = true
-	}
-	out := list[:0:0]
-	for _, e := range list {
-		if !(at[e.Pos] && strings.Contains(e.Msg, "in sink discard")) {
-			out = append(out, e)
+// collects counts the collect sinks of p.
+func collects(p *pipeline.Pipeline) int {
+	n := 0
+	for _, op := range p.Operators {
+		if op.Sink != nil && op.Sink.Spec == Collect {
+			n++
 		}
 	}
-	return out
+	return n
 }
 
 // problemsOf turns a parse or plan error into problems; an error with no
@@ -247,9 +233,22 @@ func problemsOf(err error) pipeline.Errors {
 // tenantWords rewrites the linter's lists of connector types to what
 // this server offers.
 var tenantWords = strings.NewReplacer(
-	"one of discard, file, print", "one of "+strings.Join(tenantSinks, ", "),
-	"one of elements, file, generator, stdin", "one of "+strings.Join(tenantSources, ", "),
+	"one of "+strings.Join(connectorSet.Names(connspec.Sink), ", "), "one of "+strings.Join(tenantNames(connspec.Sink), ", "),
+	"one of "+strings.Join(connectorSet.Names(connspec.Source), ", "), "one of "+strings.Join(tenantNames(connspec.Source), ", "),
 )
+
+// notOffered drops, from the linter's problem with a connector type, a
+// suggestion of a connector this server does not offer: a tenant who
+// wrote "prnt" is not told to write print.
+var notOffered = func() *strings.Replacer {
+	var pairs []string
+	for _, c := range connectorSet.All() {
+		if !offered(c.Role, c.Name) {
+			pairs = append(pairs, fmt.Sprintf(" (did you mean %q?)", c.Name), "")
+		}
+	}
+	return strings.NewReplacer(pairs...)
+}()
 
 func lintError(errs pipeline.Errors) *Error {
 	errs.Sort()
@@ -257,6 +256,9 @@ func lintError(errs pipeline.Errors) *Error {
 	var lines []string
 	for _, pe := range errs {
 		msg := tenantWords.Replace(pe.Msg)
+		if strings.Contains(msg, " type must be one of ") {
+			msg = notOffered.Replace(msg)
+		}
 		e.Problems = append(e.Problems, Problem{Line: pe.Pos.Line, Col: pe.Pos.Col, Message: msg})
 		lines = append(lines, fmt.Sprintf("%d:%d: %s", pe.Pos.Line, pe.Pos.Col, msg))
 	}
@@ -265,13 +267,4 @@ func lintError(errs pipeline.Errors) *Error {
 		e.Msg = "the pipeline has a problem: " + lines[0]
 	}
 	return e
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

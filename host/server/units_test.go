@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,34 +13,44 @@ import (
 	"github.com/sluicehq/sluice/host/plan"
 )
 
-func TestMarkCollectKeepsEveryByteElsewhere(t *testing.T) {
+// TestCollectIsInTheServersSet: the collect sink is one connector of the
+// server's set, so a tenant's pipeline parses with it however its type is
+// written (quoted, in a block, with an escape), the other sinks keep
+// theirs, and a problem points at the tenant's own line and column.
+func TestCollectIsInTheServersSet(t *testing.T) {
 	src := "version: 1\nname: x\noperators:\n  - {id: a, source: {type: generator, preset: sequence}}\n" +
-		"  - id: b\n    sink: {type: \"collect\"}\n  - id: c\n    input: a\n    sink:\n      type: collect\n  - {id: d, input: a, sink: {type: discard}}\n"
-	out, found, errs := markCollect([]byte(src))
-	if len(errs) != 0 || len(found) != 2 {
-		t.Fatalf("found %v, problems %v", found, errs)
-	}
-	want := strings.Replace(strings.Replace(src, `"collect"`, `"discard"`, 1), "type: collect", "type: discard", 1)
-	if string(out) != want {
-		t.Errorf("rewritten:\n%s\nwant:\n%s", out, want)
-	}
-	p, err := pipeline.Parse(PipelineFile, out, pipeline.ParseOptions{})
+		"  - id: b\n    sink: {type: \"collect\"}\n  - id: c\n    input: a\n    sink:\n      type: collect\n" +
+		"  - {id: d, input: a, sink: {type: discard}}\n  - {id: e, input: a, sink: {type: \"c\\x6fllect\"}}\n"
+	p, err := pipeline.Parse(PipelineFile, []byte(src), pipeline.ParseOptions{Connectors: Connectors()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	restoreCollect(p, found)
-	for id, typ := range map[string]string{"b": "collect", "c": "collect", "d": "discard"} {
+	for id, typ := range map[string]string{"b": "collect", "c": "collect", "d": "discard", "e": "collect"} {
 		if got := p.Operator(id).Sink.Type; got != typ {
 			t.Errorf("sink %s: %s, want %s", id, got, typ)
 		}
 	}
-	if string(src) == string(out) {
-		t.Error("the source was modified in place")
+	if n := collects(p); n != 3 {
+		t.Errorf("%d collect sinks, want 3", n)
 	}
-	// escapes cannot be rewritten in place: said so, at the place
-	_, _, errs = markCollect([]byte("operators:\n  - sink: {type: \"c\\x6fllect\"}\n"))
-	if len(errs) != 1 || errs[0].Pos != (pipeline.Pos{Line: 2, Col: 18}) {
-		t.Errorf("escaped collect: %v", errs)
+	// a problem after the sink on its line keeps its column, and an
+	// option of collect is refused at its key
+	bad := "version: 1\nname: x\noperators:\n  - {id: a, source: {type: generator, preset: sequence}}\n" +
+		"  - {id: b, sink: {type: collect, limit: 5}, parallelism: zero}\n"
+	_, err = pipeline.Parse(PipelineFile, []byte(bad), pipeline.ParseOptions{Connectors: Connectors()})
+	var errs pipeline.Errors
+	if !errors.As(err, &errs) || len(errs) != 2 {
+		t.Fatalf("problems: %v", err)
+	}
+	if e := errs[0]; e.Pos != (pipeline.Pos{Line: 5, Col: 35}) || !strings.Contains(e.Msg, "sink collect takes no option limit") {
+		t.Errorf("first problem %d:%d %s", e.Pos.Line, e.Pos.Col, e.Msg)
+	}
+	if e := errs[1]; e.Pos != (pipeline.Pos{Line: 5, Col: 59}) || !strings.Contains(e.Msg, "parallelism must be") {
+		t.Errorf("second problem %d:%d %s", e.Pos.Line, e.Pos.Col, e.Msg)
+	}
+	// the host's own lint does not know collect
+	if _, err := pipeline.Parse(PipelineFile, []byte(src), pipeline.ParseOptions{}); err == nil || !strings.Contains(err.Error(), `not "collect"`) {
+		t.Errorf("parsed without the server's set: %v", err)
 	}
 }
 
@@ -229,5 +240,25 @@ func BenchmarkLimiterAllow(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		now = now.Add(time.Microsecond)
 		l.allow(keys[i%len(keys)])
+	}
+}
+
+// TestTenantsAreSuggestedOnlyWhatTheyMayUse: a mistyped connector type
+// gets the nearest one a tenant may use, and no suggestion of one the
+// server refuses.
+func TestTenantsAreSuggestedOnlyWhatTheyMayUse(t *testing.T) {
+	for typ, want := range map[string]string{
+		"colect": `sink type must be one of collect, discard, not "colect" (did you mean "collect"?)`,
+		"prnt":   `sink type must be one of collect, discard, not "prnt"`,
+	} {
+		src := "version: 1\nname: x\noperators:\n  - {id: a, source: {type: generator, preset: sequence}}\n  - {id: b, sink: {type: " + typ + "}}\n"
+		_, err := pipeline.Parse(PipelineFile, []byte(src), pipeline.ParseOptions{Connectors: Connectors()})
+		var errs pipeline.Errors
+		if !errors.As(err, &errs) {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		if e := lintError(errs); len(e.Problems) != 1 || e.Problems[0].Message != want {
+			t.Errorf("%s: %+v\nwant %s", typ, e.Problems, want)
+		}
 	}
 }

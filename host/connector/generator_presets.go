@@ -384,8 +384,12 @@ func (t *transactions) appendRecordSlow(b []byte, n uint64) []byte {
 	return abi.AppendInt(append(b, keyTS...), ts)
 }
 
-// sensors: {deviceId: "sensor-042", ts, value: float in [-10, 30] with two
-// decimals}.
+// sensors: {deviceId: "sensor-042", ts, value: float with two decimals},
+// the value in [-10, 30], or for sensorSpikePercent % of the readings a
+// spike in [50, 90], so that a threshold above the normal range (an alert,
+// a side output) has something to find.
+const sensorSpikePercent = 3
+
 type sensors struct {
 	seed    uint64
 	devices uint64
@@ -411,6 +415,9 @@ func (s *sensors) appendRecord(b []byte, n uint64) []byte {
 	}
 	b = abi.AppendInt(append(b, keyTS...), ts)
 	v := float64(int64(below(d.draw(2), 4001))-1000) / 100
+	if below(d.draw(3), 100) < sensorSpikePercent { // a spike: what an alert is for
+		v = float64(5000+int64(below(d.draw(4), 4001))) / 100
+	}
 	return abi.AppendFloat(append(b, keyValue...), v)
 }
 

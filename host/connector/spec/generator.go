@@ -67,7 +67,7 @@ operators:
 		{Name: "sensors", Doc: "readings of devices", Defaults: map[string]any{"hot-key": "sensor-hot"}, Fields: []Field{
 			{Name: "deviceId", Type: "string", Doc: "`sensor-` and a number below `devices`, at least 3 digits (`sensor-042`), or `hot-key`"},
 			{Name: "ts", Type: "int", Min: tsEpoch, Max: math.MaxInt64, Doc: "the event time, in milliseconds since 1970"},
-			{Name: "value", Type: "float", Min: -10, Max: 30, Doc: "two decimals"},
+			{Name: "value", Type: "float", Min: -10, Max: 90, Doc: "two decimals: in [-10, 30], and for 3 % of the readings a spike in [50, 90]"},
 		}},
 		{Name: "words", Doc: "lines of text, for word counts", Fields: []Field{
 			{Name: "line", Type: "string", Doc: "3 to 12 words from a vocabulary of 64, separated by one space; early words of the vocabulary (`the`, `a`, `to`) are drawn more often"},

@@ -220,3 +220,24 @@ func TestStartFunctionWASI(t *testing.T) {
 		t.Errorf("the start function slept %d ms of its 3 s sleep, want none", slept)
 	}
 }
+
+// TestRefusedInitializeClosesTheInstance: a host call the host refuses
+// during _initialize fails the open, and the instance that ran it is
+// closed (it leaked: three failed opens left three live instances), with
+// the refusal named and the error marked as having broken the instance.
+func TestRefusedInitializeClosesTheInstance(t *testing.T) {
+	h := newHost(t, nil)
+	m := load(t, h, "initstate")
+	for i := range 3 {
+		op := m.NewOperator(context.Background(), "op1", nil)
+		err := op.Open(&runtime.OpenContext{Operator: "op1", Parallelism: 1, MaxParallelism: 128})
+		pe := wantErr(t, err, `plugin "initstate" (operator op1, subtask 1/1) export _initialize: keyed state: state_get on an unkeyed operator: keyed state needs a keyBy before this operator`)
+		if !errors.Is(err, ErrState) || !pe.Poisoned {
+			t.Errorf("open %d: ErrState %v, poisoned %v: want both", i, errors.Is(err, ErrState), pe.Poisoned)
+		}
+		op.Close(nil)
+		if n := h.LiveInstances(); n != 0 {
+			t.Fatalf("after failed open %d: %d live instances, want 0", i+1, n)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/internal/wasmbin"
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
@@ -139,17 +140,17 @@ func TestStackFirstOverflowHint(t *testing.T) {
 // stackLayout tells --stack-first from wasm-ld's default layout by the
 // first global and the data segments only.
 func TestStackLayout(t *testing.T) {
-	globals := func(b ...byte) *reader { return &reader{b: append([]byte{1}, b...)} }
-	data := func(offsets ...byte) *reader {
+	globals := func(b ...byte) *wasmbin.Reader { return wasmbin.NewReader(append([]byte{1}, b...), 0) }
+	data := func(offsets ...byte) *wasmbin.Reader {
 		b := []byte{byte(len(offsets))}
 		for _, o := range offsets {
 			b = append(b, 0, 0x41, o, 0x0b, 1, 'x') // active, i32.const o (one LEB byte), 1 byte
 		}
-		return &reader{b: b}
+		return wasmbin.NewReader(b, 0)
 	}
 	for _, c := range []struct {
 		name string
-		g, d *reader
+		g, d *wasmbin.Reader
 		want bool
 	}{
 		{"stack first", globals(0x7f, 1, 0x41, 0x20, 0x0b), data(0x20, 0x30), true},
@@ -157,8 +158,8 @@ func TestStackLayout(t *testing.T) {
 		{"immutable global", globals(0x7f, 0, 0x41, 0x20, 0x0b), data(0x20), false},
 		{"i64 global", globals(0x7e, 1, 0x42, 0x20, 0x0b), data(0x20), false},
 		{"negative top", globals(0x7f, 1, 0x41, 0x70, 0x0b), data(0x20), false},
-		{"no data", globals(0x7f, 1, 0x41, 0x20, 0x0b), &reader{b: []byte{0}}, false},
-		{"truncated data", globals(0x7f, 1, 0x41, 0x20, 0x0b), &reader{b: []byte{1, 0, 0x41}}, false},
+		{"no data", globals(0x7f, 1, 0x41, 0x20, 0x0b), wasmbin.NewReader([]byte{0}, 0), false},
+		{"truncated data", globals(0x7f, 1, 0x41, 0x20, 0x0b), wasmbin.NewReader([]byte{1, 0, 0x41}, 0), false},
 	} {
 		var l stackLayout
 		l.readGlobals(c.g)

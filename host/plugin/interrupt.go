@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/host/internal/wasmbin"
 	"github.com/sluicehq/sluice/host/plugin/fuel"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -25,8 +26,9 @@ type interrupter interface {
 	// instantiate adds the host modules the prepared modules import
 	// besides the ABI's (once, when the Host is built).
 	instantiate(context.Context, wazero.Runtime) error
-	// prepare rewrites a module's bytes before it is compiled.
-	prepare(bin []byte) ([]byte, error)
+	// prepare rewrites a module's bytes (decoded as m) before it is
+	// compiled.
+	prepare(bin []byte, m *wasmbin.Module) ([]byte, error)
 	// bind returns the bound of one instance's calls, once the instance
 	// exists. parent carries the instance to the host functions and may
 	// be canceled by the caller.
@@ -90,8 +92,10 @@ type noInterrupter struct{}
 
 func (noInterrupter) configure(c wazero.RuntimeConfig) wazero.RuntimeConfig { return c }
 func (noInterrupter) instantiate(context.Context, wazero.Runtime) error     { return nil }
-func (noInterrupter) prepare(bin []byte) ([]byte, error)                    { return checkLimits(bin) }
-func (noInterrupter) limit() string                                         { return "no limit" }
+func (noInterrupter) prepare(bin []byte, m *wasmbin.Module) ([]byte, error) {
+	return checkLimits(bin, m)
+}
+func (noInterrupter) limit() string { return "no limit" }
 func (noInterrupter) bind(parent context.Context, _ api.Module) (callBound, error) {
 	return unbound{parent}, nil
 }
@@ -111,14 +115,16 @@ func (d deadlineInterrupter) configure(c wazero.RuntimeConfig) wazero.RuntimeCon
 	return c.WithCloseOnContextDone(true)
 }
 
-func (d deadlineInterrupter) prepare(bin []byte) ([]byte, error) { return checkLimits(bin) }
+func (d deadlineInterrupter) prepare(bin []byte, m *wasmbin.Module) ([]byte, error) {
+	return checkLimits(bin, m)
+}
 
 // checkLimits passes bin on unchanged if it is within the compile limits
 // that fuel.Instrument enforces when it meters a module (package fuel,
 // limits.go): wazero's compiler cannot be stopped, and a few kilobytes of
 // deeply nested blocks or of locals hold it for minutes or gigabytes.
-func checkLimits(bin []byte) ([]byte, error) {
-	if err := fuel.CheckLimits(bin); err != nil {
+func checkLimits(bin []byte, m *wasmbin.Module) ([]byte, error) {
+	if err := fuel.CheckModuleLimits(m); err != nil {
 		return nil, err
 	}
 	return bin, nil

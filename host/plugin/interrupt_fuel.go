@@ -15,6 +15,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/sluicehq/sluice/host/internal/wasmbin"
 	"github.com/sluicehq/sluice/host/plugin/fuel"
 )
 
@@ -164,9 +165,9 @@ func (f *fuelInterrupter) limit() string {
 	return fmt.Sprintf("the call spent its CPU budget of %d fuel units (%s)", f.budget, f.from)
 }
 
-// prepare meters bin, reusing an earlier rewrite from the cache folder
-// (metering a 3 MB Go module takes tens of milliseconds).
-func (f *fuelInterrupter) prepare(bin []byte) ([]byte, error) {
+// prepare meters bin (decoded as m), reusing an earlier rewrite from the
+// cache folder (metering a 3 MB Go module takes tens of milliseconds).
+func (f *fuelInterrupter) prepare(bin []byte, m *wasmbin.Module) ([]byte, error) {
 	var path string
 	if f.cacheDir != "" {
 		sum := sha256.Sum256(bin)
@@ -177,7 +178,7 @@ func (f *fuelInterrupter) prepare(bin []byte) ([]byte, error) {
 			return b, nil
 		}
 	}
-	out, err := fuel.Instrument(bin, fuel.Options{InitialFuel: f.startFuel(), MaxSiteCharge: maxSiteCharge, Refuel: true, MaxTableEntries: MaxTableEntries})
+	out, err := fuel.InstrumentModule(m, fuel.Options{InitialFuel: f.startFuel(), MaxSiteCharge: maxSiteCharge, Refuel: true, MaxTableEntries: MaxTableEntries})
 	if errors.Is(err, fuel.ErrLimit) {
 		return nil, err // names the function and the limit
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sluicehq/sluice/host/internal/wasmbin"
 	"github.com/sluicehq/sluice/host/plugin/fuel"
+	"github.com/sluicehq/sluice/host/sched"
 )
 
 // FuelPerSecond is the rate at which Config.CallTimeout becomes a fuel
@@ -101,23 +102,10 @@ type fuelInterrupter struct {
 
 // callStarts counts the calls every Host of the process started; a Host's
 // own count subtracted, the calls of the others (see fuelBound.refuel).
+// Process-wide because what it tells is: whether another tenant (another
+// Host of this process) is busy on the same cores, which no one Host can
+// see alone.
 var callStarts atomic.Int64
-
-// Long calls give way to other tenants (fuelBound.refuel): a call past its
-// first slice, while another Host starts calls and the machine's CPU is
-// contended, sleeps k times as long as its last slice ran (at most
-// maxGiveWay), so that it takes about 1/(1+k) of the CPU they compete
-// for. k grows with the call's age, one for every giveWayAge slices it
-// has run, to at most maxGiveWayFactor: a batch of a few slices is barely
-// held back, a runaway soon runs at a few percent. A call sleeps at most
-// giveWayShare times its budget's time at FuelPerSecond in all, so that
-// even a contended runaway stops within a few times its CallTimeout.
-const (
-	giveWayAge       = 8
-	maxGiveWayFactor = 32
-	maxGiveWay       = 50 * time.Millisecond
-	giveWayShare     = 3
-)
 
 func newFuelInterrupter(cfg Config) *fuelInterrupter {
 	f := &fuelInterrupter{budget: cfg.CallFuel, slice: FuelSlice, from: "CallFuel", now: time.Now, sleeps: cfg.CallTimeout}
@@ -135,9 +123,9 @@ func newFuelInterrupter(cfg Config) *fuelInterrupter {
 	case cfg.FuelRate > 0:
 		f.pace = newPacer(cfg.FuelRate)
 	}
-	f.yielding = giveWayShare * f.deadline
+	f.yielding = sched.GiveWayShare * f.deadline
 	if f.deadline == 0 { // a CallFuel budget: its time at 10⁹ units a second
-		f.yielding = time.Duration(float64(f.budget) * giveWayShare)
+		f.yielding = time.Duration(float64(f.budget) * sched.GiveWayShare)
 	}
 	return f
 }
@@ -253,7 +241,7 @@ func (b *fuelBound) start() context.Context {
 // it just ran (another tenant is busy) and the CPU is contended (tasks
 // wait for a core: Linux's pressure stall information; where that is not
 // available, assumed). It then sleeps a multiple of the slice's time that
-// grows with the call's age (giveWayFor). Short calls, the normal path,
+// grows with the call's age (package sched). Short calls, the normal path,
 // never get here; a lone tenant, or tenants on a machine with cores to
 // spare, run at full speed.
 func (b *fuelBound) refuel(counter int64) int64 {
@@ -273,7 +261,7 @@ func (b *fuelBound) refuel(counter int64) int64 {
 	others := callStarts.Load() - b.f.starts.Load()
 	if !b.sliceAt.IsZero() && others != b.others {
 		now := time.Now()
-		if d := min(giveWayFor(now.Sub(b.sliceAt), cpuContended(now), b.slices), b.f.yielding-b.slept); d > 0 {
+		if d := min(sched.GiveWay(now.Sub(b.sliceAt), sched.Machine.Contended(now), b.slices), b.f.yielding-b.slept); d > 0 {
 			b.gaveWay.Add(1)
 			b.slept += d
 			sleepCtx(b.ctx, d)
@@ -370,18 +358,6 @@ func (b *fuelBound) release() {}
 // that finds it spent calls refuel, which checks the call-timeout and the
 // context and pays FuelRate, as for the guest's own work.
 func (b *fuelBound) charge(units int64) { b.meter.Charge(units) }
-
-// giveWayFor is how long a call that has had slices slices, the last of
-// which took wall time, sleeps while other tenants are busy: nothing
-// unless the CPU is contended, else a multiple of the slice that grows
-// with the call's age.
-func giveWayFor(wall time.Duration, contended bool, slices int64) time.Duration {
-	if !contended {
-		return 0
-	}
-	k := time.Duration(min(1+slices/giveWayAge, maxGiveWayFactor))
-	return min(k*wall, maxGiveWay)
-}
 
 // hostRefuel is fuel.RefuelModule's refuel: stack[0] is the guest's
 // counter, negative, and gets the next slice. A call without an instance

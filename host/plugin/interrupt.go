@@ -17,7 +17,7 @@ import (
 // keeps the mechanism swappable (RATIONALE.md, "Why fuel?"): the default
 // rewrites every module so that function entries and loop headers spend
 // fuel, handed to each call in slices between which the guest yields
-// (interrupt_fuel.go, interrupt_pace.go); wazero's WithCloseOnContextDone,
+// (interrupt_fuel.go, package sched); wazero's WithCloseOnContextDone,
 // 4–40× slower on loop-heavy guests, remains for comparison
 // (Config.Interruption).
 type interrupter interface {

@@ -95,7 +95,7 @@ type fuelInterrupter struct {
 	slice    int64
 	cacheDir string        // metered modules by the sha256 of the original; "" keeps none
 	from     string        // what the budget was derived from, for messages
-	pace     *pacer        // the Host's FuelRate or shared FuelPacer; nil: none
+	pace     *sched.Pacer  // the Host's FuelRate or shared FuelPacer; nil: none
 	yielding time.Duration // the most a call sleeps giving way
 	starts   atomic.Int64
 }
@@ -121,7 +121,7 @@ func newFuelInterrupter(cfg Config) *fuelInterrupter {
 	case cfg.FuelPacer != nil:
 		f.pace = cfg.FuelPacer.p
 	case cfg.FuelRate > 0:
-		f.pace = newPacer(cfg.FuelRate)
+		f.pace = sched.NewPacer(cfg.FuelRate)
 	}
 	f.yielding = sched.GiveWayShare * f.deadline
 	if f.deadline == 0 { // a CallFuel budget: its time at 10⁹ units a second
@@ -264,7 +264,7 @@ func (b *fuelBound) refuel(counter int64) int64 {
 		if d := min(sched.GiveWay(now.Sub(b.sliceAt), sched.Machine.Contended(now), b.slices), b.f.yielding-b.slept); d > 0 {
 			b.gaveWay.Add(1)
 			b.slept += d
-			sleepCtx(b.ctx, d)
+			sched.Sleep(b.ctx, d)
 		}
 	}
 	b.others = others
@@ -333,7 +333,7 @@ func (b *fuelBound) sleep(d time.Duration) {
 // context ends).
 func (b *fuelBound) pay(spent int64) {
 	if b.f.pace != nil && spent > b.paid {
-		b.f.pace.take(b.ctx, spent-b.paid)
+		b.f.pace.Take(b.ctx, spent-b.paid)
 		b.paid = spent
 	}
 }

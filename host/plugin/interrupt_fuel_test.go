@@ -122,8 +122,7 @@ func (c *fakeClock) advance(d time.Duration) {
 
 func fakePace(h *Host) *fakeClock {
 	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
-	p := h.intr.(*fuelInterrupter).pace
-	p.now, p.sleep = clock.now, clock.sleep
+	h.intr.(*fuelInterrupter).pace.SetClock(clock.now, clock.sleep)
 	return clock
 }
 
@@ -171,7 +170,7 @@ func TestFuelRateCountsShortCalls(t *testing.T) {
 		return spent, clock.now().Sub(start)
 	}
 	spent, took := run(20_000)
-	burst := h.intr.(*fuelInterrupter).pace.burst
+	burst := h.intr.(*fuelInterrupter).pace.Burst()
 	if want := time.Duration(spent)*time.Second/rate - burst; took < want || took > want+10*time.Millisecond {
 		t.Errorf("%d short calls spent %d units in %s of the fake clock, want %s at %d units/s after the burst", 20_000, spent, took, want, rate)
 	}
@@ -253,8 +252,7 @@ func TestFuelPacerIsSharedByItsHosts(t *testing.T) {
 			h1, h2 := newHost(t, edit), newHost(t, edit)
 			clock := fakePace(h1)
 			if !shared {
-				p := h2.intr.(*fuelInterrupter).pace
-				p.now, p.sleep = clock.now, clock.sleep
+				h2.intr.(*fuelInterrupter).pace.SetClock(clock.now, clock.sleep)
 			}
 			if p1, p2 := h1.intr.(*fuelInterrupter).pace, h2.intr.(*fuelInterrupter).pace; (p1 == p2) != shared || (shared && p1 != pacer.p) {
 				t.Fatalf("pacers %p and %p (shared %p), want shared=%v", p1, p2, pacer.p, shared)

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -89,5 +90,29 @@ func TestPressureContended(t *testing.T) {
 	os.Remove(path)
 	if !p.Contended(t0.Add(time.Minute)) || !p.Contended(t0.Add(2*time.Minute)) {
 		t.Error("a missing pressure file must read as contended")
+	}
+}
+
+// TestPacerWaitsPastTheBurst: at 1000 units a second, takers run up to
+// the burst ahead of the clock, then wait what they are ahead past it;
+// an idle spell saves up no more than the burst.
+func TestPacerWaitsPastTheBurst(t *testing.T) {
+	p := NewPacer(1000)
+	now := time.Unix(1000, 0)
+	var slept time.Duration
+	p.SetClock(func() time.Time { return now }, func(_ context.Context, d time.Duration) { slept += d; now = now.Add(d) })
+	p.Take(context.Background(), 100) // 100 ms worth: within the burst
+	if slept != 0 {
+		t.Errorf("100 units waited %s, want none (the burst is %s)", slept, p.Burst())
+	}
+	p.Take(context.Background(), 1000) // 1.1 s paid ahead: 1 s past the burst
+	if slept != time.Second {
+		t.Errorf("1100 units at once waited %s, want 1s", slept)
+	}
+	now = now.Add(time.Hour) // idle
+	slept = 0
+	p.Take(context.Background(), 300) // 300 ms worth: only the burst was saved
+	if slept != 200*time.Millisecond {
+		t.Errorf("300 units after an idle hour waited %s, want 200ms", slept)
 	}
 }

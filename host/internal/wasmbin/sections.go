@@ -1,6 +1,6 @@
 package wasmbin
 
-import "bytes"
+import "strings"
 
 // Section ids (§5.5.2 "Sections").
 const (
@@ -22,17 +22,18 @@ const (
 )
 
 // Preamble is the magic number and version 1 (§5.5.16 "Modules").
-var Preamble = []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
+const Preamble = "\x00asm\x01\x00\x00\x00"
 
 // Rank orders the non-custom sections as §5.5.16 requires (the data count
 // section sits between element and code). Zero marks an id that is not a
-// known section.
+// known section. A table: never written.
 var Rank = [NumSections]uint8{
 	SecType: 1, SecImport: 2, SecFunction: 3, SecTable: 4, SecMemory: 5, SecTag: 6, SecGlobal: 7, SecExport: 8,
 	SecStart: 9, SecElement: 10, SecDataCount: 11, SecCode: 12, SecData: 13,
 }
 
-// Order lists the non-custom section ids in that order.
+// Order lists the non-custom section ids in that order. A table: never
+// written.
 var Order = []byte{SecType, SecImport, SecFunction, SecTable, SecMemory, SecTag, SecGlobal, SecExport, SecStart, SecElement, SecDataCount, SecCode, SecData}
 
 // Section is one section of a module; Payload aliases the module.
@@ -56,9 +57,9 @@ func Split(wasm []byte) ([]Section, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !bytes.Equal(head, Preamble) {
+	if string(head) != Preamble {
 		r.Off = 0
-		if len(wasm) < len(Preamble) && bytes.HasPrefix(Preamble, wasm) {
+		if len(wasm) < len(Preamble) && strings.HasPrefix(Preamble, string(wasm)) {
 			return nil, r.end("the module ends after %d bytes, inside the 8-byte header", len(wasm))
 		}
 		return nil, r.Errorf(ErrMalformed, "not a WebAssembly 1.0 module (bad magic number or version)")

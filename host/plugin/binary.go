@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sluicehq/sluice/host/internal/wasmbin"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // This file keeps the parts of a wasm binary the host checks before it

@@ -24,7 +24,7 @@ var wazeroTests = []string{modulePath + "/host/plugin/fuel"}
 
 // standalone are the packages that import the standard library only (and
 // each other): the fuel rewriter and the binary reader it stands on.
-var standalone = []string{modulePath + "/host/plugin/fuel", modulePath + "/host/internal/wasmbin"}
+var standalone = []string{modulePath + "/host/plugin/fuel", modulePath + "/internal/wasmbin"}
 
 // TestOnlyPluginImportsWazero walks every package of the module (go list
 // ./...) and holds the boundary: host/plugin is the only package that

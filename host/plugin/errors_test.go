@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/abi"
-	"github.com/sluicehq/sluice/host/internal/wasmbin"
 	"github.com/sluicehq/sluice/host/runtime"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // TestQuotedErrorTextIsCapped: a guest's error text that must be quoted

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluicehq/sluice/host/internal/wasmbin"
 	"github.com/sluicehq/sluice/host/plugin/fuel"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )

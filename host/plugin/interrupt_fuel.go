@@ -15,9 +15,9 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/sluicehq/sluice/host/internal/wasmbin"
 	"github.com/sluicehq/sluice/host/plugin/fuel"
 	"github.com/sluicehq/sluice/host/sched"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // FuelPerSecond is the rate at which Config.CallTimeout becomes a fuel

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sluicehq/sluice/host/internal/wasmbin"
 	"github.com/sluicehq/sluice/host/plugin/fuel"
 	"github.com/sluicehq/sluice/host/roots"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 	"github.com/tetratelabs/wazero"
 )
 

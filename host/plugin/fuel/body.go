@@ -1,6 +1,6 @@
 package fuel
 
-import "github.com/sluicehq/sluice/host/internal/wasmbin"
+import "github.com/sluicehq/sluice/internal/wasmbin"
 
 // siteKind says what code a site gets.
 type siteKind uint8

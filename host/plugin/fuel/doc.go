@@ -10,7 +10,7 @@
 //
 // It is a binary-to-binary transform, standard library only. The module's
 // sections, types, imports, functions, tables, memories and exports are
-// decoded by host/internal/wasmbin, the host's one Wasm binary reader
+// decoded by internal/wasmbin, the host's one Wasm binary reader
 // (InstrumentModule takes a module already decoded, as Load has it); this
 // package decodes the rest and every instruction of the MVP and of the proposals wazero accepts by
 // default (multi-value, sign extension, saturating truncation, bulk memory,

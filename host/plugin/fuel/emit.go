@@ -1,6 +1,6 @@
 package fuel
 
-import "github.com/sluicehq/sluice/host/internal/wasmbin"
+import "github.com/sluicehq/sluice/internal/wasmbin"
 
 // Opcodes of the inserted code (§5.4).
 const (

@@ -3,7 +3,7 @@ package fuel
 import (
 	"errors"
 
-	"github.com/sluicehq/sluice/host/internal/wasmbin"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // Classes of Instrument errors; every error Instrument returns wraps exactly

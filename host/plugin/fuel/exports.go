@@ -1,6 +1,6 @@
 package fuel
 
-import "github.com/sluicehq/sluice/host/internal/wasmbin"
+import "github.com/sluicehq/sluice/internal/wasmbin"
 
 // appendCounterExport rewrites the export section (§5.5.10 "Export
 // Section") with ExportName appended for the counter at index counter. It

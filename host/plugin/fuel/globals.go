@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/sluicehq/sluice/host/internal/wasmbin"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // readGlobals reads the global section (§5.5.9 "Global Section"): it

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/sluicehq/sluice/host/internal/wasmbin"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // ExportName is the name under which an instrumented module exports its

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/sluicehq/sluice/host/internal/wasmbin"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // Compile limits. wazero 1.12's compiler cannot be interrupted (it ignores

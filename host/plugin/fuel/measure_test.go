@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/host/internal/wasmbin"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // TestMeasureModules prints, for every module named in FUEL_MEASURE

@@ -3,7 +3,7 @@ package fuel
 import (
 	"fmt"
 
-	"github.com/sluicehq/sluice/host/internal/wasmbin"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // What Instrument refuses of what wasmbin.Decode reads: the checks here

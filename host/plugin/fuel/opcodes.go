@@ -1,6 +1,6 @@
 package fuel
 
-import "github.com/sluicehq/sluice/host/internal/wasmbin"
+import "github.com/sluicehq/sluice/internal/wasmbin"
 
 // Opcodes the instrumenter emits or treats specially (WebAssembly Core
 // Specification 2.0, §5.4 "Instructions").

@@ -1,7 +1,7 @@
 package fuel
 
 import (
-	"github.com/sluicehq/sluice/host/internal/wasmbin"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // The memory, table, element and data sections pass through unchanged, but

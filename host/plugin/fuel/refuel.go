@@ -3,7 +3,7 @@ package fuel
 import (
 	"math"
 
-	"github.com/sluicehq/sluice/host/internal/wasmbin"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // The refuel import (Options.Refuel): a function the rewrite imports so

@@ -4,7 +4,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/sluicehq/sluice/host/internal/wasmbin"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // Section ids (WebAssembly Core Specification 2.0, §5.5.2 "Sections").

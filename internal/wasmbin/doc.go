@@ -4,9 +4,11 @@
 // integers, vectors, names), the module's sections in their order, and the
 // sections that say what a module is (types, imports, functions, tables,
 // memories, exports), plus the encoders a rewriter needs. Package plugin
-// checks a module against the ABI from what Decode returns, and package
-// fuel rewrites it from the same sections, so that a module is read once
-// per load and a bounds fix is made once.
+// checks a module against the ABI from what Decode returns, package fuel
+// rewrites it from the same sections (a module is read once per load), and
+// the Go SDK's test kit (sdk/go/sdktest) checks a plugin's exports with
+// it: a bounds fix is made once. It sits at the module's root so that
+// both the host and the SDK may import it.
 //
 // Every read checks its bounds; no input makes the package panic (see
 // FuzzDecode). Errors are *Error, of class ErrMalformed or ErrUnsupported,

@@ -72,6 +72,7 @@ fuzz:
 	$(call fuzz1,FuzzParse,150000x,./host/pipeline)
 	$(call fuzz1,FuzzCheckOutput,110000x,./host/plugin)
 	$(call fuzz1,FuzzInstrument,180000x,./host/plugin/fuel)
+	$(call fuzz1,FuzzDecode,200000x,./internal/wasmbin)
 	$(call fuzz1,FuzzJSONToMsgpack,100000x,./host/codec)
 	$(call fuzz1,FuzzMetadata,400000x,./host/checkpoint)
 	$(call fuzz1,FuzzStateFile,500000x,./host/checkpoint)

@@ -237,7 +237,7 @@ func goPackageDirs(tr map[string]bool) []string {
 		dir := path.Dir(f)
 		first, _, _ := strings.Cut(dir, "/")
 		switch first {
-		case "abi", "cmd", "host", "partition", "sdk":
+		case "abi", "cmd", "host", "internal", "partition", "sdk":
 		default:
 			continue
 		}

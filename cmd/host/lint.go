@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/host/connector"
+	"github.com/sluicehq/sluice/host/jobplugins"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
 	"github.com/sluicehq/sluice/host/plugin"
@@ -131,7 +132,7 @@ func joinProblems(a, b error) error {
 // lintPluginFiles checks every plugin file of p that exists against ABI v1
 // and the host's limits, reading its header (plugin.CheckFile); then it
 // compiles those that pass (through the compilation cache) and holds the
-// pipeline's use of each to what it says of itself (plugin.CheckUses:
+// pipeline's use of each to what it says of itself (jobplugins.CheckUses:
 // its kind, keyed state without a key-by, side outputs it does not
 // declare), as run does before it starts. Only sluice_describe runs, in
 // the sandbox; open is not called, so a config value the plugin refuses
@@ -184,7 +185,7 @@ func lintPluginFiles(ctx context.Context, file string, roots []string, p *pipeli
 		}
 		modules[name] = m
 	}
-	if err := plugin.CheckUses(ctx, p, modules); err != nil {
+	if err := jobplugins.CheckUses(ctx, p, modules); err != nil {
 		var list pipeline.Errors
 		if !errors.As(err, &list) {
 			return err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/connector"
+	"github.com/sluicehq/sluice/host/jobplugins"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
 	"github.com/sluicehq/sluice/host/plugin"
@@ -250,7 +251,7 @@ func loadPlugins(ctx context.Context, log *slog.Logger, file string, p *pipeline
 	if len(p.Plugins) == 0 {
 		return nil, func() {}, nil
 	}
-	if err := plugin.CheckJobMemory(g, hs.MemoryPages, hs.JobMemoryBytes(), "setting job-memory"); err != nil {
+	if err := jobplugins.CheckJobMemory(g, hs.MemoryPages, hs.JobMemoryBytes(), "setting job-memory"); err != nil {
 		return nil, nil, err
 	}
 	cfg := hs.PluginConfig()
@@ -266,7 +267,7 @@ func loadPlugins(ctx context.Context, log *slog.Logger, file string, p *pipeline
 		return nil, nil, err
 	}
 	closeHost := func() { _ = h.Close(context.Background()) }
-	set, err := plugin.NewSet(ctx, h, p, g, confined(file, roots))
+	set, err := jobplugins.NewSet(ctx, h, p, g, confined(file, roots))
 	if err != nil {
 		closeHost()
 		return nil, nil, err

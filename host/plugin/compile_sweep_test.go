@@ -98,7 +98,11 @@ func TestCompileSweep(t *testing.T) {
 			}
 		}()
 		start := time.Now()
-		prepared, err := h.intr.prepare(bin)
+		var prepared []byte
+		_, dec, err := parseWasm(bin)
+		if err == nil {
+			prepared, err = h.intr.prepare(bin, dec)
+		}
 		if err == nil {
 			_, err = compileGuarded(context.Background(), h.rt, prepared)
 		}

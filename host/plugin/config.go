@@ -139,7 +139,11 @@ func pagesText(pages uint64) string {
 }
 
 // sizeText renders a byte count in KiB or MiB.
-func sizeText(b uint64) string {
+func sizeText(b uint64) string { return SizeText(b) }
+
+// SizeText renders a byte count in KiB or MiB, as the host's messages
+// give sizes.
+func SizeText(b uint64) string {
 	switch {
 	case b%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", b>>20)

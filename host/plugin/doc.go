@@ -21,18 +21,26 @@
 //
 // When the engine gives an operator an error policy (OpenContext.Reject),
 // a failed batch is narrowed down to its bad records by bisection
-// (isolate.go): under skip or dead-letter the good records' output comes
+// (package bisect, adapted in isolate.go): under skip or dead-letter the good records' output comes
 // out exactly once and in order and each bad record goes to the policy;
 // under fail the job's error names the first bad record (position and
 // key). Keyed-state writes of failed calls are undone (journal.go). A
 // record that poisoned the instance counts as a crash of the restart
-// policy (restart.go): Config.RestartAttempts within RestartWindow, each
-// after RestartDelay, then the job fails.
+// policy (package restart, applied in restart.go): Config.RestartAttempts
+// within RestartWindow, each after RestartDelay, then the job fails.
+//
+// Calls are bounded by an interrupter (interrupt.go): by default fuel
+// metering (package fuel rewrites the module; the module is decoded once,
+// by package wasmbin, for the checks and the rewrite) handed out in slices,
+// between which a long call gives way to other tenants and pays its fuel
+// rate (package sched).
 //
 // Guests get no file system, network, environment or arguments, fake
 // clocks and a seeded random stream unless the pipeline grants a plugin
 // clock or random (grants.go). Files are opened through os.Root of the
-// allowed folders (LoadFileIn, NewSet). CheckFile checks a module's header
-// without compiling it (host lint); CheckJobMemory refuses a job whose
-// instances could pass its memory budget.
+// allowed folders (LoadFileIn). CheckFile checks a module's header
+// without compiling it (host lint). What a job does with its pipeline's
+// plugins (load them into a Set, check the pipeline's uses of them and
+// its memory budget) is package jobplugins': this package knows modules
+// and instances, not pipelines.
 package plugin

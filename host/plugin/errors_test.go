@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/runtime"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // TestQuotedErrorTextIsCapped: a guest's error text that must be quoted
@@ -139,17 +140,17 @@ func TestStackFirstOverflowHint(t *testing.T) {
 // stackLayout tells --stack-first from wasm-ld's default layout by the
 // first global and the data segments only.
 func TestStackLayout(t *testing.T) {
-	globals := func(b ...byte) *reader { return &reader{b: append([]byte{1}, b...)} }
-	data := func(offsets ...byte) *reader {
+	globals := func(b ...byte) *wasmbin.Reader { return wasmbin.NewReader(append([]byte{1}, b...), 0) }
+	data := func(offsets ...byte) *wasmbin.Reader {
 		b := []byte{byte(len(offsets))}
 		for _, o := range offsets {
 			b = append(b, 0, 0x41, o, 0x0b, 1, 'x') // active, i32.const o (one LEB byte), 1 byte
 		}
-		return &reader{b: b}
+		return wasmbin.NewReader(b, 0)
 	}
 	for _, c := range []struct {
 		name string
-		g, d *reader
+		g, d *wasmbin.Reader
 		want bool
 	}{
 		{"stack first", globals(0x7f, 1, 0x41, 0x20, 0x0b), data(0x20, 0x30), true},
@@ -157,8 +158,8 @@ func TestStackLayout(t *testing.T) {
 		{"immutable global", globals(0x7f, 0, 0x41, 0x20, 0x0b), data(0x20), false},
 		{"i64 global", globals(0x7e, 1, 0x42, 0x20, 0x0b), data(0x20), false},
 		{"negative top", globals(0x7f, 1, 0x41, 0x70, 0x0b), data(0x20), false},
-		{"no data", globals(0x7f, 1, 0x41, 0x20, 0x0b), &reader{b: []byte{0}}, false},
-		{"truncated data", globals(0x7f, 1, 0x41, 0x20, 0x0b), &reader{b: []byte{1, 0, 0x41}}, false},
+		{"no data", globals(0x7f, 1, 0x41, 0x20, 0x0b), wasmbin.NewReader([]byte{0}, 0), false},
+		{"truncated data", globals(0x7f, 1, 0x41, 0x20, 0x0b), wasmbin.NewReader([]byte{1, 0, 0x41}, 0), false},
 	} {
 		var l stackLayout
 		l.readGlobals(c.g)
@@ -218,5 +219,26 @@ func TestStartFunctionWASI(t *testing.T) {
 	op = open(t, load(t, h, "startsleep").Grant(Grants{Clock: true}), runtime.OpenContext{})
 	if slept := global(t, op, "slept"); slept < 0 || slept >= 1000 {
 		t.Errorf("the start function slept %d ms of its 3 s sleep, want none", slept)
+	}
+}
+
+// TestRefusedInitializeClosesTheInstance: a host call the host refuses
+// during _initialize fails the open, and the instance that ran it is
+// closed (it leaked: three failed opens left three live instances), with
+// the refusal named and the error marked as having broken the instance.
+func TestRefusedInitializeClosesTheInstance(t *testing.T) {
+	h := newHost(t, nil)
+	m := load(t, h, "initstate")
+	for i := range 3 {
+		op := m.NewOperator(context.Background(), "op1", nil)
+		err := op.Open(&runtime.OpenContext{Operator: "op1", Parallelism: 1, MaxParallelism: 128})
+		pe := wantErr(t, err, `plugin "initstate" (operator op1, subtask 1/1) export _initialize: keyed state: state_get on an unkeyed operator: keyed state needs a keyBy before this operator`)
+		if !errors.Is(err, ErrState) || !pe.Poisoned {
+			t.Errorf("open %d: ErrState %v, poisoned %v: want both", i, errors.Is(err, ErrState), pe.Poisoned)
+		}
+		op.Close(nil)
+		if n := h.LiveInstances(); n != 0 {
+			t.Fatalf("after failed open %d: %d live instances, want 0", i+1, n)
+		}
 	}
 }

@@ -57,5 +57,13 @@ func (m *Module) Grant(g Grants) *Module {
 	return &c
 }
 
+// Named returns the module under another name, by which its errors name
+// it (a pipeline's name for the plugin); the module is shared, not copied.
+func (m *Module) Named(name string) *Module {
+	c := *m
+	c.name = name
+	return &c
+}
+
 // Grants returns the module's grants.
 func (m *Module) Grants() Grants { return m.grants }

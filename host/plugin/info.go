@@ -94,7 +94,7 @@ func (m *Module) Info() Info {
 // still shows of a module that does not load, so that its author sees
 // what is there. ok is false when bin is not a wasm module it can read.
 func StaticInfo(name, path string, bin []byte) (info Info, ok bool) {
-	w, err := parseWasm(bin)
+	w, _, err := parseWasm(bin)
 	if err != nil {
 		return Info{}, false
 	}

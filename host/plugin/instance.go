@@ -148,6 +148,7 @@ func (m *Module) instantiate(ctx context.Context, who target, e env) (*instance,
 	}
 	if in.fns[expInitialize] != nil {
 		if _, err := in.invoke(expInitialize, outNone); err != nil {
+			in.close() // no owner will: the instance is not handed out
 			return nil, err
 		}
 	}
@@ -188,10 +189,14 @@ func (in *instance) invoke(e int, mode outMode) (abi.Status, error) {
 		return 0, in.poison(name, in.c.violation)
 	}
 	if e == expBuffer || e == expInitialize { // they return no status
-		if in.c.refusal != nil {
-			return 0, in.fail(name, in.c.refusal)
+		switch {
+		case in.c.refusal == nil:
+			return 0, nil
+		case e == expInitialize:
+			// an instance whose initialisation failed is never used
+			return 0, in.poison(name, in.c.refusal)
 		}
-		return 0, nil
+		return 0, in.fail(name, in.c.refusal)
 	}
 	st := abi.Status(int32(uint32(in.stack[0])))
 	if st == abi.StatusOK && in.c.refusal == nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/host/plugin/fuel"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
@@ -16,7 +17,7 @@ import (
 // keeps the mechanism swappable (RATIONALE.md, "Why fuel?"): the default
 // rewrites every module so that function entries and loop headers spend
 // fuel, handed to each call in slices between which the guest yields
-// (interrupt_fuel.go, interrupt_pace.go); wazero's WithCloseOnContextDone,
+// (interrupt_fuel.go, package sched); wazero's WithCloseOnContextDone,
 // 4–40× slower on loop-heavy guests, remains for comparison
 // (Config.Interruption).
 type interrupter interface {
@@ -25,8 +26,9 @@ type interrupter interface {
 	// instantiate adds the host modules the prepared modules import
 	// besides the ABI's (once, when the Host is built).
 	instantiate(context.Context, wazero.Runtime) error
-	// prepare rewrites a module's bytes before it is compiled.
-	prepare(bin []byte) ([]byte, error)
+	// prepare rewrites a module's bytes (decoded as m) before it is
+	// compiled.
+	prepare(bin []byte, m *wasmbin.Module) ([]byte, error)
 	// bind returns the bound of one instance's calls, once the instance
 	// exists. parent carries the instance to the host functions and may
 	// be canceled by the caller.
@@ -90,8 +92,10 @@ type noInterrupter struct{}
 
 func (noInterrupter) configure(c wazero.RuntimeConfig) wazero.RuntimeConfig { return c }
 func (noInterrupter) instantiate(context.Context, wazero.Runtime) error     { return nil }
-func (noInterrupter) prepare(bin []byte) ([]byte, error)                    { return checkLimits(bin) }
-func (noInterrupter) limit() string                                         { return "no limit" }
+func (noInterrupter) prepare(bin []byte, m *wasmbin.Module) ([]byte, error) {
+	return checkLimits(bin, m)
+}
+func (noInterrupter) limit() string { return "no limit" }
 func (noInterrupter) bind(parent context.Context, _ api.Module) (callBound, error) {
 	return unbound{parent}, nil
 }
@@ -111,14 +115,16 @@ func (d deadlineInterrupter) configure(c wazero.RuntimeConfig) wazero.RuntimeCon
 	return c.WithCloseOnContextDone(true)
 }
 
-func (d deadlineInterrupter) prepare(bin []byte) ([]byte, error) { return checkLimits(bin) }
+func (d deadlineInterrupter) prepare(bin []byte, m *wasmbin.Module) ([]byte, error) {
+	return checkLimits(bin, m)
+}
 
 // checkLimits passes bin on unchanged if it is within the compile limits
 // that fuel.Instrument enforces when it meters a module (package fuel,
 // limits.go): wazero's compiler cannot be stopped, and a few kilobytes of
 // deeply nested blocks or of locals hold it for minutes or gigabytes.
-func checkLimits(bin []byte) ([]byte, error) {
-	if err := fuel.CheckLimits(bin); err != nil {
+func checkLimits(bin []byte, m *wasmbin.Module) ([]byte, error) {
+	if err := fuel.CheckModuleLimits(m); err != nil {
 		return nil, err
 	}
 	return bin, nil

@@ -16,6 +16,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/sluicehq/sluice/host/plugin/fuel"
+	"github.com/sluicehq/sluice/host/sched"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // FuelPerSecond is the rate at which Config.CallTimeout becomes a fuel
@@ -93,30 +95,17 @@ type fuelInterrupter struct {
 	slice    int64
 	cacheDir string        // metered modules by the sha256 of the original; "" keeps none
 	from     string        // what the budget was derived from, for messages
-	pace     *pacer        // the Host's FuelRate or shared FuelPacer; nil: none
+	pace     *sched.Pacer  // the Host's FuelRate or shared FuelPacer; nil: none
 	yielding time.Duration // the most a call sleeps giving way
 	starts   atomic.Int64
 }
 
 // callStarts counts the calls every Host of the process started; a Host's
 // own count subtracted, the calls of the others (see fuelBound.refuel).
+// Process-wide because what it tells is: whether another tenant (another
+// Host of this process) is busy on the same cores, which no one Host can
+// see alone.
 var callStarts atomic.Int64
-
-// Long calls give way to other tenants (fuelBound.refuel): a call past its
-// first slice, while another Host starts calls and the machine's CPU is
-// contended, sleeps k times as long as its last slice ran (at most
-// maxGiveWay), so that it takes about 1/(1+k) of the CPU they compete
-// for. k grows with the call's age, one for every giveWayAge slices it
-// has run, to at most maxGiveWayFactor: a batch of a few slices is barely
-// held back, a runaway soon runs at a few percent. A call sleeps at most
-// giveWayShare times its budget's time at FuelPerSecond in all, so that
-// even a contended runaway stops within a few times its CallTimeout.
-const (
-	giveWayAge       = 8
-	maxGiveWayFactor = 32
-	maxGiveWay       = 50 * time.Millisecond
-	giveWayShare     = 3
-)
 
 func newFuelInterrupter(cfg Config) *fuelInterrupter {
 	f := &fuelInterrupter{budget: cfg.CallFuel, slice: FuelSlice, from: "CallFuel", now: time.Now, sleeps: cfg.CallTimeout}
@@ -132,11 +121,11 @@ func newFuelInterrupter(cfg Config) *fuelInterrupter {
 	case cfg.FuelPacer != nil:
 		f.pace = cfg.FuelPacer.p
 	case cfg.FuelRate > 0:
-		f.pace = newPacer(cfg.FuelRate)
+		f.pace = sched.NewPacer(cfg.FuelRate)
 	}
-	f.yielding = giveWayShare * f.deadline
+	f.yielding = sched.GiveWayShare * f.deadline
 	if f.deadline == 0 { // a CallFuel budget: its time at 10⁹ units a second
-		f.yielding = time.Duration(float64(f.budget) * giveWayShare)
+		f.yielding = time.Duration(float64(f.budget) * sched.GiveWayShare)
 	}
 	return f
 }
@@ -164,9 +153,9 @@ func (f *fuelInterrupter) limit() string {
 	return fmt.Sprintf("the call spent its CPU budget of %d fuel units (%s)", f.budget, f.from)
 }
 
-// prepare meters bin, reusing an earlier rewrite from the cache folder
-// (metering a 3 MB Go module takes tens of milliseconds).
-func (f *fuelInterrupter) prepare(bin []byte) ([]byte, error) {
+// prepare meters bin (decoded as m), reusing an earlier rewrite from the
+// cache folder (metering a 3 MB Go module takes tens of milliseconds).
+func (f *fuelInterrupter) prepare(bin []byte, m *wasmbin.Module) ([]byte, error) {
 	var path string
 	if f.cacheDir != "" {
 		sum := sha256.Sum256(bin)
@@ -177,7 +166,7 @@ func (f *fuelInterrupter) prepare(bin []byte) ([]byte, error) {
 			return b, nil
 		}
 	}
-	out, err := fuel.Instrument(bin, fuel.Options{InitialFuel: f.startFuel(), MaxSiteCharge: maxSiteCharge, Refuel: true, MaxTableEntries: MaxTableEntries})
+	out, err := fuel.InstrumentModule(m, fuel.Options{InitialFuel: f.startFuel(), MaxSiteCharge: maxSiteCharge, Refuel: true, MaxTableEntries: MaxTableEntries})
 	if errors.Is(err, fuel.ErrLimit) {
 		return nil, err // names the function and the limit
 	}
@@ -252,7 +241,7 @@ func (b *fuelBound) start() context.Context {
 // it just ran (another tenant is busy) and the CPU is contended (tasks
 // wait for a core: Linux's pressure stall information; where that is not
 // available, assumed). It then sleeps a multiple of the slice's time that
-// grows with the call's age (giveWayFor). Short calls, the normal path,
+// grows with the call's age (package sched). Short calls, the normal path,
 // never get here; a lone tenant, or tenants on a machine with cores to
 // spare, run at full speed.
 func (b *fuelBound) refuel(counter int64) int64 {
@@ -272,10 +261,10 @@ func (b *fuelBound) refuel(counter int64) int64 {
 	others := callStarts.Load() - b.f.starts.Load()
 	if !b.sliceAt.IsZero() && others != b.others {
 		now := time.Now()
-		if d := min(giveWayFor(now.Sub(b.sliceAt), cpuContended(now), b.slices), b.f.yielding-b.slept); d > 0 {
+		if d := min(sched.GiveWay(now.Sub(b.sliceAt), sched.Machine.Contended(now), b.slices), b.f.yielding-b.slept); d > 0 {
 			b.gaveWay.Add(1)
 			b.slept += d
-			sleepCtx(b.ctx, d)
+			sched.Sleep(b.ctx, d)
 		}
 	}
 	b.others = others
@@ -344,7 +333,7 @@ func (b *fuelBound) sleep(d time.Duration) {
 // context ends).
 func (b *fuelBound) pay(spent int64) {
 	if b.f.pace != nil && spent > b.paid {
-		b.f.pace.take(b.ctx, spent-b.paid)
+		b.f.pace.Take(b.ctx, spent-b.paid)
 		b.paid = spent
 	}
 }
@@ -369,18 +358,6 @@ func (b *fuelBound) release() {}
 // that finds it spent calls refuel, which checks the call-timeout and the
 // context and pays FuelRate, as for the guest's own work.
 func (b *fuelBound) charge(units int64) { b.meter.Charge(units) }
-
-// giveWayFor is how long a call that has had slices slices, the last of
-// which took wall time, sleeps while other tenants are busy: nothing
-// unless the CPU is contended, else a multiple of the slice that grows
-// with the call's age.
-func giveWayFor(wall time.Duration, contended bool, slices int64) time.Duration {
-	if !contended {
-		return 0
-	}
-	k := time.Duration(min(1+slices/giveWayAge, maxGiveWayFactor))
-	return min(k*wall, maxGiveWay)
-}
 
 // hostRefuel is fuel.RefuelModule's refuel: stack[0] is the guest's
 // counter, negative, and gets the next slice. A call without an instance

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	goruntime "runtime"
 	"sync"
 	"testing"
@@ -124,8 +122,7 @@ func (c *fakeClock) advance(d time.Duration) {
 
 func fakePace(h *Host) *fakeClock {
 	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
-	p := h.intr.(*fuelInterrupter).pace
-	p.now, p.sleep = clock.now, clock.sleep
+	h.intr.(*fuelInterrupter).pace.SetClock(clock.now, clock.sleep)
 	return clock
 }
 
@@ -173,7 +170,7 @@ func TestFuelRateCountsShortCalls(t *testing.T) {
 		return spent, clock.now().Sub(start)
 	}
 	spent, took := run(20_000)
-	burst := h.intr.(*fuelInterrupter).pace.burst
+	burst := h.intr.(*fuelInterrupter).pace.Burst()
 	if want := time.Duration(spent)*time.Second/rate - burst; took < want || took > want+10*time.Millisecond {
 		t.Errorf("%d short calls spent %d units in %s of the fake clock, want %s at %d units/s after the burst", 20_000, spent, took, want, rate)
 	}
@@ -183,52 +180,6 @@ func TestFuelRateCountsShortCalls(t *testing.T) {
 	spent, _ = run(100)
 	if worth := time.Duration(spent) * time.Second / rate; worth > burst || clock.slept != slept {
 		t.Errorf("after an idle minute, %d units (%s worth) waited %s; want them within the %s burst, no wait", spent, worth, clock.slept-slept, burst)
-	}
-}
-
-// TestGiveWayFor: a call gives way only while the CPU is contended, for
-// a multiple of its last slice that grows with its age, bounded.
-func TestGiveWayFor(t *testing.T) {
-	ms := time.Millisecond
-	for _, c := range []struct {
-		wall      time.Duration
-		contended bool
-		slices    int64
-		want      time.Duration
-	}{
-		{ms, false, 1000, 0},                   // cores to spare
-		{2 * ms, true, 2, 2 * ms},              // a young call
-		{2 * ms, true, 3 * giveWayAge, 8 * ms}, // older
-		{ms, true, 1000, 32 * ms},              // a runaway
-		{time.Second, true, 2, maxGiveWay},     // bounded
-	} {
-		if got := giveWayFor(c.wall, c.contended, c.slices); got != c.want {
-			t.Errorf("giveWayFor(%s, %v, %d) = %s, want %s", c.wall, c.contended, c.slices, got, c.want)
-		}
-	}
-}
-
-// TestReadPressure parses /proc/pressure/cpu's format and refuses others.
-func TestReadPressure(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	good := write("cpu", "some avg10=37.63 avg60=52.89 avg300=58.89 total=1356064201\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
-	if avg, total, ok := readPressure(good); !ok || avg != 37.63 || total != 1356064201 {
-		t.Errorf("readPressure = %v, %d, %v", avg, total, ok)
-	}
-	for _, bad := range []string{"", "full avg10=1 avg60=1 avg300=1 total=1\n", "some avg10=x avg60=1 avg300=1 total=1\n", "some total=1\n"} {
-		if _, _, ok := readPressure(write("bad", bad)); ok {
-			t.Errorf("readPressure accepted %q", bad)
-		}
-	}
-	if _, _, ok := readPressure(filepath.Join(dir, "missing")); ok {
-		t.Error("readPressure accepted a missing file")
 	}
 }
 
@@ -301,8 +252,7 @@ func TestFuelPacerIsSharedByItsHosts(t *testing.T) {
 			h1, h2 := newHost(t, edit), newHost(t, edit)
 			clock := fakePace(h1)
 			if !shared {
-				p := h2.intr.(*fuelInterrupter).pace
-				p.now, p.sleep = clock.now, clock.sleep
+				h2.intr.(*fuelInterrupter).pace.SetClock(clock.now, clock.sleep)
 			}
 			if p1, p2 := h1.intr.(*fuelInterrupter).pace, h2.intr.(*fuelInterrupter).pace; (p1 == p2) != shared || (shared && p1 != pacer.p) {
 				t.Fatalf("pacers %p and %p (shared %p), want shared=%v", p1, p2, pacer.p, shared)

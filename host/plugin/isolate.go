@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/bisect"
 	"github.com/sluicehq/sluice/host/codec"
 	"github.com/sluicehq/sluice/host/runtime"
 )
@@ -12,10 +13,10 @@ import (
 // Poison-record isolation. When a sluice_process call fails (a non-zero
 // status, a trap, a deadline, a refused emit...) and the engine gave the
 // operator an on-error (OpenContext.Reject), the host narrows the failure
-// down to its records by bisection: it runs each half of the batch again,
-// on the same instance or, when the failure poisoned it, a fresh one, and
-// splits a half that fails again until one record is left. Each call is
-// all-or-nothing, so:
+// down to its records by bisection (package bisect): it runs each half of
+// the batch again, on the same instance or, when the failure poisoned it,
+// a fresh one, and splits a half that fails again until one record is
+// left. Each call is all-or-nothing, so:
 //
 //   - skip and dead-letter: the output of every sub-batch that succeeds is
 //     handed on at once, in input order, so the good records' output
@@ -76,42 +77,33 @@ func (o *Operator) isolate(input int, batch []byte, count int, out runtime.Colle
 	// Under fail too, a batch whose every part passed in smaller calls
 	// (it was too much output, or too slow, for one call) is done: each
 	// record's output went on once, and no record failed to name.
-	return o.split(input, batch, o.spans, 0, out, first)
+	return bisect.Narrow(&narrowing{o: o, input: input, batch: batch, out: out}, 0, count, first)
 }
 
-// split narrows down cause, the failure of the records spans (records
-// idx... of the batch) run as one call: one record goes to the on-error;
-// more are run again in parts, in order, by halves, or one record a call
-// when the call ran past its call-timeout.
-func (o *Operator) split(input int, batch []byte, spans []span, idx int, out runtime.Collector, cause error) error {
-	if len(spans) == 0 || !o.isolatable(cause) {
-		return cause
-	}
-	if len(spans) == 1 {
-		return o.rejectOne(batch, spans[0], idx, cause)
-	}
-	step := (len(spans) + 1) / 2
-	if slow(cause) {
-		step = 1
-	}
-	for at := 0; at < len(spans); at += step {
-		if err := o.retry(input, batch, spans[at:min(at+step, len(spans))], idx+at, out); err != nil {
-			return err
-		}
-	}
-	return nil
+// narrowing is the calls of one isolate, over the records o.spans of
+// batch (bisect.Calls). Under fail too: a part that passes lies before the
+// first record that fails alone, if any (parts run in order, and that
+// record's reject ends the narrowing).
+type narrowing struct {
+	o     *Operator
+	input int
+	batch []byte
+	out   runtime.Collector
+	last  *instance // the instance of the last call that passed
 }
 
-// retry runs the records spans (records idx... of the batch) as one call
-// and hands its output on, or splits its failure. Under fail too: a part
-// that passes lies before the first record that fails alone, if any
-// (parts run in order, and that record's reject ends the narrowing).
-func (o *Operator) retry(input int, batch []byte, spans []span, idx int, out runtime.Collector) error {
-	in, err := o.run(input, batch[spans[0].start:spans[len(spans)-1].end], len(spans))
-	if err != nil {
-		return o.split(input, batch, spans, idx, out, err)
-	}
-	return in.deliver(out)
+func (n *narrowing) Run(lo, hi int) error {
+	spans := n.o.spans
+	in, err := n.o.run(n.input, n.batch[spans[lo].start:spans[hi-1].end], hi-lo)
+	n.last = in
+	return err
+}
+
+func (n *narrowing) Deliver() error            { return n.last.deliver(n.out) }
+func (n *narrowing) Narrowable(err error) bool { return n.o.isolatable(err) }
+func (n *narrowing) Slow(err error) bool       { return slow(err) }
+func (n *narrowing) Reject(i int, cause error) error {
+	return n.o.rejectOne(n.batch, n.o.spans[i], i, cause)
 }
 
 // rejectOne hands the record s (record idx of the batch), which failed

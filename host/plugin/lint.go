@@ -32,7 +32,7 @@ func CheckFile(path string, cfg Config) (problems []string, err error) {
 	if len(bin) > cfg.MaxModuleBytes {
 		return []string{fmt.Sprintf("is more than %d bytes, the limit (the max-module-bytes setting)", cfg.MaxModuleBytes)}, nil
 	}
-	w, err := parseWasm(bin)
+	w, _, err := parseWasm(bin)
 	if err != nil {
 		return []string{err.Error()}, nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/host/plugin/fuel"
 	"github.com/sluicehq/sluice/host/roots"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 	"github.com/tetratelabs/wazero"
 )
 
@@ -95,7 +96,7 @@ func (h *Host) load(ctx context.Context, name, path string, bin []byte) (*Module
 	if len(bin) > h.cfg.MaxModuleBytes {
 		return nil, fail(fmt.Sprintf("is more than %d bytes, the limit (the max-module-bytes setting)", h.cfg.MaxModuleBytes))
 	}
-	w, err := parseWasm(bin)
+	w, dec, err := parseWasm(bin)
 	if err != nil {
 		return nil, fail(err.Error())
 	}
@@ -109,7 +110,7 @@ func (h *Host) load(ctx context.Context, name, path string, bin []byte) (*Module
 		return nil, fail(problems...)
 	}
 	m := &Module{host: h, name: name, path: path, size: len(bin), sum: sha256.Sum256(bin), bin: w}
-	m.compiled, err = h.compile(ctx, m.sum, bin, wasi != nil)
+	m.compiled, err = h.compile(ctx, m.sum, bin, dec, wasi != nil)
 	if errors.Is(err, fuel.ErrLimit) {
 		return nil, fail("is refused before compiling: " + err.Error())
 	}
@@ -119,10 +120,10 @@ func (h *Host) load(ctx context.Context, name, path string, bin []byte) (*Module
 	return m, nil
 }
 
-// compile compiles bin once per Host: later loads of the same bytes reuse
-// the compiled code. A module that imports WASI (wasi) gets it
-// instantiated first.
-func (h *Host) compile(ctx context.Context, sum [sha256.Size]byte, bin []byte, wasi bool) (wazero.CompiledModule, error) {
+// compile compiles bin (decoded as dec) once per Host: later loads of the
+// same bytes reuse the compiled code. A module that imports WASI (wasi)
+// gets it instantiated first.
+func (h *Host) compile(ctx context.Context, sum [sha256.Size]byte, bin []byte, dec *wasmbin.Module, wasi bool) (wazero.CompiledModule, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -136,7 +137,7 @@ func (h *Host) compile(ctx context.Context, sum [sha256.Size]byte, bin []byte, w
 	if c, ok := h.compiled[sum]; ok {
 		return c, nil
 	}
-	bin, err := h.intr.prepare(bin)
+	bin, err := h.intr.prepare(bin, dec)
 	if err != nil {
 		return nil, err
 	}

@@ -220,14 +220,38 @@ func TestDeadline(t *testing.T) {
 			m := load(t, h, "script")
 			t.Run("process", func(t *testing.T) {
 				op := open(t, m, runtime.OpenContext{})
-				began := time.Now()
-				out, err := (&script{}).do(opSpin, 0).run(op)
-				if took := time.Since(began); took > time.Second {
-					t.Errorf("the call stopped %s after it began, want near its 50ms budget", took)
+				in, err := op.r.get()
+				if err != nil {
+					t.Fatal(err)
 				}
+				bound := in.bound
+				out, err := (&script{}).do(opSpin, 0).run(op)
 				pe := wantErr(t, err, `plugin "script" (operator op1, subtask 1/1) export sluice_process: `+tc.cause)
 				if !pe.Poisoned || !errors.Is(err, ErrDeadline) || len(out.got) != 0 {
 					t.Fatalf("poisoned %v, %d emits", pe.Poisoned, len(out.got))
+				}
+				// What stopped the spin is the bound's own interrupt, at
+				// the first chance it had (not the clock: a loaded machine
+				// only makes a slice longer).
+				switch b := bound.(type) {
+				case *fuelBound:
+					// the call-timeout is checked at every refuel: it
+					// stopped the call before the fuel backstop would have
+					// (budget/FuelSlice refuels); a CallFuel budget under
+					// one slice stops at the first
+					refuels, most := b.refuels.Load(), b.f.budget/FuelSlice
+					if b.f.deadline == 0 {
+						most = 1
+					}
+					if refuels < 1 || refuels > most {
+						t.Errorf("the call stopped after %d refuels, want 1 to %d", refuels, most)
+					}
+				case *deadlineCtx:
+					if err := b.Err(); err != context.DeadlineExceeded {
+						t.Errorf("the deadline's context ended with %v, want its timer to have fired (context.DeadlineExceeded)", err)
+					}
+				default:
+					t.Fatalf("the instance is bound by %T", bound)
 				}
 				if _, err := (&script{}).do(opCheckOpened, 0).run(op); err != nil {
 					t.Fatalf("after a deadline the next batch fails: %v", err)

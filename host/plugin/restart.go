@@ -3,11 +3,13 @@ package plugin
 import (
 	"fmt"
 	"time"
+
+	"github.com/sluicehq/sluice/host/restart"
 )
 
-// crashed applies the restart policy after a record poisoned the
-// instance and the operator's on-error absorbed the record: the crash is
-// counted in a sliding window of Config.RestartWindow; past
+// crashed applies the restart policy (package restart) after a record
+// poisoned the instance and the operator's on-error absorbed the record:
+// the crash is counted in a sliding window of Config.RestartWindow; past
 // Config.RestartAttempts crashes the error fails the job (a crash loop
 // does not spin), else the runner waits Config.RestartDelay before the
 // next call makes a fresh instance. Instances replaced while a failed
@@ -15,15 +17,8 @@ import (
 // isolated record's crash is.
 func (r *runner) crashed(pe *PluginError) error {
 	cfg := r.m.host.cfg
-	now := time.Now()
-	kept := r.crashes[:0]
-	for _, t := range r.crashes {
-		if now.Sub(t) < cfg.RestartWindow {
-			kept = append(kept, t)
-		}
-	}
-	r.crashes = append(kept, now)
-	if n := len(r.crashes); n > cfg.RestartAttempts {
+	p := cfg.restartPolicy()
+	if n, over := r.crashes.Record(p, time.Now()); over {
 		return &PluginError{
 			Plugin: r.m.name, Operator: r.who.operator, Edge: r.who.edge,
 			Subtask: r.who.subtask, Parallelism: r.who.parallelism,
@@ -32,19 +27,17 @@ func (r *runner) crashed(pe *PluginError) error {
 				n, cfg.RestartWindow, ErrRestartLimit, cfg.RestartAttempts, pe.Cause),
 		}
 	}
-	if cfg.RestartDelay <= 0 {
-		return nil
-	}
-	t := time.NewTimer(cfg.RestartDelay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-r.ctx.Done():
+	if err := p.Wait(r.ctx); err != nil {
 		return &PluginError{
 			Plugin: r.m.name, Operator: r.who.operator, Edge: r.who.edge,
 			Subtask: r.who.subtask, Parallelism: r.who.parallelism,
-			Export: pe.Export, Cause: fmt.Errorf("%w while waiting to restart: %w", ErrCanceled, r.ctx.Err()),
+			Export: pe.Export, Cause: fmt.Errorf("%w while waiting to restart: %w", ErrCanceled, err),
 		}
 	}
+	return nil
+}
+
+// restartPolicy is the restart settings as package restart takes them.
+func (c Config) restartPolicy() restart.Policy {
+	return restart.Policy{Attempts: c.RestartAttempts, Window: c.RestartWindow, Delay: c.RestartDelay}
 }

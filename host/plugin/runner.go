@@ -5,9 +5,10 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/sluicehq/sluice/host/restart"
 )
 
 // runner owns the instance of one subtask: it makes it on first use and
@@ -29,7 +30,7 @@ type runner struct {
 	// error fails the call as if the guest had, state writes undone
 	accept func(*instance) error
 	// crashes holds when records poisoned an instance (restart policy)
-	crashes []time.Time
+	crashes restart.Crashes
 	// logDropped counts the guest log lines every instance dropped; made
 	// with the first instance
 	logDropped *atomic.Int64

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/host/connector"
+	"github.com/sluicehq/sluice/host/jobplugins"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
 	"github.com/sluicehq/sluice/host/plugin"
@@ -115,7 +116,7 @@ func runYAML(tb testing.TB, h *plugin.Host, dir, src string, opts runtime.Option
 	tb.Helper()
 	p, g := planYAML(tb, dir, src)
 	ctx := context.Background()
-	set, err := plugin.NewSet(ctx, h, p, g, []string{fixtureDir, dir})
+	set, err := jobplugins.NewSet(ctx, h, p, g, []string{fixtureDir, dir})
 	if err != nil {
 		return job{err: err}
 	}

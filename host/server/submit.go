@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sluicehq/sluice/host/jobplugins"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
 	"github.com/sluicehq/sluice/host/plugin"
@@ -144,7 +145,7 @@ func (s *Server) loadPlugins(ctx, jctx context.Context, t *tenant, pr *prepared,
 			set.Configs[plan.EdgeKey(e.From, e.To)] = pl.Config
 		}
 	}
-	if err := plugin.CheckUses(ctx, pr.pipeline, set.Modules); err != nil {
+	if err := jobplugins.CheckUses(ctx, pr.pipeline, set.Modules); err != nil {
 		_ = h.Close(context.Background())
 		var uses pipeline.Errors
 		if errors.As(err, &uses) {

@@ -31,7 +31,7 @@ var reaches = map[string]string{
 	"RestartAttempts": "plugin.RestartAttempts",
 	"RestartDelay":    "plugin.RestartDelay",
 	"RestartWindow":   "plugin.RestartWindow",
-	"JobMemory":       "elsewhere: plugin.CheckJobMemory before a job starts (cmd/host run)",
+	"JobMemory":       "elsewhere: jobplugins.CheckJobMemory before a job starts (cmd/host run)",
 	"DataRoots":       "elsewhere: the file connectors' roots (cmd/host run)",
 	"FuelRate":        "plugin.FuelRate",
 	"CallFuel":        "plugin.CallFuel",

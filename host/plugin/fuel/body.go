@@ -1,5 +1,7 @@
 package fuel
 
+import "github.com/sluicehq/sluice/internal/wasmbin"
+
 // siteKind says what code a site gets.
 type siteKind uint8
 
@@ -84,31 +86,31 @@ type frame struct {
 func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh funcShift, lim *limits) (plan, error) {
 	model := cm.model
 	var p plan
-	r := newReader(body, base)
-	groups, err := r.count()
+	r := wasmbin.NewReader(body, base)
+	groups, err := r.Count()
 	if err != nil {
 		return p, err
 	}
-	p.groups, p.groupsEnd = groups, r.off
+	p.groups, p.groupsEnd = groups, r.Off
 	var locals uint64
 	for ; groups > 0; groups-- {
-		n, err := r.u32()
+		n, err := r.U32()
 		if err != nil {
 			return p, err
 		}
 		if locals += uint64(n); locals > maxLocals {
 			return p, limitf("more than %d locals, the limit for one function", maxLocals)
 		}
-		c, err := r.byte()
+		c, err := r.Byte()
 		if err != nil {
 			return p, err
 		}
-		if !isValType(c) {
-			r.off--
-			return p, r.errorf(ErrUnsupported, "local type %#02x", c)
+		if !wasmbin.IsValType(c) {
+			r.Off--
+			return p, r.Errorf(ErrUnsupported, "local type %#02x", c)
 		}
 	}
-	p.locals, p.localsEnd = uint32(locals), r.off
+	p.locals, p.localsEnd = uint32(locals), r.Off
 	nlocals := uint64(len(params)) + locals
 	if lim.locals += nlocals; lim.locals > MaxModuleLocals {
 		return p, limitf("brings the module's locals and parameters to %d, more than the limit of %d for all functions together", lim.locals, MaxModuleLocals)
@@ -126,14 +128,14 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 	chunked := cm.maxCharge > 0 && model == CostRegion
 	limit := uint64(max(cm.span, 0))
 	var dist uint64
-	sites := []site{{at: r.off, kind: siteEntry}}
+	sites := []site{{at: r.Off, kind: siteEntry}}
 	regions := []int{0} // indices into sites; the last is the current region
 	frames := []frame{{kind: kBlock, regions: 1}}
 	for {
-		if r.eof() {
-			return p, r.errorf(ErrMalformed, "function body ends before its final end")
+		if r.EOF() {
+			return p, r.Errorf(ErrMalformed, "function body ends before its final end")
 		}
-		start := r.off
+		start := r.Off
 		in, err := readInstr(r, b)
 		if err != nil {
 			return p, err
@@ -149,13 +151,13 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 		outer := uint32(len(frames) - 1) // the label index of the function itself
 		var renumber site
 		if in.fn && sh.on {
-			renumber = site{at: in.fat, kind: siteFunc, cost: uint64(in.fidx), skip: r.off - in.fat}
+			renumber = site{at: in.fat, kind: siteFunc, cost: uint64(in.fidx), skip: r.Off - in.fat}
 		}
 		if in.isLocal && uint64(in.local) >= nlocals {
 			// Invalid, and after the rewrite it would name the counter's
 			// local.
-			r.off = start
-			return p, r.errorf(ErrMalformed, "local index %d out of range (%d locals)", in.local, nlocals)
+			r.Off = start
+			return p, r.Errorf(ErrMalformed, "local index %d out of range (%d locals)", in.local, nlocals)
 		}
 		if chunked {
 			if dist+w > limit {
@@ -196,7 +198,7 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 				return p, limitf("more than %d loops, the limit", MaxLoops)
 			}
 			frames = append(frames, frame{kind: kLoop, regions: len(regions), atLoop: dist})
-			sites = append(sites, site{at: r.off, kind: siteLoop, params: in.params})
+			sites = append(sites, site{at: r.Off, kind: siteLoop, params: in.params})
 			regions = append(regions, len(sites)-1)
 			p.cached = true
 			dist = 0 // the loop's site, for the loop's own region
@@ -211,7 +213,7 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 			if renumber.skip > 0 {
 				sites = append(sites, renumber)
 			}
-			sites = append(sites, site{at: r.off, kind: siteSyncIn})
+			sites = append(sites, site{at: r.Off, kind: siteSyncIn})
 		case kPlain:
 			if renumber.skip > 0 { // ref.func
 				sites = append(sites, renumber)
@@ -225,8 +227,8 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 		case kElse:
 			top := &frames[len(frames)-1]
 			if top.kind != kIf {
-				r.off = start
-				return p, r.errorf(ErrMalformed, "else without if")
+				r.Off = start
+				return p, r.Errorf(ErrMalformed, "else without if")
 			}
 			top.kind = kElse
 			top.thenEnd, dist = dist, top.atIf
@@ -247,8 +249,8 @@ func scanBody(body []byte, base int, b bounds, params []byte, cm costing, sh fun
 			if len(frames) > 0 {
 				continue
 			}
-			if !r.eof() {
-				return p, r.errorf(ErrMalformed, "%d bytes after the function's final end", len(body)-r.off)
+			if !r.EOF() {
+				return p, r.Errorf(ErrMalformed, "%d bytes after the function's final end", len(body)-r.Off)
 			}
 			sites = append(sites, site{at: start, kind: siteSyncOut})
 			if !p.cached { // no loop: the counter stays in the global, nothing to sync
@@ -309,7 +311,7 @@ func rewriteBody(dst, body []byte, p plan, counter, params uint32, sh funcShift,
 			e.n, groups = next, groups+1
 			extra = append(extra, 0x01, valI32)
 		}
-		dst = appendU32(dst, groups)
+		dst = wasmbin.AppendU32(dst, groups)
 		dst = append(dst, body[p.groupsEnd:p.localsEnd]...)
 		dst = append(dst, extra...)
 		prev = p.localsEnd

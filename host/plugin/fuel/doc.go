@@ -8,8 +8,11 @@
 // loop header's check is a register subtract and a not-taken fused
 // compare-and-branch.
 //
-// It is a binary-to-binary transform, standard library only. It decodes
-// every instruction of the MVP and of the proposals wazero accepts by
+// It is a binary-to-binary transform, standard library only. The module's
+// sections, types, imports, functions, tables, memories and exports are
+// decoded by internal/wasmbin, the host's one Wasm binary reader
+// (InstrumentModule takes a module already decoded, as Load has it); this
+// package decodes the rest and every instruction of the MVP and of the proposals wazero accepts by
 // default (multi-value, sign extension, saturating truncation, bulk memory,
 // reference types, fixed-width SIMD) plus threads/atomics; it refuses tail
 // calls, exception handling, typed function references, GC, relaxed SIMD

@@ -1,5 +1,7 @@
 package fuel
 
+import "github.com/sluicehq/sluice/internal/wasmbin"
+
 // Opcodes of the inserted code (§5.4).
 const (
 	opLocalGet     = 0x20
@@ -96,24 +98,24 @@ type emitter struct {
 func (e emitter) site(dst []byte, s site) []byte {
 	switch s.kind {
 	case siteEntry:
-		dst = appendU32(append(dst, opGlobalGet), e.counter)
-		dst = appendS64(append(dst, opI64Const), int64(s.cost))
+		dst = wasmbin.AppendU32(append(dst, opGlobalGet), e.counter)
+		dst = wasmbin.AppendS64(append(dst, opI64Const), int64(s.cost))
 		return e.settle(append(dst, opI64Sub), s)
 	case siteLoop:
-		dst = appendU32(append(dst, opLocalGet), e.fuel)
-		dst = appendS64(append(dst, opI64Const), int64(s.cost))
+		dst = wasmbin.AppendU32(append(dst, opLocalGet), e.fuel)
+		dst = wasmbin.AppendS64(append(dst, opI64Const), int64(s.cost))
 		return e.settle(append(dst, opI64Sub), s)
 	case siteChunk:
-		dst = appendS64(append(e.load(dst), opI64Const), int64(s.cost))
+		dst = wasmbin.AppendS64(append(e.load(dst), opI64Const), int64(s.cost))
 		return e.settle(append(dst, opI64Sub), s)
 	case siteBulkMemory, siteBulkTable:
 		// n, the instruction's last operand (an i32 on top of the stack:
 		// the length or element count, §5.4.5, §5.4.6), stays on the stack
 		// for it; n<<6 of a u32 cannot overflow an i64, nor can the
 		// counter, which is at least 0 here.
-		dst = appendU32(append(dst, opLocalTee), e.n)
+		dst = wasmbin.AppendU32(append(dst, opLocalTee), e.n)
 		dst = e.load(dst)
-		dst = appendU32(append(dst, opLocalGet), e.n)
+		dst = wasmbin.AppendU32(append(dst, opLocalGet), e.n)
 		dst = append(dst, opI64ExtendI32, opI64Const)
 		if s.kind == siteBulkTable {
 			dst = append(dst, bulkElemShift, opI64Shl)
@@ -122,13 +124,13 @@ func (e emitter) site(dst []byte, s site) []byte {
 		}
 		return e.settle(append(dst, opI64Sub), s)
 	case siteSyncOut:
-		dst = appendU32(append(dst, opLocalGet), e.fuel)
-		return appendU32(append(dst, opGlobalSet), e.counter)
+		dst = wasmbin.AppendU32(append(dst, opLocalGet), e.fuel)
+		return wasmbin.AppendU32(append(dst, opGlobalSet), e.counter)
 	case siteSyncIn:
-		dst = appendU32(append(dst, opGlobalGet), e.counter)
-		return appendU32(append(dst, opLocalSet), e.fuel)
+		dst = wasmbin.AppendU32(append(dst, opGlobalGet), e.counter)
+		return wasmbin.AppendU32(append(dst, opLocalSet), e.fuel)
 	case siteFunc:
-		return appendU32(dst, e.sh.index(uint32(s.cost)))
+		return wasmbin.AppendU32(dst, e.sh.index(uint32(s.cost)))
 	}
 	panic("fuel: unknown site kind")
 }
@@ -136,19 +138,19 @@ func (e emitter) site(dst []byte, s site) []byte {
 // load pushes the counter.
 func (e emitter) load(dst []byte) []byte {
 	if e.cached {
-		return appendU32(append(dst, opLocalGet), e.fuel)
+		return wasmbin.AppendU32(append(dst, opLocalGet), e.fuel)
 	}
-	return appendU32(append(dst, opGlobalGet), e.counter)
+	return wasmbin.AppendU32(append(dst, opGlobalGet), e.counter)
 }
 
 // keep stores the counter on top of the stack in its home (the local if
 // cached, else the global) and leaves it on the stack.
 func (e emitter) keep(dst []byte) []byte {
 	if e.cached {
-		return appendU32(append(dst, opLocalTee), e.fuel)
+		return wasmbin.AppendU32(append(dst, opLocalTee), e.fuel)
 	}
-	dst = appendU32(append(dst, opGlobalSet), e.counter)
-	return appendU32(append(dst, opGlobalGet), e.counter)
+	dst = wasmbin.AppendU32(append(dst, opGlobalSet), e.counter)
+	return wasmbin.AppendU32(append(dst, opGlobalGet), e.counter)
 }
 
 // settle stores the new counter value on the stack and traps unless it is
@@ -165,15 +167,15 @@ func (e emitter) settle(dst []byte, s site) []byte {
 		// The thunk refuels and calls the function again: after the
 		// call nothing is live but the results.
 		dst = e.args(dst)
-		return append(appendU32(append(dst, opCall), e.thunk), opReturn, opEnd)
+		return append(wasmbin.AppendU32(append(dst, opCall), e.thunk), opReturn, opEnd)
 	case s.kind == siteEntry:
 		return append(e.recall(dst, s.cost, e.self), opEnd)
 	}
 	dst = e.refuel(dst)
 	if s.kind == siteLoop && !s.params {
-		dst = appendU32(append(dst, opLocalGet), e.fuel)
-		dst = appendS64(append(dst, opI64Const), int64(s.cost))
-		dst = appendU32(append(dst, opI64Add, opLocalSet), e.fuel)
+		dst = wasmbin.AppendU32(append(dst, opLocalGet), e.fuel)
+		dst = wasmbin.AppendS64(append(dst, opI64Const), int64(s.cost))
+		dst = wasmbin.AppendU32(append(dst, opI64Add, opLocalSet), e.fuel)
 		dst = append(dst, opBr, 0x01) // the loop: label 0 is the else
 	}
 	return append(dst, opEnd)
@@ -183,8 +185,8 @@ func (e emitter) settle(dst []byte, s site) []byte {
 // cached, unreachable, end.
 func (e emitter) trap(dst []byte) []byte {
 	if e.cached {
-		dst = appendU32(append(dst, opLocalGet), e.fuel)
-		dst = appendU32(append(dst, opGlobalSet), e.counter)
+		dst = wasmbin.AppendU32(append(dst, opLocalGet), e.fuel)
+		dst = wasmbin.AppendU32(append(dst, opGlobalSet), e.counter)
 	}
 	return append(dst, opUnreachable, opEnd)
 }
@@ -193,7 +195,7 @@ func (e emitter) trap(dst []byte) []byte {
 // and traps if that is still negative.
 func (e emitter) refuel(dst []byte) []byte {
 	dst = e.load(dst)
-	dst = e.keep(appendU32(append(dst, opCall), e.sh.at))
+	dst = e.keep(wasmbin.AppendU32(append(dst, opCall), e.sh.at))
 	return e.trap(append(dst, opI64Const, 0x00, opI64LtS, opIf, blockEmpty))
 }
 
@@ -203,15 +205,15 @@ func (e emitter) refuel(dst []byte) []byte {
 // entry of a function with loops.
 func (e emitter) recall(dst []byte, cost uint64, fn uint32) []byte {
 	dst = e.load(e.refuel(dst))
-	dst = appendS64(append(dst, opI64Const), int64(cost))
-	dst = appendU32(append(dst, opI64Add, opGlobalSet), e.counter)
-	return append(appendU32(append(e.args(dst), opCall), fn), opReturn)
+	dst = wasmbin.AppendS64(append(dst, opI64Const), int64(cost))
+	dst = wasmbin.AppendU32(append(dst, opI64Add, opGlobalSet), e.counter)
+	return append(wasmbin.AppendU32(append(e.args(dst), opCall), fn), opReturn)
 }
 
 // args pushes the function's parameters.
 func (e emitter) args(dst []byte) []byte {
 	for i := uint32(0); i < e.params; i++ {
-		dst = appendU32(append(dst, opLocalGet), i)
+		dst = wasmbin.AppendU32(append(dst, opLocalGet), i)
 	}
 	return dst
 }

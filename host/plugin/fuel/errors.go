@@ -1,6 +1,10 @@
 package fuel
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/sluicehq/sluice/internal/wasmbin"
+)
 
 // Classes of Instrument errors; every error Instrument returns wraps exactly
 // one of them (test with errors.Is) and adds the module offset and detail.
@@ -8,13 +12,13 @@ var (
 	// ErrMalformed: the input is not a well-formed WebAssembly 1.0/2.0
 	// binary (truncated, bad LEB128, sections out of order, a function
 	// body that does not end where its size says, ...).
-	ErrMalformed = errors.New("malformed wasm")
+	ErrMalformed = wasmbin.ErrMalformed
 
 	// ErrUnsupported: well-formed, but it uses something the instrumenter
 	// refuses because it cannot meter it or wazero's default features do
 	// not run it: tail calls, exception handling, typed function
 	// references, GC, relaxed SIMD, memory64, unknown opcodes.
-	ErrUnsupported = errors.New("unsupported wasm feature")
+	ErrUnsupported = wasmbin.ErrUnsupported
 
 	// ErrExportExists: the module already exports ExportName, or refers to
 	// the global index the counter would take (which a valid module cannot

@@ -1,5 +1,7 @@
 package fuel
 
+import "github.com/sluicehq/sluice/internal/wasmbin"
+
 // appendCounterExport rewrites the export section (§5.5.10 "Export
 // Section") with ExportName appended for the counter at index counter. It
 // refuses a module that already exports ExportName or exports a global
@@ -13,18 +15,18 @@ func appendCounterExport(s *section, counter uint32, b bounds, sh funcShift) ([]
 	}
 	var out []byte
 	if s != nil {
-		bodyStart := r.off
+		bodyStart := r.Off
 		for i := uint32(0); i < n; i++ {
-			at := r.pos()
-			name, err := r.name()
+			at := r.Pos()
+			name, err := r.Name()
 			if err != nil {
 				return nil, err
 			}
 			if string(name) == ExportName {
-				r.off = at - r.base
-				return nil, r.errorf(ErrExportExists, "the module already exports %q", ExportName)
+				r.Off = at - r.Base
+				return nil, r.Errorf(ErrExportExists, "the module already exports %q", ExportName)
 			}
-			kind, err := r.byte()
+			kind, err := r.Byte()
 			if err != nil {
 				return nil, err
 			}
@@ -32,29 +34,29 @@ func appendCounterExport(s *section, counter uint32, b bounds, sh funcShift) ([]
 			if kind == 0x00 {
 				x, err = readFuncIndex(r, b, fixes)
 			} else {
-				x, err = r.u32()
+				x, err = r.U32()
 			}
 			if err != nil {
 				return nil, err
 			}
 			switch {
 			case kind == 0x03 && x >= counter:
-				return nil, r.errorf(ErrExportExists, "export %q names global %d, past the module's %d globals", name, x, counter)
+				return nil, r.Errorf(ErrExportExists, "export %q names global %d, past the module's %d globals", name, x, counter)
 			case kind == 0x04:
-				return nil, r.errorf(ErrUnsupported, "tag export (exception handling)")
+				return nil, r.Errorf(ErrUnsupported, "tag export (exception handling)")
 			case kind > 0x04:
-				return nil, r.errorf(ErrMalformed, "export kind %#02x", kind)
+				return nil, r.Errorf(ErrMalformed, "export kind %#02x", kind)
 			}
 		}
-		if err := trailing(r); err != nil {
+		if err := r.Trailing(); err != nil {
 			return nil, err
 		}
-		out = appendU32(make([]byte, 0, len(s.payload)+len(ExportName)+8), n+1)
-		out = fixes.apply(out, s.payload, bodyStart, sh)
+		out = wasmbin.AppendU32(make([]byte, 0, len(s.Payload)+len(ExportName)+8), n+1)
+		out = fixes.apply(out, s.Payload, bodyStart, sh)
 	} else {
-		out = appendU32(make([]byte, 0, len(ExportName)+8), 1)
+		out = wasmbin.AppendU32(make([]byte, 0, len(ExportName)+8), 1)
 	}
-	out, _ = appendVec(out, []byte(ExportName))
+	out, _ = wasmbin.AppendVec(out, []byte(ExportName))
 	out = append(out, 0x03) // exportdesc: global
-	return appendU32(out, counter), nil
+	return wasmbin.AppendU32(out, counter), nil
 }

@@ -3,6 +3,8 @@ package fuel
 import (
 	"fmt"
 	"math"
+
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // readGlobals reads the global section (§5.5.9 "Global Section"): it
@@ -13,28 +15,28 @@ func readGlobals(s *section, imported, types, funcs uint32, sh funcShift) (uint3
 	if s == nil {
 		return 0, nil, nil
 	}
-	r := newReader(s.payload, s.offset)
-	n, err := r.count()
+	r := wasmbin.NewReader(s.Payload, s.Offset)
+	n, err := r.Count()
 	if err != nil {
 		return 0, nil, err
 	}
 	if uint64(imported)+uint64(n) >= math.MaxUint32 {
-		return 0, nil, r.errorf(ErrMalformed, "%d imported + %d defined globals leave no index for the counter", imported, n)
+		return 0, nil, r.Errorf(ErrMalformed, "%d imported + %d defined globals leave no index for the counter", imported, n)
 	}
-	bodyStart := r.off
+	bodyStart := r.Off
 	fixes := sh.patches()
 	for i := uint32(0); i < n; i++ {
-		if err := readGlobalType(r); err != nil {
+		if _, err := r.GlobalType(); err != nil {
 			return 0, nil, err
 		}
 		if err := readConstExpr(r, bounds{types: types, globals: imported + n, funcs: funcs}, fixes); err != nil {
 			return 0, nil, err
 		}
 	}
-	if err := trailing(r); err != nil {
+	if err := r.Trailing(); err != nil {
 		return 0, nil, err
 	}
-	return n, fixes.apply(nil, s.payload, bodyStart, sh), nil
+	return n, fixes.apply(nil, s.Payload, bodyStart, sh), nil
 }
 
 // globalSection writes the global section: the module's n globals
@@ -45,16 +47,16 @@ func globalSection(n uint32, entries []byte, initial int64) ([]byte, error) {
 	if total > math.MaxUint32 {
 		return nil, fmt.Errorf("%w: %d globals with the counter", ErrMalformed, total)
 	}
-	out := appendU32(make([]byte, 0, len(entries)+16), uint32(total))
+	out := wasmbin.AppendU32(make([]byte, 0, len(entries)+16), uint32(total))
 	out = append(out, entries...)
 	out = append(out, valI64, 0x01, opI64Const)
-	return append(appendS64(out, initial), opEnd), nil
+	return append(wasmbin.AppendS64(out, initial), opEnd), nil
 }
 
 // readConstExpr walks a constant expression (§5.4.9 "Expressions") up to
 // its end, refusing references to the counter's global index and
 // recording function indices (ref.func) in fixes.
-func readConstExpr(r *reader, b bounds, fixes *patches) error {
+func readConstExpr(r *wasmbin.Reader, b bounds, fixes *patches) error {
 	depth := 0
 	for {
 		in, err := readInstr(r, b)
@@ -62,7 +64,7 @@ func readConstExpr(r *reader, b bounds, fixes *patches) error {
 			return err
 		}
 		if in.fn {
-			fixes.add(in.fat, r.off, in.fidx)
+			fixes.add(in.fat, r.Off, in.fidx)
 		}
 		switch in.kind {
 		case kBlock, kLoop, kIf:

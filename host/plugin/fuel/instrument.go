@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // ExportName is the name under which an instrumented module exports its
@@ -94,10 +96,20 @@ type Options struct {
 // validate typing: the runtime does that when it compiles the output, and
 // a valid input gives a valid output.
 func Instrument(wasm []byte, opts Options) ([]byte, error) {
+	m, err := wasmbin.Decode(wasm)
+	if err != nil {
+		return nil, fmt.Errorf("fuel: %w", err)
+	}
+	return InstrumentModule(m, opts)
+}
+
+// InstrumentModule is Instrument of a module already decoded (a host that
+// decodes it to check it first reads it once).
+func InstrumentModule(m *wasmbin.Module, opts Options) ([]byte, error) {
 	if opts.Model != CostRegion && opts.Model != CostSite {
 		return nil, fmt.Errorf("fuel: unknown cost model %d", opts.Model)
 	}
-	out, err := instrument(wasm, opts)
+	out, err := instrument(m, opts)
 	if errors.Is(err, ErrLimit) {
 		return nil, err // complete: it names the function and the limit
 	}
@@ -107,54 +119,33 @@ func Instrument(wasm []byte, opts Options) ([]byte, error) {
 	return out, nil
 }
 
-func instrument(wasm []byte, opts Options) ([]byte, error) {
-	sections, err := splitSections(wasm)
+func instrument(m *wasmbin.Module, opts Options) ([]byte, error) {
+	sections := m.Sections
+	typeParams, err := typeParams(m.Types) // parameter types of each type
 	if err != nil {
 		return nil, err
 	}
-	var typeParams [][]byte // parameter types of each type
-	var funcTypes []uint32  // type of each defined function
-	var imported, importedFuncs uint32
-	var typeSec, importSec, globalSec, exportSec, startSec, codeSec, elemSec, dataSec *section
-	var out0 [len(sectionRank)][]byte // payloads rewritten while reading
-	for i := range sections {
-		s := &sections[i]
-		switch s.id {
-		case secType:
-			typeSec = s
-			typeParams, err = readTypes(*s)
-		case secImport:
-			importSec = s
-			imported, importedFuncs, err = countImports(*s, uint32(len(typeParams)))
-		case secFunction:
-			funcTypes, err = readFunctions(*s, uint32(len(typeParams)))
-		case secTable:
-			if opts.MaxTableEntries > 0 {
-				out0[secTable], err = capTables(*s, opts.MaxTableEntries)
-			} else {
-				err = checkTables(*s)
-			}
-		case secMemory:
-			err = checkMemories(*s)
-		case secGlobal:
-			globalSec = s
-		case secExport:
-			exportSec = s
-		case secStart:
-			startSec = s
-		case secElement:
-			elemSec = s
-		case secCode:
-			codeSec = s
-		case secData:
-			dataSec = s
-		}
-		if err != nil {
-			return nil, err
-		}
+	if err := checkImports(m.Imports); err != nil {
+		return nil, err
 	}
+	if err := checkMemories(m.Memories); err != nil {
+		return nil, err
+	}
+	funcTypes := m.Funcs // type of each defined function
+	imported, importedFuncs := m.ImportedGlobals, m.ImportedFuncs
+	var out0 [wasmbin.NumSections][]byte // payloads rewritten while reading
+	if opts.MaxTableEntries > 0 && m.Section(secTable) != nil {
+		out0[secTable], err = capTables(m.Tables, opts.MaxTableEntries)
+	} else {
+		err = checkTables(m.Tables)
+	}
+	if err != nil {
+		return nil, err
+	}
+	typeSec, importSec, globalSec, exportSec := m.Section(secType), m.Section(secImport), m.Section(secGlobal), m.Section(secExport)
+	startSec, codeSec, elemSec, dataSec := m.Section(secStart), m.Section(secCode), m.Section(secElement), m.Section(secData)
 	types := uint32(len(typeParams))
-	out := rewritten{payload: out0}
+	out := rewritten{Payload: out0}
 	var sh funcShift
 	var funcs uint32 // bounds function indices when they are renumbered
 	if opts.Refuel {
@@ -164,10 +155,10 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 		sh = funcShift{on: true, at: importedFuncs}
 		funcs = importedFuncs + uint32(len(funcTypes))
 		var refuelType uint32
-		if out.payload[secType], refuelType, err = appendRefuelType(typeSec); err != nil {
+		if out.Payload[secType], refuelType, err = appendRefuelType(typeSec); err != nil {
 			return nil, err
 		}
-		if out.payload[secImport], err = appendRefuelImport(importSec, refuelType); err != nil {
+		if out.Payload[secImport], err = appendRefuelImport(importSec, refuelType); err != nil {
 			return nil, err
 		}
 	}
@@ -177,11 +168,11 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 	}
 	counter := imported + defined // the counter's index: after every other global
 	b := bounds{types: types, params: typeParams, globals: counter, funcs: funcs}
-	if out.payload[secExport], err = appendCounterExport(exportSec, counter, b, sh); err != nil {
+	if out.Payload[secExport], err = appendCounterExport(exportSec, counter, b, sh); err != nil {
 		return nil, err
 	}
 	if startSec != nil && sh.on {
-		if out.payload[secStart], err = shiftStart(*startSec, b, sh); err != nil {
+		if out.Payload[secStart], err = shiftStart(*startSec, b, sh); err != nil {
 			return nil, err
 		}
 	}
@@ -191,7 +182,7 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 			return nil, err
 		}
 		if sh.on {
-			out.payload[secElement] = fixes.apply(nil, elemSec.payload, 0, sh)
+			out.Payload[secElement] = fixes.apply(nil, elemSec.Payload, 0, sh)
 		}
 	}
 	if dataSec != nil {
@@ -205,7 +196,7 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 	}
 	var thunks []uint32
 	if codeSec != nil {
-		out.payload[secCode], thunks, err = instrumentCode(*codeSec, funcTypes, params, b, costing{opts.Model, opts.MaxSiteCharge, chunkSpan(opts)}, sh)
+		out.Payload[secCode], thunks, err = instrumentCode(*codeSec, funcTypes, params, b, costing{opts.Model, opts.MaxSiteCharge, chunkSpan(opts)}, sh)
 		if i, ok := failedFunction(err); ok {
 			return nil, inFunction(err, sections, importedFuncs+i)
 		}
@@ -216,9 +207,9 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %d functions declared but no code section", ErrMalformed, len(params))
 	}
 	if len(thunks) > 0 {
-		out.payload[secFunction] = appendFunctions(funcTypes, thunks)
+		out.Payload[secFunction] = appendFunctions(funcTypes, thunks)
 	}
-	if out.payload[secGlobal], err = globalSection(defined, globals, opts.InitialFuel); err != nil {
+	if out.Payload[secGlobal], err = globalSection(defined, globals, opts.InitialFuel); err != nil {
 		return nil, err
 	}
 	if sh.on {
@@ -234,13 +225,13 @@ func instrument(wasm []byte, opts Options) ([]byte, error) {
 // also returns the type indices of the thunks it appends after the
 // bodies, one per function without loops (see emitter).
 func instrumentCode(s section, types []uint32, params [][]byte, b bounds, model costing, sh funcShift) ([]byte, []uint32, error) {
-	r := newReader(s.payload, s.offset)
-	n, err := r.count()
+	r := wasmbin.NewReader(s.Payload, s.Offset)
+	n, err := r.Count()
 	if err != nil {
 		return nil, nil, err
 	}
 	if uint64(n) != uint64(len(params)) {
-		return nil, nil, r.errorf(ErrMalformed, "code section has %d bodies for %d declared functions", n, len(params))
+		return nil, nil, r.Errorf(ErrMalformed, "code section has %d bodies for %d declared functions", n, len(params))
 	}
 	// Scan every body first: the thunks' indices follow all bodies.
 	raws := make([][]byte, n)
@@ -248,12 +239,12 @@ func instrumentCode(s section, types []uint32, params [][]byte, b bounds, model 
 	var thunks []uint32 // the type of each thunk
 	var lim limits
 	for i := uint32(0); i < n; i++ {
-		size, err := r.u32()
+		size, err := r.U32()
 		if err != nil {
 			return nil, nil, err
 		}
-		at := r.pos()
-		if raws[i], err = r.bytes(uint64(size)); err != nil {
+		at := r.Pos()
+		if raws[i], err = r.Bytes(uint64(size)); err != nil {
 			return nil, nil, err
 		}
 		if plans[i], err = scanBody(raws[i], at, b, params[i], model, sh, &lim); err != nil {
@@ -266,25 +257,25 @@ func instrumentCode(s section, types []uint32, params [][]byte, b bounds, model 
 			thunks = append(thunks, types[i])
 		}
 	}
-	if err := trailing(r); err != nil {
+	if err := r.Trailing(); err != nil {
 		return nil, nil, err
 	}
 	firstThunk := uint64(sh.at) + 1 + uint64(n) // after the imports, the refuel import and the bodies
 	if firstThunk+uint64(len(thunks)) >= math.MaxUint32 {
 		return nil, nil, fmt.Errorf("%w: no function indices left for %d refuel thunks", ErrMalformed, len(thunks))
 	}
-	out := appendU32(make([]byte, 0, len(s.payload)+len(s.payload)/4), n+uint32(len(thunks)))
+	out := wasmbin.AppendU32(make([]byte, 0, len(s.Payload)+len(s.Payload)/4), n+uint32(len(thunks)))
 	var body, tail []byte
 	thunk := uint32(firstThunk)
 	for i := uint32(0); i < n; i++ {
 		self := sh.index(sh.at + i) // the function's index: after the imports
 		body = rewriteBody(body[:0], raws[i], plans[i], b.globals, uint32(len(params[i])), sh, self, thunk)
-		if out, err = appendVec(out, body); err != nil {
+		if out, err = wasmbin.AppendVec(out, body); err != nil {
 			return nil, nil, err
 		}
 		if sh.on && !plans[i].cached {
 			tb := thunkBody(b.globals, uint32(len(params[i])), self, plans[i].sites[0].cost, sh)
-			tail, _ = appendVec(tail, tb)
+			tail, _ = wasmbin.AppendVec(tail, tb)
 			thunk++
 		}
 		plans[i] = plan{} // let the sites go
@@ -295,12 +286,12 @@ func instrumentCode(s section, types []uint32, params [][]byte, b bounds, model 
 // appendFunctions writes the function section (§5.5.6): the type of every
 // defined function, then those of the thunks.
 func appendFunctions(types, thunks []uint32) []byte {
-	out := appendU32(make([]byte, 0, 2*(len(types)+len(thunks))+5), uint32(len(types)+len(thunks)))
+	out := wasmbin.AppendU32(make([]byte, 0, 2*(len(types)+len(thunks))+5), uint32(len(types)+len(thunks)))
 	for _, t := range types {
-		out = appendU32(out, t)
+		out = wasmbin.AppendU32(out, t)
 	}
 	for _, t := range thunks {
-		out = appendU32(out, t)
+		out = wasmbin.AppendU32(out, t)
 	}
 	return out
 }

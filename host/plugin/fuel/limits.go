@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // Compile limits. wazero 1.12's compiler cannot be interrupted (it ignores
@@ -100,54 +102,10 @@ func inFunction(err error, sections []section, index uint32) error {
 		return err
 	}
 	name := ""
-	if n, ok := functionName(sections, index); ok {
+	if n, ok := wasmbin.FunctionName(sections, index); ok {
 		name = fmt.Sprintf(" ($%s)", n)
 	}
 	return limitf("function %d%s: %s", index, name, le.msg)
-}
-
-// functionName looks index up in the function names of the "name" custom
-// section (§7.4.1), if there is a well-formed one.
-func functionName(sections []section, index uint32) (string, bool) {
-	for _, s := range sections {
-		if s.id != secCustom || s.name != "name" {
-			continue
-		}
-		r := newReader(s.body, 0)
-		for !r.eof() {
-			id, err := r.byte()
-			if err != nil {
-				return "", false
-			}
-			sub, err := r.vec()
-			if err != nil {
-				return "", false
-			}
-			if id != 1 {
-				continue
-			}
-			sr := newReader(sub, 0)
-			n, err := sr.count()
-			if err != nil {
-				return "", false
-			}
-			for ; n > 0; n-- {
-				i, err := sr.u32()
-				if err != nil {
-					return "", false
-				}
-				name, err := sr.name()
-				if err != nil {
-					return "", false
-				}
-				if i == index {
-					return string(name), true
-				}
-			}
-			return "", false
-		}
-	}
-	return "", false
 }
 
 // CheckLimits reports whether wasm is within the compile limits, for a
@@ -157,50 +115,37 @@ func functionName(sections []section, index uint32) (string, bool) {
 // runtime's validation refuses it) and returns nil where the sections
 // themselves do not decode.
 func CheckLimits(wasm []byte) error {
-	sections, err := splitSections(wasm)
+	m, err := wasmbin.Decode(wasm)
 	if err != nil {
 		return nil
 	}
-	var typeParams [][]byte
-	var funcTypes []uint32
-	var importedFuncs uint32
-	var code *section
-	for i := range sections {
-		s := &sections[i]
-		switch s.id {
-		case secType:
-			typeParams, err = readTypes(*s)
-		case secImport:
-			_, importedFuncs, err = countImports(*s, uint32(len(typeParams)))
-		case secFunction:
-			funcTypes, err = readFunctions(*s, uint32(len(typeParams)))
-		case secCode:
-			code = s
-		}
-		if err != nil {
-			if errors.Is(err, ErrLimit) {
-				return err
-			}
-			return nil
-		}
+	return CheckModuleLimits(m)
+}
+
+// CheckModuleLimits is CheckLimits of a module already decoded.
+func CheckModuleLimits(m *wasmbin.Module) error {
+	typeParams, err := typeParams(m.Types)
+	if err != nil {
+		return err
 	}
+	funcTypes, importedFuncs, code := m.Funcs, m.ImportedFuncs, m.Section(secCode)
 	if code == nil {
 		return nil
 	}
 	b := bounds{types: uint32(len(typeParams)), params: typeParams, globals: math.MaxUint32}
-	r := newReader(code.payload, code.offset)
-	n, err := r.count()
+	r := wasmbin.NewReader(code.Payload, code.Offset)
+	n, err := r.Count()
 	if err != nil {
 		return nil
 	}
 	var lim limits
 	for i := uint32(0); i < n; i++ {
-		size, err := r.u32()
+		size, err := r.U32()
 		if err != nil {
 			return nil
 		}
-		at := r.pos()
-		raw, err := r.bytes(uint64(size))
+		at := r.Pos()
+		raw, err := r.Bytes(uint64(size))
 		if err != nil {
 			return nil
 		}
@@ -209,7 +154,7 @@ func CheckLimits(wasm []byte) error {
 			params = typeParams[funcTypes[i]]
 		}
 		if _, err := scanBody(raw, at, b, params, costing{model: CostSite}, funcShift{}, &lim); errors.Is(err, ErrLimit) {
-			return inFunction(err, sections, importedFuncs+i)
+			return inFunction(err, m.Sections, importedFuncs+i)
 		}
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sluicehq/sluice/host/plugin/fuel"
 )
@@ -80,9 +79,11 @@ func withLocals(n int) []byte {
 }
 
 // TestCompileLimits: a module just over each compile limit is refused by
-// Instrument and by CheckLimits with a message naming the limit and the
-// function, quickly (before any compiler sees it); one at the limit is
-// accepted and compiles.
+// Instrument and by CheckLimits with ErrLimit and a message naming the
+// limit and the function (the host refuses on that error before any
+// compiler sees the module: host/sandbox's TestSandbox20_CompileBomb
+// checks that nothing was compiled); one at the limit is accepted and
+// compiles.
 func TestCompileLimits(t *testing.T) {
 	empty := []byte{0, 0x0b}
 	per := 50000
@@ -135,16 +136,12 @@ func TestCompileLimits(t *testing.T) {
 	rt := newRuntime(t, nil)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			start := time.Now()
 			_, err := fuel.Instrument(c.over, fuel.Options{Refuel: true})
 			if !errors.Is(err, fuel.ErrLimit) || !strings.Contains(err.Error(), c.wantOver) {
 				t.Errorf("Instrument over the limit: %v, want ErrLimit %q", err, c.wantOver)
 			}
 			if err := fuel.CheckLimits(c.over); !errors.Is(err, fuel.ErrLimit) || !strings.Contains(err.Error(), c.wantOver) {
 				t.Errorf("CheckLimits over the limit: %v, want ErrLimit %q", err, c.wantOver)
-			}
-			if d := time.Since(start); d > 2*time.Second {
-				t.Errorf("refusing took %v", d)
 			}
 			if err := fuel.CheckLimits(c.ok); err != nil {
 				t.Errorf("CheckLimits at the limit: %v", err)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // TestMeasureModules prints, for every module named in FUEL_MEASURE
@@ -43,71 +45,54 @@ type moduleStats struct {
 
 func measure(wasm []byte) (moduleStats, error) {
 	var st moduleStats
-	sections, err := splitSections(wasm)
+	m, err := wasmbin.Decode(wasm)
 	if err != nil {
 		return st, err
 	}
-	var typeParams [][]byte
-	for _, s := range sections {
-		if s.id == secType {
-			if typeParams, err = readTypes(s); err != nil {
-				return st, err
-			}
-		}
-		if s.id == secType {
-			r := newReader(s.payload, 0)
-			n, _ := r.count()
-			for ; n > 0; n-- {
-				r.byte()
-				p, _ := r.vec()
-				res, _ := r.vec()
-				st.maxParams = max(st.maxParams, len(p))
-				st.maxResults = max(st.maxResults, len(res))
-			}
-		}
-		if s.id == secFunction {
-			fts, err := readFunctions(s, uint32(len(typeParams)))
-			if err != nil {
-				return st, err
-			}
-			for _, ft := range fts {
-				st.params += len(typeParams[ft])
-			}
-		}
-		if s.id != secCode {
+	typeParams := make([][]byte, len(m.Types))
+	for i, t := range m.Types {
+		typeParams[i] = t.Params
+		st.maxParams = max(st.maxParams, len(t.Params))
+		st.maxResults = max(st.maxResults, len(t.Results))
+	}
+	for _, ft := range m.Funcs {
+		st.params += len(typeParams[ft])
+	}
+	for _, s := range m.Sections {
+		if s.ID != secCode {
 			continue
 		}
-		st.code = len(s.payload)
+		st.code = len(s.Payload)
 		b := bounds{types: uint32(len(typeParams)), params: typeParams, globals: math.MaxUint32}
-		r := newReader(s.payload, s.offset)
-		n, err := r.count()
+		r := wasmbin.NewReader(s.Payload, s.Offset)
+		n, err := r.Count()
 		if err != nil {
 			return st, err
 		}
 		st.funcs = int(n)
 		for ; n > 0; n-- {
-			size, err := r.u32()
+			size, err := r.U32()
 			if err != nil {
 				return st, err
 			}
-			body, err := r.bytes(uint64(size))
+			body, err := r.Bytes(uint64(size))
 			if err != nil {
 				return st, err
 			}
 			st.body = max(st.body, len(body))
-			br := newReader(body, 0)
-			groups, _ := br.count()
+			br := wasmbin.NewReader(body, 0)
+			groups, _ := br.Count()
 			locals := 0
 			for ; groups > 0; groups-- {
-				c, _ := br.u32()
-				br.byte()
+				c, _ := br.U32()
+				br.Byte()
 				locals += int(c)
 			}
 			st.fnLocals = max(st.fnLocals, locals)
 			st.locals += locals
 			var loops []bool
 			depth, inLoops, blocks, nloops := 1, 0, 0, 0
-			for !br.eof() {
+			for !br.EOF() {
 				in, err := readInstr(br, b)
 				if err != nil {
 					return st, err

@@ -1,5 +1,7 @@
 package fuel
 
+import "github.com/sluicehq/sluice/internal/wasmbin"
+
 // Opcodes the instrumenter emits or treats specially (WebAssembly Core
 // Specification 2.0, §5.4 "Instructions").
 const (
@@ -78,8 +80,8 @@ type bounds struct {
 // threads/atomics, decoded exactly and left to the runtime to accept or
 // not. Anything else is refused rather than guessed: a mis-decoded
 // immediate could hide a loop from the meter.
-func readInstr(r *reader, b bounds) (instr, error) {
-	op, err := r.byte()
+func readInstr(r *wasmbin.Reader, b bounds) (instr, error) {
+	op, err := r.Byte()
 	if err != nil {
 		return instr{}, err
 	}
@@ -105,10 +107,10 @@ func readInstr(r *reader, b bounds) (instr, error) {
 	case op == opEnd:
 		return instr{kind: kEnd}, nil
 	case op == 0x0c, op == 0x0d: // br l, br_if l
-		l, err := r.u32()
+		l, err := r.U32()
 		return instr{kind: kBr, label: l}, err
 	case op == opCall, op == opRefFunc: // call f, ref.func f
-		in := instr{fn: true, fat: r.off}
+		in := instr{fn: true, fat: r.Off}
 		if op == opCall {
 			in.kind = kCall
 		}
@@ -116,40 +118,40 @@ func readInstr(r *reader, b bounds) (instr, error) {
 		in.fidx, err = readFuncIndex(r, b, nil)
 		return in, err
 	case op >= opLocalGet && op <= opLocalTee: // local.get/set/tee x
-		x, err := r.u32()
+		x, err := r.U32()
 		return instr{local: x, isLocal: true}, err
 	// table.get/set t, memory.size m
 	case op == 0x25, op == 0x26, op == 0x3f:
-		_, err := r.u32()
+		_, err := r.U32()
 		return instr{}, err
 	case op == 0x40: // memory.grow m
-		_, err := r.u32()
+		_, err := r.U32()
 		return instr{kind: kGrow}, err
 	case op == opGlobalGet, op == opGlobalSet:
-		_, err := readIndex(r, b.globals, ErrExportExists, "global")
+		_, err := r.Index(b.globals, ErrExportExists, "global")
 		return instr{}, err
 	case op == 0x0e: // br_table l* l
 		l, err := readBrTable(r)
 		return instr{kind: kBrTable, label: l}, err
 	case op == 0x11: // call_indirect typeidx tableidx
-		if _, err := readIndex(r, b.types, ErrMalformed, "type"); err != nil {
+		if _, err := r.Index(b.types, ErrMalformed, "type"); err != nil {
 			return instr{}, err
 		}
-		_, err := r.u32()
+		_, err := r.U32()
 		return instr{kind: kCall}, err
 	case op == 0x1c: // select t*
-		_, err := readValTypes(r)
+		_, err := r.ValTypes()
 		return instr{}, err
 	case op >= 0x28 && op <= 0x3e: // loads and stores
 		return instr{}, readMemarg(r)
 	case op == 0x41: // i32.const
-		return instr{}, r.s32()
+		return instr{}, r.S32()
 	case op == opI64Const:
-		return instr{}, r.s64()
+		return instr{}, r.S64()
 	case op == 0x43: // f32.const
-		return instr{}, r.skip(4)
+		return instr{}, r.Skip(4)
 	case op == 0x44: // f64.const
-		return instr{}, r.skip(8)
+		return instr{}, r.Skip(8)
 	case op == 0xd0: // ref.null t
 		return instr{}, readHeapType(r)
 	case op == 0xfc:
@@ -160,11 +162,11 @@ func readInstr(r *reader, b bounds) (instr, error) {
 	case op == 0xfe:
 		return instr{}, readAtomic(r)
 	}
-	r.off-- // report the opcode's own offset
+	r.Off-- // report the opcode's own offset
 	if why, ok := refused[op]; ok {
-		return instr{}, r.errorf(ErrUnsupported, "opcode %#02x (%s)", op, why)
+		return instr{}, r.Errorf(ErrUnsupported, "opcode %#02x (%s)", op, why)
 	}
-	return instr{}, r.errorf(ErrUnsupported, "unknown opcode %#02x", op)
+	return instr{}, r.Errorf(ErrUnsupported, "unknown opcode %#02x", op)
 }
 
 // refused names the proposals behind opcodes that decode but are refused.
@@ -178,80 +180,43 @@ var refused = map[byte]string{
 	0xd5: "GC", 0xfb: "GC",
 }
 
-// readIndex reads an index and refuses it, as class, unless below n.
-func readIndex(r *reader, n uint32, class error, space string) (uint32, error) {
-	start := r.off
-	x, err := r.u32()
-	if err == nil && x >= n {
-		r.off = start
-		err = r.errorf(class, "%s index %d out of range (%d %ss)", space, x, n, space)
-	}
-	return x, err
-}
-
 // readBlockType decodes a block type (§5.4.1): 0x40, one value type byte,
 // or a type index as a non-negative s33 (multi-value). It reports whether
 // the type takes parameters, when b knows the types' parameters.
-func readBlockType(r *reader, b bounds) (bool, error) {
-	c, err := r.peek()
+func readBlockType(r *wasmbin.Reader, b bounds) (bool, error) {
+	c, err := r.Peek()
 	if err != nil {
 		return false, err
 	}
-	if c == blockEmpty || isValType(c) {
-		r.off++
+	if c == blockEmpty || wasmbin.IsValType(c) {
+		r.Off++
 		return false, nil
 	}
-	start := r.pos()
-	x, err := r.sleb(33)
+	start := r.Pos()
+	x, err := r.SLEB(33)
 	if err != nil {
 		return false, err
 	}
 	if x < 0 {
-		r.off = start - r.base
-		return false, r.errorf(ErrUnsupported, "block type %#02x", c)
+		r.Off = start - r.Base
+		return false, r.Errorf(ErrUnsupported, "block type %#02x", c)
 	}
 	if x >= int64(b.types) {
-		r.off = start - r.base
-		return false, r.errorf(ErrMalformed, "block type index %d out of range (%d types)", x, b.types)
+		r.Off = start - r.Base
+		return false, r.Errorf(ErrMalformed, "block type index %d out of range (%d types)", x, b.types)
 	}
 	return int(x) < len(b.params) && len(b.params[x]) > 0, nil
 }
 
-// isValType reports whether c encodes a value type wazero 1.12 supports
-// (§5.3.1–§5.3.4: i32 i64 f32 f64 v128 funcref externref).
-func isValType(c byte) bool {
-	return (c >= 0x7b && c <= 0x7f) || c == 0x70 || c == 0x6f
-}
-
-// readValTypes decodes vec(valtype) (§5.3.6 result types, the immediate of
-// select t* in §5.4.3) and returns its length.
-func readValTypes(r *reader) (uint32, error) {
-	n, err := r.count()
-	if err != nil {
-		return 0, err
-	}
-	for i := uint32(0); i < n; i++ {
-		c, err := r.byte()
-		if err != nil {
-			return 0, err
-		}
-		if !isValType(c) {
-			r.off--
-			return 0, r.errorf(ErrUnsupported, "value type %#02x", c)
-		}
-	}
-	return n, nil
-}
-
 // readHeapType decodes ref.null's reference type (§5.4.2).
-func readHeapType(r *reader) error {
-	c, err := r.byte()
+func readHeapType(r *wasmbin.Reader) error {
+	c, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	if c != 0x70 && c != 0x6f {
-		r.off--
-		return r.errorf(ErrUnsupported, "heap type %#02x", c)
+		r.Off--
+		return r.Errorf(ErrUnsupported, "heap type %#02x", c)
 	}
 	return nil
 }
@@ -259,14 +224,14 @@ func readHeapType(r *reader) error {
 // readBrTable decodes vec(labelidx) labelidx (§5.4.1) and returns the
 // largest label. The count comes from the input, so nothing is allocated
 // from it.
-func readBrTable(r *reader) (uint32, error) {
-	n, err := r.count()
+func readBrTable(r *wasmbin.Reader) (uint32, error) {
+	n, err := r.Count()
 	if err != nil {
 		return 0, err
 	}
 	var top uint32
 	for i := uint64(0); i <= uint64(n); i++ {
-		l, err := r.u32()
+		l, err := r.U32()
 		if err != nil {
 			return 0, err
 		}
@@ -275,9 +240,9 @@ func readBrTable(r *reader) (uint32, error) {
 	return top, nil
 }
 
-func readU32s(r *reader, n uint64) error {
+func readU32s(r *wasmbin.Reader, n uint64) error {
 	for ; n > 0; n-- {
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return err
 		}
 	}
@@ -286,24 +251,24 @@ func readU32s(r *reader, n uint64) error {
 
 // readMemarg decodes a memarg (§5.4.6): align u32, offset u32. Bit 6 of
 // align announces a memory index (multi-memory), decoded for exactness.
-func readMemarg(r *reader) error {
-	align, err := r.u32()
+func readMemarg(r *wasmbin.Reader) error {
+	align, err := r.U32()
 	if err != nil {
 		return err
 	}
 	if align&0x40 != 0 {
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return err
 		}
 	}
-	_, err = r.u32()
+	_, err = r.U32()
 	return err
 }
 
 // readMisc decodes the 0xFC-prefixed instructions (§5.4.7 saturating
 // truncation 0–7; §5.4.5 and §5.4.6 bulk memory and table 8–17).
-func readMisc(r *reader) (kind, error) {
-	sub, err := r.u32()
+func readMisc(r *wasmbin.Reader) (kind, error) {
+	sub, err := r.U32()
 	if err != nil {
 		return kPlain, err
 	}
@@ -323,7 +288,7 @@ func readMisc(r *reader) (kind, error) {
 	case 9, 13, 16: // data.drop d, elem.drop e, table.size t
 		return kPlain, readU32s(r, 1)
 	}
-	return kPlain, r.errorf(ErrUnsupported, "opcode 0xfc %d", sub)
+	return kPlain, r.Errorf(ErrUnsupported, "opcode 0xfc %d", sub)
 }
 
 // SIMD immediate shapes (§5.4.8).
@@ -360,8 +325,8 @@ var simdShape = func() (t [256]uint8) {
 	return t
 }()
 
-func readSIMD(r *reader) error {
-	sub, err := r.u32()
+func readSIMD(r *wasmbin.Reader) error {
+	sub, err := r.U32()
 	if err != nil {
 		return err
 	}
@@ -378,21 +343,21 @@ func readSIMD(r *reader) error {
 		if err := readMemarg(r); err != nil {
 			return err
 		}
-		return r.skip(1)
+		return r.Skip(1)
 	case simdLane:
-		return r.skip(1)
+		return r.Skip(1)
 	case simdBytes:
-		return r.skip(16)
+		return r.Skip(16)
 	}
-	return r.errorf(ErrUnsupported, "opcode 0xfd %#x (not fixed-width SIMD)", sub)
+	return r.Errorf(ErrUnsupported, "opcode 0xfd %#x (not fixed-width SIMD)", sub)
 }
 
 // readAtomic decodes the 0xFE-prefixed instructions of the threads
 // proposal: notify/wait and all loads, stores and read-modify-writes take
 // a memarg; atomic.fence takes a zero byte. wazero runs them only with
 // experimental.CoreFeaturesThreads.
-func readAtomic(r *reader) error {
-	sub, err := r.u32()
+func readAtomic(r *wasmbin.Reader) error {
+	sub, err := r.U32()
 	if err != nil {
 		return err
 	}
@@ -400,14 +365,14 @@ func readAtomic(r *reader) error {
 	case sub <= 0x02, sub >= 0x10 && sub <= 0x4e:
 		return readMemarg(r)
 	case sub == 0x03:
-		c, err := r.byte()
+		c, err := r.Byte()
 		if err != nil {
 			return err
 		}
 		if c != 0 {
-			return r.errorf(ErrMalformed, "atomic.fence flags %#02x", c)
+			return r.Errorf(ErrMalformed, "atomic.fence flags %#02x", c)
 		}
 		return nil
 	}
-	return r.errorf(ErrUnsupported, "opcode 0xfe %#x", sub)
+	return r.Errorf(ErrUnsupported, "opcode 0xfe %#x", sub)
 }

@@ -1,6 +1,10 @@
 package fuel
 
-import "math"
+import (
+	"math"
+
+	"github.com/sluicehq/sluice/internal/wasmbin"
+)
 
 // The refuel import (Options.Refuel): a function the rewrite imports so
 // that a site whose charge leaves the counter negative asks the host for
@@ -37,17 +41,17 @@ func (s funcShift) patches() *patches {
 
 // readFuncIndex reads a function index, refused unless below b.funcs when
 // that is set, and records it in fixes.
-func readFuncIndex(r *reader, b bounds, fixes *patches) (uint32, error) {
-	at := r.off
+func readFuncIndex(r *wasmbin.Reader, b bounds, fixes *patches) (uint32, error) {
+	at := r.Off
 	var x uint32
 	var err error
 	if b.funcs > 0 {
-		x, err = readIndex(r, b.funcs, ErrMalformed, "function")
+		x, err = r.Index(b.funcs, ErrMalformed, "function")
 	} else {
-		x, err = r.u32()
+		x, err = r.U32()
 	}
 	if err == nil {
-		fixes.add(at, r.off, x)
+		fixes.add(at, r.Off, x)
 	}
 	return x, err
 }
@@ -80,7 +84,7 @@ func (p *patches) apply(dst, src []byte, from int, s funcShift) []byte {
 				continue
 			}
 			dst = append(dst, src[prev:q.at]...)
-			dst = appendU32(dst, s.index(q.x))
+			dst = wasmbin.AppendU32(dst, s.index(q.x))
 			prev = q.end
 		}
 	}
@@ -90,14 +94,14 @@ func (p *patches) apply(dst, src []byte, from int, s funcShift) []byte {
 // vecHead reads the entry count of section s, one vector of what, and
 // refuses a count that leaves no room for one more entry; the reader is
 // left at the first entry. A nil section has no entries and no reader.
-func vecHead(s *section, what string) (*reader, uint32, error) {
+func vecHead(s *section, what string) (*wasmbin.Reader, uint32, error) {
 	if s == nil {
 		return nil, 0, nil
 	}
-	r := newReader(s.payload, s.offset)
-	n, err := r.count()
+	r := wasmbin.NewReader(s.Payload, s.Offset)
+	n, err := r.Count()
 	if err == nil && n == math.MaxUint32 {
-		err = r.errorf(ErrMalformed, "too many %s", what)
+		err = r.Errorf(ErrMalformed, "too many %s", what)
 	}
 	return r, n, err
 }
@@ -111,9 +115,9 @@ func appendEntry(s *section, what string, entry []byte) ([]byte, error) {
 	}
 	var rest []byte
 	if r != nil {
-		rest = r.b[r.off:]
+		rest = r.B[r.Off:]
 	}
-	out := appendU32(make([]byte, 0, len(rest)+len(entry)+5), n+1)
+	out := wasmbin.AppendU32(make([]byte, 0, len(rest)+len(entry)+5), n+1)
 	return append(append(out, rest...), entry...), nil
 }
 
@@ -133,22 +137,22 @@ func appendRefuelType(s *section) ([]byte, uint32, error) {
 // (func (type typ))). Imports are not renumbered by this (imports of
 // other kinds have their own index spaces).
 func appendRefuelImport(s *section, typ uint32) ([]byte, error) {
-	entry, _ := appendVec(nil, []byte(RefuelModule))
-	entry, _ = appendVec(entry, []byte(RefuelName))
-	return appendEntry(s, "imports", appendU32(append(entry, 0x00), typ)) // importdesc: func typeidx
+	entry, _ := wasmbin.AppendVec(nil, []byte(RefuelModule))
+	entry, _ = wasmbin.AppendVec(entry, []byte(RefuelName))
+	return appendEntry(s, "imports", wasmbin.AppendU32(append(entry, 0x00), typ)) // importdesc: func typeidx
 }
 
 // shiftStart rewrites the start section (§5.5.11): one function index.
 func shiftStart(s section, b bounds, sh funcShift) ([]byte, error) {
-	r := newReader(s.payload, s.offset)
+	r := wasmbin.NewReader(s.Payload, s.Offset)
 	x, err := readFuncIndex(r, b, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := trailing(r); err != nil {
+	if err := r.Trailing(); err != nil {
 		return nil, err
 	}
-	return appendU32(nil, sh.index(x)), nil
+	return wasmbin.AppendU32(nil, sh.index(x)), nil
 }
 
 // shiftNames rewrites the contents of a well-formed "name" section
@@ -158,41 +162,41 @@ func shiftStart(s section, b bounds, sh funcShift) ([]byte, error) {
 // every other subsection is kept as it is.
 func shiftNames(contents []byte, sh funcShift) []byte {
 	out := make([]byte, 0, len(contents)+16)
-	r := newReader(contents, 0)
-	for !r.eof() {
-		id, _ := r.byte()
-		sub, _ := r.vec() // well formed: checked by nameSectionWellFormed
+	r := wasmbin.NewReader(contents, 0)
+	for !r.EOF() {
+		id, _ := r.Byte()
+		sub, _ := r.Vec() // well formed: checked by wasmbin.NameSectionWellFormed
 		var body []byte
 		switch id {
 		case 1:
-			body = shiftNameMap(nil, newReader(sub, 0), sh, false)
+			body = shiftNameMap(nil, wasmbin.NewReader(sub, 0), sh, false)
 		case 2:
-			body = shiftNameMap(nil, newReader(sub, 0), sh, true)
+			body = shiftNameMap(nil, wasmbin.NewReader(sub, 0), sh, true)
 		case 3:
 			continue
 		default:
 			body = sub
 		}
-		out, _ = appendVec(append(out, id), body)
+		out, _ = wasmbin.AppendVec(append(out, id), body)
 	}
 	return out
 }
 
 // shiftNameMap re-indexes vec(idx name) or, when indirect, vec(idx
 // namemap), whose outer indices are functions.
-func shiftNameMap(dst []byte, r *reader, sh funcShift, indirect bool) []byte {
-	n, _ := r.count()
-	dst = appendU32(dst, n)
+func shiftNameMap(dst []byte, r *wasmbin.Reader, sh funcShift, indirect bool) []byte {
+	n, _ := r.Count()
+	dst = wasmbin.AppendU32(dst, n)
 	for ; n > 0; n-- {
-		x, _ := r.u32()
-		dst = appendU32(dst, sh.index(x))
-		start := r.off
+		x, _ := r.U32()
+		dst = wasmbin.AppendU32(dst, sh.index(x))
+		start := r.Off
 		if indirect {
-			_ = readNameMap(r)
+			_ = r.NameMap()
 		} else {
-			_, _ = r.name()
+			_, _ = r.Name()
 		}
-		dst = append(dst, r.b[start:r.off]...)
+		dst = append(dst, r.B[start:r.Off]...)
 	}
 	return dst
 }

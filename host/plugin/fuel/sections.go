@@ -1,104 +1,30 @@
 package fuel
 
 import (
-	"bytes"
 	"math"
 	"strings"
+
+	"github.com/sluicehq/sluice/internal/wasmbin"
 )
 
 // Section ids (WebAssembly Core Specification 2.0, §5.5.2 "Sections").
 const (
-	secCustom   = 0
-	secType     = 1
-	secImport   = 2
-	secFunction = 3
-	secTable    = 4
-	secMemory   = 5
-	secGlobal   = 6
-	secExport   = 7
-	secStart    = 8
-	secElement  = 9
-	secCode     = 10
-	secData     = 11
-	secTag      = 13 // exception handling proposal
+	secCustom   = wasmbin.SecCustom
+	secType     = wasmbin.SecType
+	secImport   = wasmbin.SecImport
+	secFunction = wasmbin.SecFunction
+	secTable    = wasmbin.SecTable
+	secMemory   = wasmbin.SecMemory
+	secGlobal   = wasmbin.SecGlobal
+	secExport   = wasmbin.SecExport
+	secStart    = wasmbin.SecStart
+	secElement  = wasmbin.SecElement
+	secCode     = wasmbin.SecCode
+	secData     = wasmbin.SecData
 )
 
-// preamble is the magic number and version 1 (§5.5.16 "Modules").
-var preamble = []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
-
-// sectionRank orders the non-custom sections as §5.5.16 requires (the data
-// count section, id 12, sits between element and code). Zero marks an id
-// that is not a known section.
-var sectionRank = [14]uint8{
-	1: 1, 2: 2, 3: 3, 4: 4, 5: 5, secTag: 6, secGlobal: 7, secExport: 8,
-	8: 9, 9: 10, 12: 11, secCode: 12, 11: 13,
-}
-
-// sectionOrder lists the non-custom section ids in that order.
-var sectionOrder = []byte{secType, secImport, secFunction, secTable, secMemory, secTag, secGlobal, secExport, secStart, secElement, 12, secCode, secData}
-
-// section is one section of the input; payload aliases the input.
-type section struct {
-	id      byte
-	name    string // custom sections only
-	body    []byte // custom sections only: the contents after the name
-	payload []byte
-	offset  int // absolute offset of payload
-}
-
-// splitSections checks the preamble and cuts the module into sections,
-// enforcing the order and uniqueness of non-custom sections (§5.5.2,
-// §5.5.16).
-func splitSections(wasm []byte) ([]section, error) {
-	r := newReader(wasm, 0)
-	head, err := r.bytes(uint64(min(len(wasm), len(preamble))))
-	if err != nil {
-		return nil, err
-	}
-	if !bytes.Equal(head, preamble) {
-		r.off = 0
-		return nil, r.errorf(ErrMalformed, "not a WebAssembly 1.0 module (bad magic number or version)")
-	}
-	var out []section
-	last := uint8(0)
-	for !r.eof() {
-		id, err := r.byte()
-		if err != nil {
-			return nil, err
-		}
-		if int(id) >= len(sectionRank) || (id != secCustom && sectionRank[id] == 0) {
-			r.off--
-			return nil, r.errorf(ErrMalformed, "unknown section id %d", id)
-		}
-		if id == secTag {
-			r.off--
-			return nil, r.errorf(ErrUnsupported, "tag section (exception handling)")
-		}
-		size, err := r.u32()
-		if err != nil {
-			return nil, err
-		}
-		s := section{id: id, offset: r.pos()}
-		if s.payload, err = r.bytes(uint64(size)); err != nil {
-			return nil, err
-		}
-		if id == secCustom {
-			cr := newReader(s.payload, s.offset)
-			name, err := cr.name()
-			if err != nil {
-				return nil, err
-			}
-			s.name, s.body = string(name), s.payload[cr.off:]
-		} else {
-			if sectionRank[id] <= last {
-				return nil, r.errorf(ErrMalformed, "section id %d out of order or repeated", id)
-			}
-			last = sectionRank[id]
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
+// section is one section of the input; its payload aliases the input.
+type section = wasmbin.Section
 
 // dropCustom reports whether a custom section must go because it refers to
 // byte offsets in the code section, which instrumentation moves: DWARF
@@ -107,10 +33,10 @@ func splitSections(wasm []byte) ([]section, error) {
 // only and survives if well formed, as do all others (producers,
 // target_features, ...).
 func dropCustom(s section) bool {
-	name := s.name
+	name := s.Name
 	switch {
 	case name == "name":
-		return !nameSectionWellFormed(s.body)
+		return !wasmbin.NameSectionWellFormed(s.Body)
 	case strings.HasPrefix(name, ".debug_"),
 		strings.HasPrefix(name, "reloc."),
 		strings.HasPrefix(name, "metadata.code."),
@@ -122,17 +48,12 @@ func dropCustom(s section) bool {
 	return false
 }
 
-// appendSection appends one section: id, u32 size, payload.
-func appendSection(dst []byte, id byte, payload []byte) ([]byte, error) {
-	return appendVec(append(dst, id), payload)
-}
-
 // rewritten holds the payloads Instrument replaces, by section id; nil
 // keeps the input's. A replaced section the input lacks is inserted where
 // §5.5.16's order puts it. names, when set, rewrites the contents of the
 // "name" custom section (after its name).
 type rewritten struct {
-	payload [len(sectionRank)][]byte
+	Payload [wasmbin.NumSections][]byte
 	names   func(contents []byte) []byte
 }
 
@@ -140,49 +61,49 @@ type rewritten struct {
 // the payloads of out replaced, missing ones inserted in order, and
 // offset-bearing custom sections dropped.
 func assemble(sections []section, out rewritten) ([]byte, error) {
-	size := len(preamble) + 64
-	for _, p := range out.payload {
+	size := len(wasmbin.Preamble) + 64
+	for _, p := range out.Payload {
 		size += len(p)
 	}
 	for _, s := range sections {
-		size += len(s.payload) + 6
+		size += len(s.Payload) + 6
 	}
-	dst := append(make([]byte, 0, size), preamble...)
+	dst := append(make([]byte, 0, size), wasmbin.Preamble...)
 	var err error
 	put := func(id byte, payload []byte) {
 		if err == nil {
-			dst, err = appendSection(dst, id, payload)
+			dst, err = wasmbin.AppendSection(dst, id, payload)
 		}
 	}
-	var done [len(sectionRank)]bool
+	var done [wasmbin.NumSections]bool
 	// insert writes the replaced sections that rank before rank and were
 	// not written yet, in order.
 	insert := func(rank uint8) {
-		for _, id := range sectionOrder {
-			if p := out.payload[id]; p != nil && !done[id] && sectionRank[id] < rank {
+		for _, id := range wasmbin.Order {
+			if p := out.Payload[id]; p != nil && !done[id] && wasmbin.Rank[id] < rank {
 				put(id, p)
 				done[id] = true
 			}
 		}
 	}
 	for _, s := range sections {
-		if s.id == secCustom {
+		if s.ID == secCustom {
 			switch {
 			case dropCustom(s):
-			case s.name == "name" && out.names != nil:
-				payload, _ := appendVec(nil, []byte(s.name))
-				put(s.id, append(payload, out.names(s.body)...))
+			case s.Name == "name" && out.names != nil:
+				payload, _ := wasmbin.AppendVec(nil, []byte(s.Name))
+				put(s.ID, append(payload, out.names(s.Body)...))
 			default:
-				put(s.id, s.payload)
+				put(s.ID, s.Payload)
 			}
 			continue
 		}
-		insert(sectionRank[s.id])
-		if p := out.payload[s.id]; p != nil {
-			put(s.id, p)
-			done[s.id] = true
+		insert(wasmbin.Rank[s.ID])
+		if p := out.Payload[s.ID]; p != nil {
+			put(s.ID, p)
+			done[s.ID] = true
 		} else {
-			put(s.id, s.payload)
+			put(s.ID, s.Payload)
 		}
 	}
 	insert(math.MaxUint8)

@@ -1,9 +1,10 @@
-package plugin
+package jobplugins
 
 import (
 	"fmt"
 
 	"github.com/sluicehq/sluice/host/plan"
+	"github.com/sluicehq/sluice/host/plugin"
 )
 
 // BudgetError refuses a job whose plugin instances could together use
@@ -19,7 +20,7 @@ type BudgetError struct {
 func (e *BudgetError) Error() string {
 	per := uint64(e.Pages) * 65536
 	return fmt.Sprintf("job %q needs %d plugin instances × %s = %s of plugin memory, above its budget of %s (%s): lower the parallelism of plugin operators or memory-pages",
-		e.Job, e.Instances, sizeText(per), sizeText(per*uint64(e.Instances)), sizeText(e.Budget), e.Setting)
+		e.Job, e.Instances, plugin.SizeText(per), plugin.SizeText(per*uint64(e.Instances)), plugin.SizeText(e.Budget), e.Setting)
 }
 
 // JobInstances counts the plugin instances a job makes: one per subtask

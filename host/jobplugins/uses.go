@@ -1,4 +1,4 @@
-package plugin
+package jobplugins
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plugin"
 )
 
 // CheckUses holds the pipeline's use of each plugin to what the plugin
@@ -21,9 +22,9 @@ import (
 // and is taken at the pipeline's word. Each module is described once. The
 // refusal is a pipeline.Errors, one problem per use at the pipeline's
 // file:line:col, as lint gives them.
-func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*Module) error {
-	infos := map[string]*Info{}
-	describe := func(name string) (*Info, error) {
+func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*plugin.Module) error {
+	infos := map[string]*plugin.Info{}
+	describe := func(name string) (*plugin.Info, error) {
 		if info, ok := infos[name]; ok {
 			return info, nil
 		}

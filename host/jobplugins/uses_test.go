@@ -1,14 +1,17 @@
-package plugin
+package jobplugins
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plugin"
 )
 
 // TestServes: which plugin kind may run which operator kind. A process
@@ -61,12 +64,34 @@ func TestServes(t *testing.T) {
 	}
 }
 
+// wat compiles ../plugin/testdata/name.wat (host/plugin's fixtures) with
+// wat2wasm (Debian package wabt) and loads it into a new Host whose calls
+// stop at CallFuel units.
+func wat(t *testing.T, name string, callFuel int64) *plugin.Module {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), name+".wasm")
+	if msg, err := exec.Command("wat2wasm", filepath.Join("..", "plugin", "testdata", name+".wat"), "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("wat2wasm %s.wat (install wabt): %v\n%s", name, err, msg)
+	}
+	cfg := plugin.DefaultConfig()
+	cfg.CallFuel = callFuel
+	h, err := plugin.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	m, err := h.LoadFile(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // TestCheckUsesWantsAKeyByForKeyedState: a plugin whose describe says it
 // keeps keyed state, run without a key-by, is refused before the job
 // starts, at the operator's line; with a key-by it passes.
 func TestCheckUsesWantsAKeyByForKeyedState(t *testing.T) {
-	h := newHost(t, nil)
-	m := load(t, h, "keyedproc")
+	m := wat(t, "keyedproc", 0)
 	if info, err := m.Inspect(context.Background()); err != nil || !info.Keyed {
 		t.Fatalf("inspect: keyed %v, %v", info.Keyed, err)
 	}
@@ -88,7 +113,7 @@ operators:
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = CheckUses(context.Background(), p, map[string]*Module{"kp": m})
+		err = CheckUses(context.Background(), p, map[string]*plugin.Module{"kp": m})
 		if keyBy == "key-by: n" {
 			if err != nil {
 				t.Errorf("with a key-by: %v", err)
@@ -102,25 +127,18 @@ operators:
 	}
 }
 
-// TestCheckUsesNamesThePluginOnce: a describe that fails (here, a Go
-// plugin's _initialize, cancelled) is a PluginError, which names the
-// plugin already: CheckUses adds no second `plugin "kp":` before it.
+// TestCheckUsesNamesThePluginOnce: a describe that fails (here, one that
+// never returns, stopped at its fuel budget) is a PluginError, which names
+// the plugin already: CheckUses adds no second `plugin "kp":` before it.
 func TestCheckUsesNamesThePluginOnce(t *testing.T) {
-	h := newHost(t, nil)
-	m, err := h.LoadFile(context.Background(), goPlugin(t, "valid"))
+	m := wat(t, "spindescribe", 1<<20).Named("kp")
+	p, err := pipeline.Parse("f.yaml", []byte("version: 1\nname: f\nplugins:\n  kp: { path: kp.wasm }\noperators:\n  - id: src\n    source: { type: generator, preset: sequence, count: 10 }\n  - id: v\n    process: kp\n  - id: out\n    sink: { type: discard }\n"), pipeline.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.name = "kp"
-	p, err := pipeline.Parse("f.yaml", []byte("version: 1\nname: f\nplugins:\n  kp: { path: kp.wasm }\noperators:\n  - id: src\n    source: { type: generator, preset: sequence, count: 10 }\n  - id: v\n    filter: kp\n  - id: out\n    sink: { type: discard }\n"), pipeline.ParseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	err = CheckUses(ctx, p, map[string]*Module{"kp": m})
-	if err == nil || !strings.HasPrefix(err.Error(), `plugin "kp" `) || strings.Count(err.Error(), `plugin "kp"`) != 1 {
-		t.Fatalf("got %v, want one `plugin \"kp\"` at the start", err)
+	err = CheckUses(context.Background(), p, map[string]*plugin.Module{"kp": m})
+	if err == nil || !strings.HasPrefix(err.Error(), `plugin "kp" `) || strings.Count(err.Error(), `plugin "kp"`) != 1 || !errors.Is(err, plugin.ErrDeadline) {
+		t.Fatalf("got %v, want one `plugin \"kp\"` at the start of a deadline", err)
 	}
 	for _, c := range []struct {
 		err  error

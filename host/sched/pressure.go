@@ -1,4 +1,4 @@
-package plugin
+package sched
 
 import (
 	"bytes"
@@ -15,25 +15,37 @@ import (
 const (
 	contendedShare = 0.1
 	pressureEvery  = 10 * time.Millisecond // how often the file is read, at most
-	pressureFile   = "/proc/pressure/cpu"
+	// PressureFile is the machine's CPU pressure.
+	PressureFile = "/proc/pressure/cpu"
 )
 
-// pressure samples the CPU pressure for every Host of the process.
-var pressure struct {
+// Pressure samples a pressure file, at most every 10 ms whoever asks: it
+// is safe for concurrent use.
+type Pressure struct {
+	path string
+
 	mu        sync.Mutex
 	at        time.Time // the last sample
 	total     int64     // its cumulative stall, µs
 	contended bool
-	known     bool // the file exists and parses
-	missing   bool // it does not: assume contention
+	missing   bool // the file does not exist or parse: assume contention
 }
 
-// cpuContended reports whether the machine's CPU was contended over the
-// last sampling interval. Where pressure stall information is not
-// available (not Linux, or a kernel without it) it reports true: long
-// calls then give way to any busy tenant, isolation first.
-func cpuContended(now time.Time) bool {
-	p := &pressure
+// NewPressure samples the pressure file at path.
+func NewPressure(path string) *Pressure { return &Pressure{path: path} }
+
+// Machine is the machine's CPU pressure, the one sampler of the process.
+// Process-wide because what it samples is: every Host of the process (a
+// tenant each, in host serve) runs on the same cores, and one sampler
+// reads the file at most every 10 ms for all of their calls, where one per
+// Host would read it that often each.
+var Machine = NewPressure(PressureFile)
+
+// Contended reports whether the CPU was contended over the last sampling
+// interval, at now. Where pressure stall information is not available
+// (not Linux, or a kernel without it) it reports true: long calls then
+// give way to any busy tenant, isolation first.
+func (p *Pressure) Contended(now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.missing {
@@ -42,7 +54,7 @@ func cpuContended(now time.Time) bool {
 	if !p.at.IsZero() && now.Sub(p.at) < pressureEvery {
 		return p.contended
 	}
-	avg10, total, ok := readPressure(pressureFile)
+	avg10, total, ok := ReadPressure(p.path)
 	if !ok {
 		p.missing = true
 		return true
@@ -57,10 +69,10 @@ func cpuContended(now time.Time) bool {
 	return p.contended
 }
 
-// readPressure parses the "some" line of a pressure file:
+// ReadPressure parses the "some" line of a pressure file:
 //
 //	some avg10=37.63 avg60=52.89 avg300=58.89 total=1356064201
-func readPressure(path string) (avg10 float64, total int64, ok bool) {
+func ReadPressure(path string) (avg10 float64, total int64, ok bool) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, 0, false

@@ -1,4 +1,4 @@
-package plugin
+package jobplugins
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
+	"github.com/sluicehq/sluice/host/plugin"
 )
 
 // NewSet loads the plugins of pipeline p into h and returns the Set a run
@@ -16,9 +17,9 @@ import (
 // pipeline's grants; the configs of edge plugins; the parallelism of
 // upstream operators. Plugin paths are relative to p's file; with roots
 // set they must lie inside one of those folders and are opened through
-// os.Root (see Host.LoadFileIn). Calls run under ctx.
-func NewSet(ctx context.Context, h *Host, p *pipeline.Pipeline, g *plan.JobGraph, roots []string) (*Set, error) {
-	set := &Set{Context: ctx, Modules: map[string]*Module{}, Configs: map[string]map[string]any{}, Parallelism: map[string]int{}}
+// os.Root (see plugin.Host.LoadFileIn). Calls run under ctx.
+func NewSet(ctx context.Context, h *plugin.Host, p *pipeline.Pipeline, g *plan.JobGraph, roots []string) (*plugin.Set, error) {
+	set := &plugin.Set{Context: ctx, Modules: map[string]*plugin.Module{}, Configs: map[string]map[string]any{}, Parallelism: map[string]int{}}
 	names := make([]string, 0, len(p.Plugins))
 	for name := range p.Plugins {
 		names = append(names, name)
@@ -34,7 +35,7 @@ func NewSet(ctx context.Context, h *Host, p *pipeline.Pipeline, g *plan.JobGraph
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(filepath.Dir(p.File), path)
 		}
-		var m *Module
+		var m *plugin.Module
 		var err error
 		if roots != nil {
 			m, err = h.LoadFileIn(ctx, roots, path)
@@ -53,14 +54,13 @@ func NewSet(ctx context.Context, h *Host, p *pipeline.Pipeline, g *plan.JobGraph
 			}
 			continue
 		}
-		grants, err := ParseGrants(pl.Grants)
+		grants, err := plugin.ParseGrants(pl.Grants)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: plugin %q: %w", at, name, err))
 			continue
 		}
-		m = m.Grant(grants)
-		m.name = name // errors name the plugin as the pipeline does
-		set.Modules[name] = m
+		// errors name the plugin as the pipeline does
+		set.Modules[name] = m.Grant(grants).Named(name)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

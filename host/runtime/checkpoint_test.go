@@ -603,3 +603,18 @@ func TestCheckpointSnapshotErrorDeclines(t *testing.T) {
 	e.Cancel()
 	e.Wait()
 }
+
+// For the tests of package runtime_test (checkpoint_e2e_test.go).
+
+// AckRecorder records acknowledgements and declines.
+type AckRecorder = ackRecorder
+
+func NewAckRecorder() *AckRecorder { return newAckRecorder() }
+
+// WaitAcked waits until every task of e acknowledged id once.
+func (r *ackRecorder) WaitAcked(t *testing.T, e *Execution, id checkpoint.ID) { r.waitAcked(t, e, id) }
+
+// Publish writes checkpoint id under dir and opens it.
+func (r *ackRecorder) Publish(t *testing.T, dir string, id checkpoint.ID) *checkpoint.Reader {
+	return r.publish(t, dir, id)
+}

@@ -125,9 +125,6 @@ func (s *subtask) setup() error {
 			err = co.op.Open(ctx)
 		} else {
 			err = s.source.Open(ctx)
-			if err == nil {
-				s.total.Store(s.source.Total())
-			}
 		}
 		co.opened = true
 		if err == nil && e.deps.Restore != nil {
@@ -137,6 +134,9 @@ func (s *subtask) setup() error {
 		}
 		if err != nil {
 			return co.fail(err)
+		}
+		if co.op == nil {
+			s.total.Store(s.source.Total()) // after a restore: what is left
 		}
 		if e.hardStopped() {
 			return errStopped

@@ -61,7 +61,7 @@ func (s *subtask) run() {
 			err = s.runInput()
 		}
 	}
-	if err == nil && s.ck != nil {
+	if err == nil && s.ck != nil && !e.failed() {
 		err = s.checkpointEnd()
 	}
 	if err == nil {

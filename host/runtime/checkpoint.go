@@ -17,7 +17,9 @@ import (
 
 // CheckpointAcks is told, for every task (one subtask of a chain), what
 // became of each checkpoint it was asked to take. Its methods are called
-// from the subtasks' goroutines, concurrently, and must not block long.
+// from the subtasks' goroutines (and from TriggerCheckpoint's, for tasks
+// that ended), concurrently, and must not block long. They may call the
+// Execution's checkpoint methods.
 type CheckpointAcks interface {
 	// Acknowledge says the barrier of id has passed the task's whole chain:
 	// states holds one SubtaskState per operator of the chain that keeps
@@ -104,6 +106,14 @@ type stopOutcome struct {
 	done   chan struct{}
 	closed bool // under checkpointing.mu
 	err    error
+}
+
+// finalAck is an acknowledgement a subtask that ended makes with the
+// state it ended with.
+type finalAck struct {
+	task   checkpoint.Task
+	id     checkpoint.ID
+	states []checkpoint.SubtaskState
 }
 
 // maxTriggered bounds the checkpoints kept for subtasks that end before
@@ -196,6 +206,12 @@ func (e *Execution) TriggerCheckpoint(id checkpoint.ID, kind checkpoint.Kind, ts
 		return fmt.Errorf("checkpoint %d: job %q is failing", id, e.job.Name)
 	}
 	b := &barrier{id: id, kind: kind, ts: ts, stop: stop}
+	var acks []finalAck // made once the lock is released: the callee may call back
+	defer func() {
+		for _, a := range acks {
+			ck.acks.Acknowledge(a.task, a.id, a.states, checkpoint.TaskMetrics{})
+		}
+	}()
 	ck.mu.Lock()
 	defer ck.mu.Unlock()
 	if id <= ck.last {
@@ -213,7 +229,7 @@ func (e *Execution) TriggerCheckpoint(id checkpoint.ID, kind checkpoint.Kind, ts
 		for _, st := range sts {
 			switch {
 			case st.ck.finished:
-				ck.acks.Acknowledge(st.checkpointTask(), id, st.ck.final, checkpoint.TaskMetrics{})
+				acks = append(acks, finalAck{st.checkpointTask(), id, st.ck.final})
 			case st.gate == nil: // a source
 				st.ck.mail.push(mail{barrier: b})
 			}
@@ -452,17 +468,21 @@ func (s *subtask) checkpointEnd() error {
 	if err != nil {
 		return s.ops[0].fail(err) // no later checkpoint could complete without this task
 	}
+	var acks []checkpoint.ID
 	cp.mu.Lock()
 	ck.finished, ck.final = true, states
 	for _, b := range cp.triggered {
 		if b.id > ck.handled {
-			cp.acks.Acknowledge(s.checkpointTask(), b.id, states, checkpoint.TaskMetrics{})
+			acks = append(acks, b.id)
 		}
 	}
 	ck.handled = max(ck.handled, cp.last)
 	so := cp.stops[ck.stopID]
 	ck.awaiting = so != nil
 	cp.mu.Unlock()
+	for _, id := range acks { // unlocked: the callee may call back
+		cp.acks.Acknowledge(s.checkpointTask(), id, states, checkpoint.TaskMetrics{})
+	}
 	if so == nil {
 		return nil
 	}

@@ -25,6 +25,8 @@ type ackRecorder struct {
 	metrics  map[checkpoint.ID]map[checkpoint.Task]checkpoint.TaskMetrics
 	declines map[checkpoint.ID][]declined
 	changed  chan struct{}
+	// onAck, when set, is called (unlocked) after each acknowledgement
+	onAck func(id checkpoint.ID, acked int)
 }
 
 type declined struct {
@@ -52,7 +54,11 @@ func (r *ackRecorder) Acknowledge(task checkpoint.Task, id checkpoint.ID, states
 	r.acks[id][task]++
 	r.metrics[id][task] = m
 	r.states[id] = append(r.states[id], states...)
+	n := len(r.acks[id])
 	r.mu.Unlock()
+	if r.onAck != nil {
+		r.onAck(id, n)
+	}
 	r.poke()
 }
 
@@ -160,6 +166,8 @@ type ckConnectors struct {
 	held    chan int
 	scripts map[string]func(ctx context.Context, out Collector) error
 	snapErr map[string]error
+	// listen: sinks are CheckpointListeners, telling here what they heard
+	listen chan string
 }
 
 func newCkConnectors() *ckConnectors {
@@ -184,7 +192,24 @@ func (c *ckConnectors) Sink(spec *pipeline.Operator, subtask, p int) (Operator, 
 	if e := c.snapErr[spec.ID]; e != nil {
 		return &failingSnapshotSink{Operator: op, err: e}, err
 	}
+	if c.listen != nil {
+		return &listeningSink{Operator: op, heard: c.listen}, err
+	}
 	return op, err
+}
+
+type listeningSink struct {
+	Operator
+	heard chan string
+}
+
+func (s *listeningSink) NotifyCheckpointComplete(id checkpoint.ID) error {
+	s.heard <- fmt.Sprint("complete ", id)
+	return nil
+}
+
+func (s *listeningSink) NotifyCheckpointAborted(id checkpoint.ID) {
+	s.heard <- fmt.Sprint("aborted ", id)
 }
 
 type failingSnapshotSink struct {
@@ -599,6 +624,64 @@ func TestCheckpointSnapshotErrorDeclines(t *testing.T) {
 	case <-e.Done():
 		t.Fatal("a declined checkpoint ended the job")
 	default:
+	}
+	e.Cancel()
+	e.Wait()
+}
+
+// TestCheckpointFinishedTaskAcknowledges: a source that ended
+// acknowledges a later checkpoint at once with the position it ended at;
+// the job master may complete the checkpoint from inside Acknowledge,
+// and a sink that listens hears it on its own goroutine.
+func TestCheckpointFinishedTaskAcknowledges(t *testing.T) {
+	conn := newCkConnectors()
+	conn.keys = 2 // a: a checkpointed generator of 20 records, which ends
+	conn.listen = make(chan string, 4)
+	conn.scripts["b"] = func(ctx context.Context, out Collector) error {
+		mb := out.(SourceMailbox)
+		for {
+			select {
+			case <-mb.Pending():
+				if err := mb.Yield(); err != nil {
+					return err
+				}
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	job := strings.Replace(alignmentJob, "source: { type: elements, values: [x] }", "source: { type: generator, preset: sequence, count: 20 }", 1)
+	acks := newAckRecorder()
+	e, err := Start(context.Background(), planYAML(t, job, nil), Deps{Connectors: conn, Checkpoints: acks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acks.onAck = func(id checkpoint.ID, n int) {
+		if n == len(e.Tasks()) {
+			e.NotifyCheckpointComplete(id) // from inside Acknowledge
+		}
+	}
+	a := e.subtasks[e.job.Operators[0].Task][0]
+	acks.waitFor(t, "source a to end", func() bool {
+		e.ckpt.mu.Lock()
+		defer e.ckpt.mu.Unlock()
+		return a.ck.finished
+	})
+	if err := e.TriggerCheckpoint(1, checkpoint.KindCheckpoint, time.Now(), false); err != nil {
+		t.Fatal(err)
+	}
+	acks.waitAcked(t, e, 1)
+	if heard := <-conn.listen; heard != "complete 1" {
+		t.Fatalf("the sink heard %q", heard)
+	}
+	var pos []checkpoint.SubtaskState
+	for _, st := range acks.states[1] {
+		if st.Operator == "a" {
+			pos = append(pos, st)
+		}
+	}
+	if len(pos) != 1 || len(pos[0].Split) != 1 || pos[0].Split[0][0] != 20 {
+		t.Fatalf("source a acknowledged with %+v, want its position at the end (20)", pos)
 	}
 	e.Cancel()
 	e.Wait()

@@ -278,14 +278,8 @@ func (g *ckGen) Run(ctx context.Context, out Collector) error {
 		return nil
 	}
 	g.c.held <- g.subtask
-	mb := out.(SourceMailbox)
-	select {
-	case <-mb.Pending():
-		if err := mb.Yield(); err != nil {
-			return err
-		}
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := yieldOnce(ctx, out); err != nil {
+		return err
 	}
 	<-ctx.Done()
 	return ctx.Err()
@@ -638,15 +632,9 @@ func TestCheckpointFinishedTaskAcknowledges(t *testing.T) {
 	conn.keys = 2 // a: a checkpointed generator of 20 records, which ends
 	conn.listen = make(chan string, 4)
 	conn.scripts["b"] = func(ctx context.Context, out Collector) error {
-		mb := out.(SourceMailbox)
-		for {
-			select {
-			case <-mb.Pending():
-				if err := mb.Yield(); err != nil {
-					return err
-				}
-			case <-ctx.Done():
-				return ctx.Err()
+		for { // does its mail until cancelled
+			if err := yieldOnce(ctx, out); err != nil {
+				return err
 			}
 		}
 	}

@@ -593,6 +593,36 @@ func TestCheckpointStopWithSavepoint(t *testing.T) {
 	}
 }
 
+// TestCheckpointAndSavepointInFlight: a savepoint triggered while a
+// checkpoint is in flight (the coordinator starts savepoints at once)
+// sends a second barrier behind the first; each task with two input
+// channels aligns them one after the other and both complete.
+func TestCheckpointAndSavepointInFlight(t *testing.T) {
+	for _, mode := range []checkpoint.Mode{checkpoint.ExactlyOnce, checkpoint.AtLeastOnce} {
+		t.Run(mode.String(), func(t *testing.T) {
+			conn := newCkConnectors()
+			acks := newAckRecorder()
+			e, err := Start(context.Background(), planYAML(t, stopJob, nil), Deps{Connectors: conn, Checkpoints: acks, Options: Options{CheckpointMode: mode}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.TriggerCheckpoint(1, checkpoint.KindCheckpoint, time.Now(), false); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.TriggerCheckpoint(2, checkpoint.KindSavepoint, time.Now(), false); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.TriggerCheckpoint(2, checkpoint.KindCheckpoint, time.Now(), false); err == nil {
+				t.Fatal("an id triggered twice")
+			}
+			acks.waitAcked(t, e, 1)
+			acks.waitAcked(t, e, 2)
+			e.Cancel()
+			e.Wait()
+		})
+	}
+}
+
 // TestCheckpointSnapshotErrorDeclines: a Snapshotter whose snapshot fails
 // declines the checkpoint, naming operator and subtask, while the other
 // tasks acknowledge; the job goes on.

@@ -275,7 +275,7 @@ func (e *Execution) notify(id checkpoint.ID, m mail, stopErr error) {
 		}
 	}
 	so := ck.stops[id]
-	if so != nil && so.err == nil && !so.closed {
+	if so != nil && !so.closed {
 		so.closed = true
 		so.err = stopErr
 	} else {

@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -113,5 +114,58 @@ func TestGeneratorRestoreRefuses(t *testing.T) {
 		if err := g.RestoreState(tc.r); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.r, err, tc.want)
 		}
+	}
+}
+
+var _ runtime.CheckpointedSource = (*elementsSource)(nil)
+
+// TestElementsRestore: an elements source snapshotted after its first
+// batch and restored emits the rest, each value once; a position past the
+// values (they changed) is refused.
+func TestElementsRestore(t *testing.T) {
+	values := make([]any, 1000)
+	for i := range values {
+		values[i] = i
+	}
+	spec := sourceSpec("el", "elements", map[string]any{"values": values})
+	src, err := (&Builtin{}).Source(spec, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	first := &collector{t: t, onEmit: func(*collector) { cancel() }}
+	if err := src.Run(ctx, first); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
+	}
+	split, _, err := src.(runtime.CheckpointedSource).SnapshotState(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := (&Builtin{}).Source(spec, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := again.(runtime.CheckpointedSource).RestoreState(checkpoint.Restore{Split: split}); err != nil {
+		t.Fatal(err)
+	}
+	if again.Total() != int64(1000-len(first.records)) {
+		t.Errorf("Total after the restore %d, want %d", again.Total(), 1000-len(first.records))
+	}
+	rest := &collector{t: t}
+	if err := again.Run(context.Background(), rest); err != nil {
+		t.Fatal(err)
+	}
+	got := append(first.jsons(), rest.jsons()...)
+	if len(first.records) == 0 || len(got) != 1000 {
+		t.Fatalf("%d then %d records", len(first.records), len(rest.records))
+	}
+	for i, j := range got {
+		if j != fmt.Sprint(i) {
+			t.Fatalf("record %d is %s", i, j)
+		}
+	}
+	short, _ := (&Builtin{}).Source(sourceSpec("el", "elements", map[string]any{"values": values[:10]}), 0, 1)
+	if err := short.(runtime.CheckpointedSource).RestoreState(checkpoint.Restore{Split: split}); err == nil || !strings.Contains(err.Error(), "did the values change") {
+		t.Fatalf("a position past the values: %v", err)
 	}
 }

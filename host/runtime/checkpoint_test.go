@@ -719,3 +719,55 @@ func (r *ackRecorder) WaitAcked(t *testing.T, e *Execution, id checkpoint.ID) { 
 func (r *ackRecorder) Publish(t *testing.T, dir string, id checkpoint.ID) *checkpoint.Reader {
 	return r.publish(t, dir, id)
 }
+
+// TestCheckpointRefusals: checkpoints off, a BATCH job, state for an
+// operator that cannot take it.
+func TestCheckpointRefusals(t *testing.T) {
+	conn := newCkConnectors()
+	e, err := Start(context.Background(), planYAML(t, stopJob, nil), Deps{Connectors: conn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.TriggerCheckpoint(1, checkpoint.KindCheckpoint, time.Now(), false); err == nil || !strings.Contains(err.Error(), "checkpointing is off") {
+		t.Errorf("checkpointing off: %v", err)
+	}
+	e.Cancel()
+	e.Wait()
+
+	batch := strings.Replace(fmt.Sprintf(keyedCheckpointJob, 100), "name: keyed", "name: keyed\nmode: batch", 1)
+	if _, err := Start(context.Background(), planYAML(t, batch, nil), Deps{Connectors: newCkConnectors(), Restore: stateFor{}}); err == nil || !strings.Contains(err.Error(), "BATCH job cannot start from a checkpoint") {
+		t.Errorf("BATCH restore: %v", err)
+	}
+	e, err = Start(context.Background(), planYAML(t, batch, nil), Deps{Connectors: newCkConnectors(), Checkpoints: newAckRecorder()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.TriggerCheckpoint(1, checkpoint.KindCheckpoint, time.Now(), false); err == nil || !strings.Contains(err.Error(), "BATCH job takes no checkpoints") {
+		t.Errorf("BATCH checkpoint: %v", err)
+	}
+	e.Wait()
+
+	// keyed state for the sink, operator state for the sum
+	for op, want := range map[string]string{"out": `keyed state for "out", which is not keyed now`, "total": `operator state for "total" (1 split`} {
+		conn := newCkConnectors()
+		conn.keys = 10
+		_, err := Run(context.Background(), planYAML(t, fmt.Sprintf(keyedCheckpointJob, 100), nil), Deps{Connectors: conn, Restore: stateFor{op: op}})
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "restoring from a checkpoint") {
+			t.Errorf("state for %s: %v, want %q", op, err, want)
+		}
+	}
+}
+
+// stateFor restores state of the wrong kind for operator op: keyed state
+// for the sink, a split element for anything else.
+type stateFor struct{ op string }
+
+func (s stateFor) Restore(op string, _, _, _ int) (checkpoint.Restore, error) {
+	switch {
+	case op != s.op:
+		return checkpoint.Restore{}, nil
+	case op == "out":
+		return checkpoint.Restore{KeyGroups: map[int][]byte{0: nil}}, nil
+	}
+	return checkpoint.Restore{Split: [][]byte{{1}}}, nil
+}

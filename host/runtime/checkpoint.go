@@ -24,8 +24,10 @@ type CheckpointAcks interface {
 	// Acknowledge says the barrier of id has passed the task's whole chain:
 	// states holds one SubtaskState per operator of the chain that keeps
 	// state (keyed state, a Snapshotter, a CheckpointedSource), in chain
-	// order; a stateless task acknowledges with none. The states are the
-	// callee's: the engine does not touch them again.
+	// order; a stateless task acknowledges with none. The engine does not
+	// touch the states again; the callee must not change them either: a
+	// task that ended acknowledges every later checkpoint with the same
+	// states. A task that ended reports zero metrics.
 	Acknowledge(task checkpoint.Task, id checkpoint.ID, states []checkpoint.SubtaskState, m checkpoint.TaskMetrics)
 	// Decline says the task cannot take checkpoint id: an operator's
 	// snapshot failed (reason declined), a newer barrier overtook it

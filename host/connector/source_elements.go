@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/runtime"
@@ -29,6 +30,8 @@ func init() {
 type elementsSource struct {
 	records abi.Writer // every record, encoded once
 	offsets []int      // offsets[i] is where record i starts
+	next    int        // the records before it were emitted: the checkpointed position
+	total   int        // what this run emits
 }
 
 func newElements(o *options, parallelism int) (*elementsSource, error) {
@@ -58,16 +61,17 @@ func newElements(o *options, parallelism int) (*elementsSource, error) {
 		s.records.Count++
 	}
 	s.offsets = append(s.offsets, len(s.records.Buf))
+	s.total = s.records.Count
 	return s, nil
 }
 
 func (s *elementsSource) Open(*runtime.OpenContext) error { return nil }
-func (s *elementsSource) Total() int64                    { return int64(s.records.Count) }
+func (s *elementsSource) Total() int64                    { return int64(s.total) }
 func (s *elementsSource) Close() error                    { return nil }
 
 // Run emits the values in batches.
 func (s *elementsSource) Run(ctx context.Context, out runtime.Collector) error {
-	for i := 0; i < s.records.Count; {
+	for i := s.next; i < s.records.Count; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -75,11 +79,35 @@ func (s *elementsSource) Run(ctx context.Context, out runtime.Collector) error {
 		for j < s.records.Count && j-i < maxBatchRecords && s.offsets[j+1]-s.offsets[i] <= maxBatchBytes {
 			j++
 		}
+		s.next = j // before Emit, which may snapshot the position
 		if err := out.Emit(0, s.records.Buf[s.offsets[i]:s.offsets[j]], j-i); err != nil {
 			return err
 		}
 		i = j
 	}
+	return nil
+}
+
+// SnapshotState implements runtime.CheckpointedSource: the position is
+// one split element, the uvarint index of the next value to emit.
+func (s *elementsSource) SnapshotState(checkpoint.ID) (split, union [][]byte, err error) {
+	return [][]byte{binary.AppendUvarint(nil, uint64(s.next))}, nil, nil
+}
+
+// RestoreState implements runtime.CheckpointedSource.
+func (s *elementsSource) RestoreState(r checkpoint.Restore) error {
+	if len(r.Split) == 0 && len(r.Union) == 0 {
+		return nil
+	}
+	if len(r.Split) != 1 || len(r.Union) != 0 {
+		return fmt.Errorf("elements: the checkpoint holds %d split and %d union elements, want the one position an elements source writes", len(r.Split), len(r.Union))
+	}
+	n, k := binary.Uvarint(r.Split[0])
+	if k <= 0 || k != len(r.Split[0]) || n > uint64(s.records.Count) {
+		return fmt.Errorf("elements: position %x is not one of the %d values (did the values change?)", r.Split[0], s.records.Count)
+	}
+	s.next = int(n)
+	s.total = s.records.Count - s.next
 	return nil
 }
 

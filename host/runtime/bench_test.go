@@ -108,19 +108,36 @@ func cpuTime() time.Duration {
 }
 
 func benchRun(b *testing.B, src string, edit func(*pipeline.Pipeline)) {
+	benchRunWith(b, src, edit, Deps{}, nil)
+}
+
+// benchRunWith is benchRun with deps (connectors and plugins are set
+// here) and, when not nil, during running beside the job while it runs.
+func benchRunWith(b *testing.B, src string, edit func(*pipeline.Pipeline), deps Deps, during func(*Execution)) {
 	g := planYAML(b, src, edit)
 	batch, count := benchBatch()
 	conn := &benchConnectors{n: int64(b.N), batch: batch, count: count}
+	deps.Connectors, deps.Plugins = conn, &identityPlugins{}
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0, t0 := cpuTime(), time.Now()
-	if _, err := Run(context.Background(), g, Deps{Connectors: conn, Plugins: &identityPlugins{}}); err != nil {
+	e, err := Start(context.Background(), g, deps)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if during != nil {
+		go during(e)
+	}
+	if _, err := e.Wait(); err != nil {
 		b.Fatal(err)
 	}
 	wall, cpu := time.Since(t0), cpuTime()-cpu0
 	b.StopTimer()
 	if conn.sunk.Load() == 0 {
 		b.Fatal("nothing reached the sink")
+	}
+	if deps.Checkpoints != nil && conn.sunk.Load() != int64(b.N) { // the jobs checkpointed sink every record once
+		b.Fatalf("%d records reached the sink, the sources emitted %d", conn.sunk.Load(), b.N)
 	}
 	b.ReportMetric(float64(b.N)/wall.Seconds(), "records/s")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/rec")

@@ -18,6 +18,7 @@ type chainOp struct {
 	policy  ErrorPolicy  // the operator's on-error
 	dead    []byte       // scratch for a dead letter
 	logs    atomic.Value // GuestLog of a plugin operator, read by Snapshot
+	store   *KeyedStore  // its keyed state; nil when not keyed
 }
 
 // logDropped is the guest log lines the operator dropped, 0 for built-ins.

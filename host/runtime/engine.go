@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
 )
@@ -40,6 +41,10 @@ type Options struct {
 	// StateBytes caps the keyed state a plugin operator's subtask holds,
 	// keys and values (KeyedStore.SetLimit); 0: no limit.
 	StateBytes int64
+	// CheckpointMode: exactly-once aligns barriers at a task with several
+	// input channels, at-least-once only counts them (Flink's
+	// CheckpointBarrierTracker). Used when Deps.Checkpoints is set.
+	CheckpointMode checkpoint.Mode
 }
 
 // Defaults of Options.
@@ -79,6 +84,12 @@ type Deps struct {
 	Plugins    Plugins    // plugin-backed operators, partitioners, key selectors
 	Connectors Connectors // sources and sinks
 	Logger     *slog.Logger
+	// Checkpoints is told what became of each checkpoint at each task;
+	// nil turns checkpointing off (no barrier work at all).
+	Checkpoints CheckpointAcks
+	// Restore gives each subtask the state it starts with; nil: a fresh
+	// start.
+	Restore Restorer
 	Options
 }
 
@@ -97,6 +108,7 @@ type Execution struct {
 	subtasks [][]*subtask // [task][subtask]
 	outs     []*edgeOut
 	hot      map[*plan.Edge][]*hotKeys
+	ckpt     *checkpointing // nil: checkpointing off
 
 	mu    sync.Mutex
 	err   error
@@ -143,6 +155,12 @@ func Start(ctx context.Context, job *plan.JobGraph, deps Deps) (*Execution, erro
 	e := &Execution{job: job, deps: deps, opts: deps.Options.withDefaults(), log: log, done: make(chan struct{})}
 	e.ctx, e.cancel = context.WithCancelCause(ctx)
 	e.srcCtx, e.stopSources = context.WithCancel(e.ctx)
+	if deps.Restore != nil && job.Mode == pipeline.Batch {
+		return nil, errors.New("runtime: a BATCH job cannot start from a checkpoint (as in Flink, BATCH jobs take none)")
+	}
+	if deps.Checkpoints != nil && job.Mode != pipeline.Batch {
+		e.ckpt = &checkpointing{acks: deps.Checkpoints, mode: e.opts.CheckpointMode, stops: map[checkpoint.ID]*stopOutcome{}}
+	}
 	if err := e.build(); err != nil {
 		e.stopSources()
 		e.cancel(err)

@@ -82,8 +82,21 @@ func (e *Execution) build() error {
 	for _, sts := range e.subtasks {
 		for _, st := range sts {
 			if g := st.gate; g != nil {
-				// room for every buffer of every channel plus its end
-				g.queue = make(chan message, len(g.inputs)*(e.opts.QueueCapacity+1))
+				// room for every buffer of every channel plus its end (and
+				// a few barriers or cancel markers in flight, when
+				// checkpointing: beyond, a send waits)
+				room := e.opts.QueueCapacity + 1
+				if e.ckpt != nil {
+					room += barrierRoom
+				}
+				g.queue = make(chan message, len(g.inputs)*room)
+			}
+			if e.ckpt != nil {
+				st.ck = &subtaskCheckpoint{mail: mailbox{signal: make(chan struct{}, 1)}}
+				if g := st.gate; g != nil {
+					st.ck.align = newAligner(e.ckpt.mode, len(g.inputs))
+					st.ck.stash = make([][]message, len(g.inputs))
+				}
 			}
 		}
 	}

@@ -88,6 +88,7 @@ func (s *subtask) openContext(co *chainOp) *OpenContext {
 		st := NewKeyedStore(spec.MaxParallelism, start, end)
 		st.SetLimit(s.e.opts.StateBytes)
 		ctx.State = st
+		co.store = st
 	}
 	tags, _ := portsOf(spec)
 	ctx.Port = func(tag string) int {

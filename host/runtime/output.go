@@ -337,6 +337,24 @@ func (o *edgeOut) end() error {
 	return nil
 }
 
+// sendControl sends what is pending then m (a barrier or a cancel
+// marker) on every channel, unless the output ended.
+func (o *edgeOut) sendControl(m message) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ended {
+		return nil
+	}
+	for _, c := range o.chans {
+		if c != nil {
+			if err := c.control(m, o.done); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // close releases the user partitioner and key-selector instances.
 func (o *edgeOut) close() error {
 	var first error

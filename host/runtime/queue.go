@@ -23,9 +23,9 @@ import (
 // subtask receives from one place whatever its inputs deliver, in arrival
 // order, which keeps a union or a two-input operator free of deadlocks.
 
-// msgKind tells data from control messages. Checkpoint barriers and
-// watermarks will be further kinds travelling the same queues, in order
-// with the data.
+// msgKind tells data from control messages: checkpoint barriers and
+// cancel markers travel the same queues, in order with the data
+// (watermarks will be a further kind).
 type msgKind uint8
 
 const (
@@ -33,13 +33,20 @@ const (
 	msgData msgKind = iota
 	// msgEnd ends a channel: its producer will send nothing more.
 	msgEnd
+	// msgBarrier is checkpoint barrier bar: what the channel delivered
+	// before it belongs to the checkpoint.
+	msgBarrier
+	// msgCancel says checkpoint bar.id was aborted upstream (Flink's
+	// CancelCheckpointMarker).
+	msgCancel
 )
 
 // message is what a gate delivers.
 type message struct {
 	kind    msgKind
-	channel int32  // index of the channel at the receiving gate
-	buf     *batch // msgData: the records; give it back with release
+	channel int32    // index of the channel at the receiving gate
+	buf     *batch   // msgData: the records; give it back with release
+	bar     *barrier // msgBarrier, msgCancel
 }
 
 // batch is a buffer of records in the abi wire format.
@@ -142,6 +149,15 @@ func (c *channel) flush(done <-chan struct{}) error {
 	}
 	c.cur = nil
 	return c.send(message{kind: msgData, channel: c.index, buf: b}, done)
+}
+
+// control flushes and sends m, a barrier or a cancel marker, after it.
+func (c *channel) control(m message, done <-chan struct{}) error {
+	if err := c.flush(done); err != nil {
+		return err
+	}
+	m.channel = c.index
+	return c.send(m, done)
 }
 
 // end flushes and sends the end of the channel.

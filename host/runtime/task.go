@@ -3,9 +3,11 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/plan"
 )
 
@@ -23,6 +25,7 @@ type subtask struct {
 	source Source
 	total  atomic.Int64 // source records to come; -1 unknown or not open yet
 	err    *OpError
+	ck     *subtaskCheckpoint // nil: checkpointing off
 }
 
 func (s *subtask) parallelism() int { return s.task.Parallelism }
@@ -49,11 +52,17 @@ func (s *subtask) run() {
 
 	err := s.setup()
 	if err == nil {
-		if s.source != nil {
+		switch {
+		case s.source != nil:
 			err = s.runSource()
-		} else {
+		case s.ck != nil:
+			err = s.runInputCheckpointed()
+		default:
 			err = s.runInput()
 		}
+	}
+	if err == nil && s.ck != nil && !e.failed() {
+		err = s.checkpointEnd()
 	}
 	if err == nil {
 		_ = s.closeChain(true)
@@ -104,19 +113,31 @@ func (s *subtask) setup() error {
 	for i := len(s.ops) - 1; i >= 0; i-- {
 		co := s.ops[i]
 		ctx := s.openContext(co)
+		var restored checkpoint.Restore
+		if e.deps.Restore != nil {
+			var err error
+			if restored, err = s.restoreOp(co); err != nil {
+				return co.fail(fmt.Errorf("restoring from a checkpoint: %w", err))
+			}
+		}
 		var err error
 		if co.op != nil {
 			err = co.op.Open(ctx)
 		} else {
 			ctx.idle = &s.metrics.idle
 			err = s.source.Open(ctx)
-			if err == nil {
-				s.total.Store(s.source.Total())
-			}
 		}
 		co.opened = true
+		if err == nil && e.deps.Restore != nil {
+			if err = s.restoreState(co, restored); err != nil {
+				err = fmt.Errorf("restoring from a checkpoint: %w", err)
+			}
+		}
 		if err != nil {
 			return co.fail(err)
+		}
+		if co.op == nil {
+			s.total.Store(s.source.Total()) // after a restore: what is left
 		}
 		if e.hardStopped() {
 			return errStopped
@@ -128,9 +149,13 @@ func (s *subtask) setup() error {
 // runSource runs the source until it ends. A source stopped because the
 // job drains after a failure elsewhere ends normally.
 func (s *subtask) runSource() error {
-	err := s.source.Run(s.e.srcCtx, s.ops[0].out)
+	var out Collector = s.ops[0].out
+	if s.ck != nil {
+		out = &sourceOut{c: s.ops[0].out, s: s}
+	}
+	err := s.source.Run(s.e.srcCtx, out)
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, errSourceStopped) && s.ck != nil && s.ck.stopped:
 		return nil
 	case s.err != nil:
 		return s.err // an operator of the chain failed inside Emit
@@ -171,6 +196,15 @@ func (s *subtask) runInput() error {
 func (s *subtask) drain() {
 	g := s.gate
 	done := s.e.ctx.Done()
+	if s.ck != nil { // what alignment held back
+		for _, m := range s.ck.takeHeld() {
+			if m.kind == msgData {
+				m.buf.release()
+			} else if m.kind == msgEnd {
+				g.ended++
+			}
+		}
+	}
 	for g.ended < len(g.inputs) {
 		m, ok := g.receive(done, &s.metrics.idle)
 		if !ok {

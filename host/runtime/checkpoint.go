@@ -1,0 +1,510 @@
+package runtime
+
+// This file is the engine's side of checkpoints (docs/checkpoints.md):
+// what the job master calls (TriggerCheckpoint, NotifyCheckpoint*), what
+// it is told (CheckpointAcks), and the optional interfaces through which
+// sources and operators hand over and get back their state.
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/host/checkpoint"
+	"github.com/sluicehq/sluice/host/pipeline"
+)
+
+// CheckpointAcks is told, for every task (one subtask of a chain), what
+// became of each checkpoint it was asked to take. Its methods are called
+// from the subtasks' goroutines (and from TriggerCheckpoint's, for tasks
+// that ended), concurrently, and must not block long. They may call the
+// Execution's checkpoint methods.
+type CheckpointAcks interface {
+	// Acknowledge says the barrier of id has passed the task's whole chain:
+	// states holds one SubtaskState per operator of the chain that keeps
+	// state (keyed state, a Snapshotter, a CheckpointedSource), in chain
+	// order; a stateless task acknowledges with none. The engine does not
+	// touch the states again; the callee must not change them either: a
+	// task that ended acknowledges every later checkpoint with the same
+	// states. A task that ended reports zero metrics.
+	Acknowledge(task checkpoint.Task, id checkpoint.ID, states []checkpoint.SubtaskState, m checkpoint.TaskMetrics)
+	// Decline says the task cannot take checkpoint id: an operator's
+	// snapshot failed (reason declined), a newer barrier overtook it
+	// during alignment (declined-subsumed), a task upstream aborted it
+	// (declined on cancellation barrier).
+	Decline(task checkpoint.Task, id checkpoint.ID, reason checkpoint.FailureReason, cause error)
+}
+
+// Restorer gives each subtask of each operator the state it starts with;
+// *checkpoint.Reader implements it.
+type Restorer interface {
+	Restore(op string, subtask, parallelism, maxParallelism int) (checkpoint.Restore, error)
+}
+
+// CheckpointedSource is a Source whose position is checkpointed.
+type CheckpointedSource interface {
+	// SnapshotState is called on the source's goroutine, inside its
+	// Collector's Emit (after the batch was handed on) or Yield, or after
+	// Run returned: it returns the position after every record emitted so
+	// far. Split elements are redistributed round robin on a rescale,
+	// every union element goes to every new subtask.
+	SnapshotState(id checkpoint.ID) (split, union [][]byte, err error)
+	// RestoreState is called after Open, before Run, when the job starts
+	// from a checkpoint.
+	RestoreState(r checkpoint.Restore) error
+}
+
+// Snapshotter is an operator (built-in, plugin, sink) with state beyond
+// the host's keyed state. SnapshotState fills Split, Union and
+// Committables (the engine fills the rest); it is called on the subtask's
+// goroutine between batches. RestoreState is called after Open, before
+// the first batch, when the job starts from a checkpoint.
+type Snapshotter interface {
+	SnapshotState(id checkpoint.ID) (checkpoint.SubtaskState, error)
+	RestoreState(r checkpoint.Restore) error
+}
+
+// CheckpointListener is an operator, source or sink told when a checkpoint
+// completed or was aborted, on its subtask's goroutine, in the order the
+// job master sent them. A two-phase-commit sink commits in
+// NotifyCheckpointComplete; its error fails the job, as in Flink.
+type CheckpointListener interface {
+	NotifyCheckpointComplete(id checkpoint.ID) error
+	NotifyCheckpointAborted(id checkpoint.ID)
+}
+
+// SourceMailbox is implemented by the Collector a Source's Run gets while
+// checkpointing is on. Emit does the engine's work (inject a barrier,
+// deliver a notification) after each batch it hands on; a source that
+// waits — for time (a rate), for input — selects on Pending as well and
+// calls Yield when it is ready, so that a barrier is injected promptly
+// however slow the source. An error from Emit or Yield must be returned
+// by Run as it is (or wrapped): after a stop-with-savepoint's barrier it
+// says the source is to end.
+type SourceMailbox interface {
+	Pending() <-chan struct{}
+	Yield() error
+}
+
+// errSourceStopped ends a source after the barrier of a
+// stop-with-savepoint: its subtask then ends as at the end of its input.
+var errSourceStopped = errors.New("the source stopped at a stop-with-savepoint")
+
+// checkpointing is an Execution's checkpoint state (nil: off).
+type checkpointing struct {
+	acks CheckpointAcks
+	mode checkpoint.Mode
+
+	mu        sync.Mutex
+	triggered []*barrier // not yet known complete or aborted, oldest first
+	last      checkpoint.ID
+	stops     map[checkpoint.ID]*stopOutcome
+}
+
+// stopOutcome is how a stop-with-savepoint ended: done closes once the
+// job master says, with err set when it was aborted.
+type stopOutcome struct {
+	done   chan struct{}
+	closed bool // under checkpointing.mu
+	err    error
+}
+
+// finalAck is an acknowledgement a subtask that ended makes with the
+// state it ended with.
+type finalAck struct {
+	task   checkpoint.Task
+	id     checkpoint.ID
+	states []checkpoint.SubtaskState
+}
+
+// maxTriggered bounds the checkpoints kept for subtasks that end before
+// their barrier reaches them (savepoints are never notified complete).
+const maxTriggered = 64
+
+// subtaskCheckpoint is one subtask's part of checkpointing.
+type subtaskCheckpoint struct {
+	mail mailbox
+	// the subtask goroutine's own
+	align   *aligner
+	stash   [][]message // per input channel: what it delivered while blocked
+	ready   []message   // released from the stash, to go before the gate
+	handled checkpoint.ID
+	stopID  checkpoint.ID // the stop-with-savepoint it acknowledged
+	stopped bool          // a source after that barrier: Emit refuses
+	// under checkpointing.mu
+	finished bool
+	final    []checkpoint.SubtaskState
+	awaiting bool // finished, waiting for the stop-with-savepoint's outcome
+}
+
+// mailbox carries work to a subtask's goroutine: barriers to inject at a
+// source, notifications of completed and aborted checkpoints.
+type mailbox struct {
+	mu     sync.Mutex
+	items  []mail
+	signal chan struct{} // holds a token while items may be waiting
+}
+
+type mail struct {
+	barrier  *barrier      // inject it (a source)
+	complete checkpoint.ID // or: notify complete
+	aborted  checkpoint.ID // or: notify aborted
+}
+
+func (m *mailbox) push(x mail) {
+	m.mu.Lock()
+	m.items = append(m.items, x)
+	m.mu.Unlock()
+	select {
+	case m.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (m *mailbox) take() []mail {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	items := m.items
+	m.items = nil
+	return items
+}
+
+// Tasks lists every task of the job, one per subtask of each chain: what
+// checkpoint.NewCoordinator must wait for. A task's Vertex is the id of
+// the operator at the head of its chain.
+func (e *Execution) Tasks() []checkpoint.Task {
+	var ts []checkpoint.Task
+	for _, sts := range e.subtasks {
+		for _, st := range sts {
+			ts = append(ts, st.checkpointTask())
+		}
+	}
+	return ts
+}
+
+func (s *subtask) checkpointTask() checkpoint.Task {
+	return checkpoint.Task{Vertex: s.task.Operators[0], Subtask: s.index}
+}
+
+// TriggerCheckpoint starts checkpoint id: every source subtask puts its
+// barrier after the records it emitted so far, on its own goroutine, as
+// soon as it is between two batches or waiting. A subtask that already
+// ended acknowledges at once with the state it ended with. With stop
+// (stop-with-savepoint) the sources end after the barrier, and every task
+// that took it waits for the savepoint's outcome before it ends: the job
+// finishes once NotifyCheckpointComplete(id) came, and fails if
+// NotifyCheckpointAborted(id) came instead. ids must increase.
+func (e *Execution) TriggerCheckpoint(id checkpoint.ID, kind checkpoint.Kind, ts time.Time, stop bool) error {
+	ck := e.ckpt
+	switch {
+	case e.job.Mode == pipeline.Batch:
+		return fmt.Errorf("checkpoint %d: a BATCH job takes no checkpoints (as in Flink)", id)
+	case ck == nil:
+		return fmt.Errorf("checkpoint %d: checkpointing is off for job %q", id, e.job.Name)
+	case e.finished.Load() != 0:
+		return fmt.Errorf("checkpoint %d: job %q has ended", id, e.job.Name)
+	case e.failed():
+		return fmt.Errorf("checkpoint %d: job %q is failing", id, e.job.Name)
+	}
+	b := &barrier{id: id, kind: kind, ts: ts, stop: stop}
+	var acks []finalAck // made once the lock is released: the callee may call back
+	defer func() {
+		for _, a := range acks {
+			ck.acks.Acknowledge(a.task, a.id, a.states, checkpoint.TaskMetrics{})
+		}
+	}()
+	ck.mu.Lock()
+	defer ck.mu.Unlock()
+	if id <= ck.last {
+		return fmt.Errorf("checkpoint %d: ids must increase, and %d was triggered already", id, ck.last)
+	}
+	ck.last = id
+	ck.triggered = append(ck.triggered, b)
+	if n := len(ck.triggered) - maxTriggered; n > 0 {
+		ck.triggered = append(ck.triggered[:0], ck.triggered[n:]...)
+	}
+	if stop {
+		ck.stops[id] = &stopOutcome{done: make(chan struct{})}
+	}
+	for _, sts := range e.subtasks {
+		for _, st := range sts {
+			switch {
+			case st.ck.finished:
+				acks = append(acks, finalAck{st.checkpointTask(), id, st.ck.final})
+			case st.gate == nil: // a source
+				st.ck.mail.push(mail{barrier: b})
+			}
+		}
+	}
+	return nil
+}
+
+// NotifyCheckpointComplete tells every operator that implements
+// CheckpointListener that checkpoint id completed, on its own goroutine.
+// Subtasks that ended are not told.
+func (e *Execution) NotifyCheckpointComplete(id checkpoint.ID) {
+	e.notify(id, mail{complete: id}, nil)
+}
+
+// NotifyCheckpointAborted tells every CheckpointListener that checkpoint
+// id was aborted. An aborted stop-with-savepoint fails the job.
+func (e *Execution) NotifyCheckpointAborted(id checkpoint.ID) {
+	e.notify(id, mail{aborted: id}, fmt.Errorf("stop-with-savepoint %d was aborted", id))
+}
+
+func (e *Execution) notify(id checkpoint.ID, m mail, stopErr error) {
+	ck := e.ckpt
+	if ck == nil {
+		return
+	}
+	ck.mu.Lock()
+	keep := ck.triggered[:0]
+	for _, b := range ck.triggered {
+		// a completed checkpoint was taken by every task, older ones are
+		// subsumed; an aborted one needs no acknowledgement any more
+		if m.complete != 0 && b.id > id || m.aborted != 0 && b.id != id {
+			keep = append(keep, b)
+		}
+	}
+	clear(ck.triggered[len(keep):])
+	ck.triggered = keep
+	for _, sts := range e.subtasks {
+		for _, st := range sts {
+			if !st.ck.finished || st.ck.awaiting {
+				st.ck.mail.push(m)
+			}
+		}
+	}
+	so := ck.stops[id]
+	if so != nil && !so.closed {
+		so.closed = true
+		so.err = stopErr
+	} else {
+		so = nil
+	}
+	ck.mu.Unlock()
+	if so != nil {
+		close(so.done)
+	}
+}
+
+// handleMail does what the mailbox holds, on the subtask's goroutine.
+func (s *subtask) handleMail() error {
+	for _, m := range s.ck.mail.take() {
+		switch {
+		case m.barrier != nil:
+			if err := s.takeCheckpoint(m.barrier, 0); err != nil {
+				return err
+			}
+		case m.complete != 0:
+			if err := s.notifyListeners(m.complete, true); err != nil {
+				return err
+			}
+		case m.aborted != 0:
+			_ = s.notifyListeners(m.aborted, false)
+		}
+	}
+	return nil
+}
+
+func (s *subtask) notifyListeners(id checkpoint.ID, complete bool) error {
+	for _, co := range s.ops {
+		var l CheckpointListener
+		if co.op != nil {
+			l, _ = co.op.(CheckpointListener)
+		} else {
+			l, _ = s.source.(CheckpointListener)
+		}
+		if l == nil {
+			continue
+		}
+		if !complete {
+			l.NotifyCheckpointAborted(id)
+			continue
+		}
+		if err := l.NotifyCheckpointComplete(id); err != nil {
+			return co.fail(fmt.Errorf("completing checkpoint %d: %w", id, err))
+		}
+	}
+	return nil
+}
+
+// takeCheckpoint takes checkpoint b at this subtask once its barrier has
+// come on every input (alignment is how long that took): it snapshots the
+// chain's operators head to tail, sends what is pending and then the
+// barrier on every output channel, and acknowledges. A snapshot that
+// fails declines the checkpoint, and a cancel marker goes downstream in
+// place of the barrier. A subtask that failed takes none.
+func (s *subtask) takeCheckpoint(b *barrier, alignment time.Duration) error {
+	ck := s.ck
+	if b.id <= ck.handled || s.err != nil || s.e.failed() {
+		return nil
+	}
+	ck.handled = b.id
+	start := time.Now()
+	states, err := s.snapshotChain(b.id)
+	if err != nil {
+		s.e.ckpt.acks.Decline(s.checkpointTask(), b.id, checkpoint.ReasonDeclined, err)
+		return s.forward(message{kind: msgCancel, bar: b})
+	}
+	if err := s.forward(message{kind: msgBarrier, bar: b}); err != nil {
+		return err
+	}
+	s.e.ckpt.acks.Acknowledge(s.checkpointTask(), b.id, states, checkpoint.TaskMetrics{Alignment: alignment, Sync: time.Since(start)})
+	if b.stop {
+		ck.stopID = b.id
+		ck.stopped = s.source != nil
+	}
+	return nil
+}
+
+// abortCheckpoint declines checkpoint id (its alignment here was aborted)
+// and sends a cancel marker downstream, as Flink's tasks do.
+func (s *subtask) abortCheckpoint(a abortedCheckpoint) error {
+	if a.id <= s.ck.handled || s.err != nil || s.e.failed() {
+		return nil
+	}
+	s.ck.handled = a.id
+	s.e.ckpt.acks.Decline(s.checkpointTask(), a.id, a.reason, nil)
+	return s.forward(message{kind: msgCancel, bar: &barrier{id: a.id}})
+}
+
+// forward sends what is pending on every output channel, then m: a
+// barrier or a cancel marker goes after every record emitted before it.
+func (s *subtask) forward(m message) error {
+	for _, o := range s.outs {
+		if err := o.sendControl(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// snapshotChain snapshots every operator of the chain that keeps state,
+// head to tail.
+func (s *subtask) snapshotChain(id checkpoint.ID) ([]checkpoint.SubtaskState, error) {
+	var states []checkpoint.SubtaskState
+	for _, co := range s.ops {
+		st, has, err := s.snapshotOp(co, id)
+		if err != nil {
+			return nil, fmt.Errorf("operator %q subtask %d: snapshot for checkpoint %d: %w", co.spec.ID, s.index+1, id, err)
+		}
+		if has {
+			states = append(states, st)
+		}
+	}
+	return states, nil
+}
+
+func (s *subtask) snapshotOp(co *chainOp, id checkpoint.ID) (st checkpoint.SubtaskState, has bool, err error) {
+	if co.op == nil {
+		if cs, ok := s.source.(CheckpointedSource); ok {
+			has = true
+			if st.Split, st.Union, err = cs.SnapshotState(id); err != nil {
+				return st, has, err
+			}
+		}
+	} else if sn, ok := co.op.(Snapshotter); ok {
+		has = true
+		if st, err = sn.SnapshotState(id); err != nil {
+			return st, has, err
+		}
+	}
+	if co.store != nil {
+		has = true
+		st.FirstKeyGroup, st.KeyGroups = co.store.SnapshotKeyGroups()
+	}
+	st.Operator, st.Subtask = co.spec.ID, s.index
+	st.Parallelism, st.MaxParallelism = co.spec.Parallelism, co.spec.MaxParallelism
+	return st, has, nil
+}
+
+// restoreOp fills co's keyed state from the checkpoint the job starts
+// from, before co opens, and returns the rest for restoreState.
+func (s *subtask) restoreOp(co *chainOp) (checkpoint.Restore, error) {
+	spec := co.spec
+	r, err := s.e.deps.Restore.Restore(spec.ID, s.index, spec.Parallelism, spec.MaxParallelism)
+	if err != nil {
+		return r, err
+	}
+	if len(r.KeyGroups) > 0 {
+		if co.store == nil {
+			return r, fmt.Errorf("the checkpoint holds keyed state for %q, which is not keyed now", spec.ID)
+		}
+		if err := co.store.RestoreKeyGroups(r.KeyGroups); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// restoreState hands co, open now, its operator state.
+func (s *subtask) restoreState(co *chainOp, r checkpoint.Restore) error {
+	if len(r.Split)+len(r.Union)+len(r.Committables) == 0 {
+		return nil
+	}
+	if co.op == nil {
+		if cs, ok := s.source.(CheckpointedSource); ok && len(r.Committables) == 0 {
+			return cs.RestoreState(r)
+		}
+	} else if sn, ok := co.op.(Snapshotter); ok {
+		return sn.RestoreState(r)
+	}
+	return fmt.Errorf("the checkpoint holds operator state for %q (%d split, %d union elements, %d committables), which keeps none now",
+		co.spec.ID, len(r.Split), len(r.Union), len(r.Committables))
+}
+
+// checkpointEnd is a subtask's last checkpoint work once its input ended
+// cleanly: it snapshots its chain one last time and acknowledges with that
+// every checkpoint triggered whose barrier never reached it (its upstream
+// ended first: the state after the whole input is that checkpoint's), and
+// every later one (Flink's finished tasks). After a stop-with-savepoint it
+// waits for the savepoint's outcome, doing its mail meanwhile.
+func (s *subtask) checkpointEnd() error {
+	ck, cp := s.ck, s.e.ckpt
+	cp.mu.Lock()
+	last := cp.last
+	cp.mu.Unlock()
+	states, err := s.snapshotChain(max(last, ck.handled))
+	if err != nil {
+		return s.ops[0].fail(err) // no later checkpoint could complete without this task
+	}
+	var acks []checkpoint.ID
+	cp.mu.Lock()
+	ck.finished, ck.final = true, states
+	for _, b := range cp.triggered {
+		if b.id > ck.handled {
+			acks = append(acks, b.id)
+		}
+	}
+	ck.handled = max(ck.handled, cp.last)
+	so := cp.stops[ck.stopID]
+	ck.awaiting = so != nil
+	cp.mu.Unlock()
+	for _, id := range acks { // unlocked: the callee may call back
+		cp.acks.Acknowledge(s.checkpointTask(), id, states, checkpoint.TaskMetrics{})
+	}
+	if so == nil {
+		return nil
+	}
+	for {
+		select {
+		case <-so.done:
+			if err := s.handleMail(); err != nil { // the notification came before done closed
+				return err
+			}
+			if so.err != nil {
+				s.e.fail(so.err)
+				return errStopped
+			}
+			return nil
+		case <-ck.mail.signal:
+			if err := s.handleMail(); err != nil {
+				return err
+			}
+		case <-s.e.ctx.Done():
+			return errStopped
+		}
+	}
+}

@@ -1,6 +1,11 @@
 package server
 
-import "time"
+import (
+	"slices"
+	"time"
+
+	"github.com/sluicehq/sluice/host/runtime"
+)
 
 // JobMetrics is what GET /v1/jobs/{id}/metrics shows: per task its
 // subtasks' times (ms per second, Flink's busyTimeMsPerSecond, ...), per
@@ -34,6 +39,12 @@ type TaskMetrics struct {
 	// operator's; a source's records out). RecordsIn is per subtask.
 	Skew      float64 `json:"skew"`
 	RecordsIn []int64 `json:"records_in"`
+	// RecordsReceived and RecordsSent are the vertex's records in and out
+	// over the network, as Flink's Web UI shows them on a vertex: what its
+	// head operator read (0 for a source) and what its operators sent on
+	// edges that are not chained (0 for a task of sinks).
+	RecordsReceived int64 `json:"records_received"`
+	RecordsSent     int64 `json:"records_sent"`
 }
 
 // TaskSubtask is one subtask of a task: where its time went.
@@ -167,6 +178,7 @@ func (j *Job) metrics() JobMetrics {
 				tm.RecordsIn = append(tm.RecordsIn, in)
 			}
 		}
+		tm.RecordsReceived, tm.RecordsSent = vertexRecords(j, res, t.Operators)
 		m.Tasks = append(m.Tasks, tm)
 	}
 	for _, op := range res.Operators {
@@ -186,6 +198,32 @@ func (j *Job) metrics() JobMetrics {
 		m.Plugins = append(m.Plugins, st.view())
 	}
 	return m
+}
+
+// vertexRecords is what the task of ops received (its head's records in,
+// unless it is a source) and sent (the records out of its operators with
+// an output edge that is not chained).
+func vertexRecords(j *Job, res *runtime.Result, ops []string) (received, sent int64) {
+	if len(ops) == 0 {
+		return 0, 0
+	}
+	if head := res.Operator(ops[0]); head != nil && head.Kind != "source" {
+		received = head.RecordsIn
+	}
+	for _, o := range j.graph.Operators {
+		if !slices.Contains(ops, o.ID) {
+			continue
+		}
+		for _, e := range o.Outputs {
+			if !e.Chained {
+				if m := res.Operator(o.ID); m != nil {
+					sent += m.RecordsOut
+				}
+				break
+			}
+		}
+	}
+	return received, sent
 }
 
 func taskOf(j *Job, op string) int {

@@ -138,6 +138,29 @@ operators:
 	if tasks != 2 || rows != 4*2 || charts != 2 || hotRows < 1 {
 		t.Errorf("%d task boxes, %d subtask rows, %d skew charts, %d hot keys; want 2, 8, 2, at least 1", tasks, rows, charts, hotRows)
 	}
+	// the vertices carry their records in and out, each has a throughput
+	// chart whose lines fill as samples come, and an empty section says so
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`document.querySelectorAll('#throughput svg.throughput-chart polyline.in').length === 2 && `+
+		`[...document.querySelectorAll('#throughput polyline.in')].every(p => p.points.length >= 2)`, chromedp.WithPollingTimeout(time.Minute))); err != nil {
+		t.Errorf("no throughput chart with two samples per task: %v", err)
+	}
+	vertex, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#graph g.task text.records')].map(e => e.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vertex) != 2 || !strings.HasPrefix(vertex[0], "records in 0 · out ") || vertex[0] == "records in 0 · out 0" || strings.HasPrefix(vertex[1], "records in 0 ") {
+		t.Errorf("vertex records %q: want the source task with records out and the keyed task with records in", vertex)
+	}
+	empty, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#exceptions tbody').textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if empty != "none" {
+		t.Errorf("the exceptions of a healthy job read %q, want none", empty)
+	}
+	if msg, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('job-error').textContent`)); err != nil || msg != "" {
+		t.Errorf("the page shows an error for a healthy job: %q (%v)", msg, err)
+	}
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100: PNG
 	if err != nil {
 		t.Fatal(err)

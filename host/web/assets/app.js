@@ -58,6 +58,11 @@ function svg(tag, attrs = {}, text) {
 }
 
 function fillRows(tbody, rows) {
+  if (!rows.length) { // an empty section says so, not just its headers
+    const cols = tbody.parentElement.tHead ? tbody.parentElement.tHead.rows[0].cells.length : 1;
+    tbody.replaceChildren(el("tr", { class: "empty" }, el("td", { colspan: cols, text: "none" })));
+    return;
+  }
   tbody.replaceChildren(...rows.map((cells) => {
     const tr = el("tr");
     for (const c of cells) {
@@ -183,6 +188,7 @@ async function refreshJob(id) {
   drawGraph(view.plan, metrics);
   subtaskTable(metrics);
   skewCharts(metrics);
+  throughputCharts(id, metrics);
   fillRows($("hotkeys").tBodies[0], metrics.hot_keys.map((h) => [
     h.from + " → " + h.to + " (" + h.strategy + ")", keyText(h.key), (100 * h.share).toFixed(0) + "%", h.subtask, h.advice]));
   fillRows($("plugins").tBodies[0], metrics.plugins.map((p) => {
@@ -194,8 +200,9 @@ async function refreshJob(id) {
   const tbody = $("exceptions").tBodies[0];
   fillRows(tbody, exc.exceptions.map((e) => [time(e.time), e.operator || "–", e.subtask >= 0 ? e.subtask : "–",
     e.kind + (e.root ? " (root cause)" : ""), e.message]));
-  [...tbody.rows].forEach((tr, i) => {
-    if (exc.exceptions[i].root) tr.classList.add("root");
+  exc.exceptions.forEach((e, i) => {
+    const tr = tbody.rows[i];
+    if (e.root) tr.classList.add("root");
     tr.cells[4].classList.add("msg");
   });
   $("output").textContent = out.records.map((r) => r.sink + "[" + r.subtask + "] " + JSON.stringify(r.value)).join("\n") +
@@ -225,7 +232,7 @@ function drawGraph(plan, metrics) {
   const depth = plan.tasks.map(() => 0);
   for (const t of plan.tasks) for (const l of links) if (l.to === t.id) depth[t.id] = Math.max(depth[t.id], depth[l.from] + 1);
   const W = 250, GAPX = 110, GAPY = 36, PAD = 24;
-  const height = (t) => 56 + 17 * t.operators.length;
+  const height = (t) => 73 + 17 * t.operators.length;
   const rows = {};
   const box = {};
   for (const t of plan.tasks) {
@@ -272,6 +279,8 @@ function drawGraph(plan, metrics) {
       const label = (i ? "↳ " : "") + op + " (" + kind[op] + ")";
       grp.append(svg("text", { class: "operator", x: b.x + 14, y: b.y + 38 + 17 * i, fill: c.text }, label));
     });
+    grp.append(svg("text", { class: "records", x: b.x + 10, y: b.y + b.h - 27, fill: c.text },
+      `records in ${fmt(m.records_received || 0)} · out ${fmt(m.records_sent || 0)}`));
     grp.append(svg("text", { class: "times", x: b.x + 10, y: b.y + b.h - 10, fill: c.text },
       `busy ${Math.round(m.busy_ms_per_second_max / 10)}% · back-pressured ${Math.round(m.back_pressured_ms_per_second_max / 10)}%`));
     parts.push(grp);
@@ -316,6 +325,47 @@ function skewCharts(metrics) {
     return s;
   });
   $("skew").replaceChildren(...charts);
+}
+
+// history keeps, per job and task, the last samples of what the vertex
+// received and sent and its back-pressure, one per refresh, for the
+// throughput charts (Flink's Web UI shows the same over time).
+const history = {};
+const HISTORY = 120;
+
+function throughputCharts(job, metrics) {
+  const now = Date.now();
+  const h = (history[job] = history[job] || {});
+  const W = 320, H = 120, PAD = 22;
+  const charts = metrics.tasks.map((t) => {
+    const samples = (h[t.id] = h[t.id] || []);
+    const last = samples[samples.length - 1];
+    if (!last || last.t !== now) {
+      const s = { t: now, recv: t.records_received, sent: t.records_sent, bp: t.back_pressured_ms_per_second_max / 10, in: 0, out: 0 };
+      if (last && now > last.t) {
+        s.in = Math.max(0, (s.recv - last.recv) * 1000 / (now - last.t));
+        s.out = Math.max(0, (s.sent - last.sent) * 1000 / (now - last.t));
+      }
+      samples.push(s);
+      if (samples.length > HISTORY) samples.shift();
+    }
+    const rates = samples.slice(1);
+    const cur = rates[rates.length - 1] || { in: 0, out: 0, bp: 0 };
+    const chart = svg("svg", { width: W, height: H, class: "throughput-chart", "data-task": t.id });
+    chart.append(svg("text", { x: 6, y: 14 }, `Task ${t.id}: in ${fmt(cur.in)}/s · out ${fmt(cur.out)}/s · bp ${Math.round(cur.bp)}%`));
+    const top = Math.max(1, ...rates.map((r) => Math.max(r.in, r.out)));
+    const x = (i) => PAD + (W - 2 * PAD) * (rates.length > 1 ? i / (rates.length - 1) : 0);
+    const y = (v, max) => H - PAD - (H - 2 * PAD) * v / max;
+    const line = (cls, f, max) => svg("polyline", { class: cls, points: rates.map((r, i) => `${x(i)},${y(f(r), max)}`).join(" ") });
+    if (rates.length) {
+      chart.append(line("bp", (r) => r.bp, 100));
+      chart.append(line("in", (r) => r.in, top));
+      chart.append(line("out", (r) => r.out, top));
+    }
+    chart.append(svg("text", { x: PAD, y: H - 6 }, `${rates.length} samples · top ${fmt(top)}/s`));
+    return chart;
+  });
+  $("throughput").replaceChildren(...charts);
 }
 
 // ---- wiring --------------------------------------------------------------

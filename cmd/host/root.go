@@ -24,6 +24,7 @@ func newRootCmd() *cobra.Command {
 	// the plugin commands' own --config is the operator's config (key=value):
 	// there the settings file is given by this name (it works everywhere)
 	root.PersistentFlags().String("host-config", "", "host settings file, as --config (for the plugin commands, whose --config is the operator's)")
+	setVersionFlag(root)
 	for _, c := range commands {
 		root.AddCommand(c())
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/codec"
+	"github.com/sluicehq/sluice/host/jsonout"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plugin"
 	"github.com/sluicehq/sluice/host/runtime"
@@ -100,9 +101,7 @@ problem found.`,
 			defer h.Close(context.Background())
 			show := func(info plugin.Info) error {
 				if asJSON {
-					enc := json.NewEncoder(cmd.OutOrStdout())
-					enc.SetIndent("", "  ")
-					return enc.Encode(info)
+					return jsonout.NewEncoder(cmd.OutOrStdout()).Encode(info)
 				}
 				printInfo(cmd.OutOrStdout(), info)
 				return nil
@@ -456,7 +455,7 @@ func (j *jsonLines) Emit(port int, buf []byte, count int) error {
 	for len(j.counts) < len(j.ports) {
 		j.counts = append(j.counts, 0)
 	}
-	name, _ := json.Marshal(j.ports[port])
+	name, _ := jsonout.Marshal(j.ports[port])
 	rd := abi.NewReader(buf, count)
 	for rd.Next() {
 		r := rd.Record()

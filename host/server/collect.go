@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/codec"
+	"github.com/sluicehq/sluice/host/jsonout"
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
@@ -97,7 +98,7 @@ func (t *tail) last(n int) (records []OutputRecord, total int64) {
 		} else if js, err := codec.MsgpackToJSON(nil, r.value); err == nil {
 			out.Value = js
 		} else {
-			msg, _ := json.Marshal(err.Error())
+			msg, _ := jsonout.Marshal(err.Error())
 			out.Value = json.RawMessage(`{"unreadable":` + string(msg) + `}`)
 		}
 		records = append(records, out)

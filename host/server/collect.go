@@ -77,9 +77,14 @@ type OutputRecord struct {
 
 // Output is the tail of a job's collect sinks.
 type Output struct {
-	Job     string         `json:"job"`
-	Total   int64          `json:"total"` // records the collect sinks received
-	Records []OutputRecord `json:"records"`
+	Job   string `json:"job"`
+	Total int64  `json:"total"` // records the collect sinks received
+	// Returned is len(Records); Truncated says it is fewer than Total: the
+	// answer holds the newest n asked for, and the server keeps only the
+	// newest output-records (and output-bytes) of each job.
+	Returned  int            `json:"returned"`
+	Truncated bool           `json:"truncated"`
+	Records   []OutputRecord `json:"records"`
 }
 
 // last renders the newest n records (all kept when n <= 0), oldest first.

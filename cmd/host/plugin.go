@@ -484,14 +484,16 @@ func (j *jsonLines) Emit(port int, buf []byte, count int) error {
 	return rd.Err()
 }
 
-// printGuestOutput shows what the plugin wrote to stdout and stderr.
+// printGuestOutput shows what the plugin wrote to stdout and stderr,
+// escaped (plugin.PrintableLog) and each line behind "| ", so that no
+// guest line passes for one of the host's.
 func printGuestOutput(w io.Writer, name string, op *plugin.Operator) {
 	stdout, stderr := op.Output()
 	for _, s := range []struct{ what, text string }{{"stdout", stdout}, {"stderr", stderr}} {
 		if s.text != "" {
-			fmt.Fprintf(w, "plugin %s %s (tail):\n%s", name, s.what, s.text)
-			if !strings.HasSuffix(s.text, "\n") {
-				fmt.Fprintln(w)
+			fmt.Fprintf(w, "plugin %s %s (tail):\n", name, s.what)
+			for _, line := range strings.SplitAfter(strings.TrimSuffix(s.text, "\n"), "\n") {
+				fmt.Fprintf(w, "| %s\n", strings.TrimSuffix(line, "\n"))
 			}
 		}
 	}

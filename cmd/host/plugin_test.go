@@ -393,3 +393,62 @@ func TestPluginRunHoldsStateToStateMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestPluginRunEscapesGuestOutput: what a guest writes to stdout and stderr
+// is shown escaped, each line marked as the guest's: it can neither clear
+// the terminal nor print a line that passes for the host's.
+func TestPluginRunEscapesGuestOutput(t *testing.T) {
+	code, out, errs := runPluginCLI(t, `{"n":1}`+"\n", "plugin", "run", wat(t, filepath.Join("testdata", "forger.wat")), "--input", "-")
+	if code != 0 || out != `{"port":"main","record":{"n":1}}`+"\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	line := `| \x1b[2J\x1b[H\x00job finished: 0 records\r` + "\n"
+	want := "forger: 1 records in, out: main 1\nplugin forger stdout (tail):\n" + line + "plugin forger stderr (tail):\n" + line
+	if errs != want {
+		t.Errorf("stderr\n got: %q\nwant: %q", errs, want)
+	}
+}
+
+// TestPluginRunRefusesAnUnknownKind: a describe naming a kind that does not
+// exist is refused by plugin run as by pipelines and plugin check, quoted,
+// and not offered back as a name to write.
+func TestPluginRunRefusesAnUnknownKind(t *testing.T) {
+	wasm := wat(t, filepath.Join("testdata", "badkind.wat"))
+	const why = `export sluice_describe: malformed output: kind "rm -rf" is not a plugin kind: describe must name one of map, filter, flat-map, process, reduce, co-map, co-process, partitioner, key-selector`
+	code, out, errs := runPluginCLI(t, `{"n":1}`+"\n", "plugin", "run", wasm, "--input", "-")
+	if code != 1 || out != "" || errs != `error: plugin "badkind" `+why+"\n" {
+		t.Errorf("plugin run: exit %d, stdout %q, stderr\n%s", code, out, errs)
+	}
+	code, out, _ = runPluginCLI(t, "", "plugin", "check", wasm)
+	if code != 1 || !strings.Contains(out, why) {
+		t.Errorf("plugin check: exit %d:\n%s", code, out)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "badkind.wasm"), mustRead(t, wasm), 0o600)
+	p := filepath.Join(dir, "p.yaml")
+	os.WriteFile(p, []byte("version: 1\nname: p\nplugins:\n  bk: {path: badkind.wasm}\noperators:\n  - id: src\n    source: {type: elements, values: [{n: 1}]}\n  - id: m\n    map: bk\n  - id: out\n    sink: {type: discard}\n"), 0o600)
+	for _, verb := range []string{"lint", "run"} {
+		code, out, errs = runPluginCLI(t, "", verb, p)
+		if code != 1 || !strings.Contains(out+errs, why) || strings.Contains(out+errs, "write rm -rf") {
+			t.Errorf("%s: exit %d:\n%s%s", verb, code, out, errs)
+		}
+	}
+}
+
+// TestPluginRunNamesARunawayStartFunction: a start function that never
+// ends is reported as having spent its fuel, not as a bare trap.
+func TestPluginRunNamesARunawayStartFunction(t *testing.T) {
+	code, _, errs := runPluginCLI(t, `{"n":1}`+"\n", "plugin", "run", watFixture(t, "startloop"), "--input", "-")
+	if code != 1 || !strings.Contains(errs, "the module's start function ran out of its fuel budget") || strings.Contains(errs, "unreachable") {
+		t.Errorf("exit %d:\n%s", code, errs)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -71,6 +71,7 @@ operators:
 // TestLintPluginRoots: plugin paths that climb out of the pipeline's
 // folder are refused unless --plugin-root allows the folder they reach.
 func TestLintPluginRoots(t *testing.T) {
+	identity := string(mustRead(t, watFixture(t, "identity")))
 	dir := t.TempDir()
 	sub := filepath.Join(dir, "jobs")
 	p := filepath.Join(sub, "p.yaml")
@@ -82,6 +83,10 @@ func TestLintPluginRoots(t *testing.T) {
 	if code != 1 || !strings.Contains(out, p+":4:3: plugin m: path ../plugins/m.wasm climbs out of the allowed plugin folders") {
 		t.Errorf("exit %d: %s", code, out)
 	}
+	if err := mkdir(filepath.Join(dir, "plugins")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "plugins", "m.wasm"), identity)
 	if code, out, _ := runHost(t, "lint", "--plugin-root", dir, p); code != 0 {
 		t.Errorf("with --plugin-root: exit %d: %s", code, out)
 	}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -38,6 +41,9 @@ It prints one PASS or FAIL line per check and exits 1 on any failure.`,
 			cfg, err := parseConfig(config)
 			if err != nil {
 				return err
+			}
+			if _, err := os.Stat(args[0]); errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("%s does not exist; %s", args[0], buildHint(args[0]))
 			}
 			h, err := newPluginHost(cmd)
 			if err != nil {

@@ -281,13 +281,54 @@ func TestPluginUnknownSubcommand(t *testing.T) {
 }
 
 // TestRunNamesTheMissingPluginsLine: a plugin that cannot be loaded is
-// reported at the line of the pipeline that names it.
+// reported at the line of the pipeline that names it, once, by the
+// pipeline's name (it read `plugin "v": plugin "nope" (nope.wasm)`); lint
+// and plan refuse a missing file too (they passed), and every command says
+// the file is missing and what builds it.
 func TestRunNamesTheMissingPluginsLine(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "p.yaml")
+	dir := t.TempDir()
+	p := filepath.Join(dir, "p.yaml")
 	writeFile(t, p, "version: 1\nname: p\nplugins:\n  v: { path: nope.wasm }\noperators:\n  - { id: s, source: { type: generator, preset: words, count: 1 } }\n  - { id: m, map: v }\n  - { id: o, sink: { type: discard } }\n")
+	nope := filepath.Join(dir, "nope.wasm")
 	code, _, errs := runPluginCLI(t, "", "run", "--progress", "none", p)
-	if code == 0 || !strings.Contains(errs, p+`:4:3: plugin "v": `) || !strings.Contains(errs, "no such file or directory") {
-		t.Errorf("exit %d: %s", code, errs)
+	if want := "error: " + p + `:4:3: plugin "v" (` + nope + ") cannot be loaded: the file does not exist; build the plugin first\n"; code != 1 || errs != want {
+		t.Errorf("run: exit %d:\n got: %s\nwant: %s", code, errs, want)
+	}
+	want := p + ":4:3: plugin v: nope.wasm (" + nope + ") does not exist; build the plugin first\n"
+	for _, verb := range []string{"lint", "plan"} {
+		code, out, errs := runPluginCLI(t, "", verb, p)
+		if code != 1 || out+errs != want {
+			t.Errorf("%s: exit %d:\n got: %s%s\nwant: %s", verb, code, out, errs, want)
+		}
+	}
+	// an example plugin of the checkout names its make target
+	missing := filepath.Join("..", "..", "plugins", "split", "split-nope-rust.wasm")
+	code, out, errs := runPluginCLI(t, "", "plugin", "check", missing)
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	if want := "error: " + missing + " does not exist; build it first: make plugins in " + root + " builds the example plugins\n"; code != 1 || out != "" || errs != want {
+		t.Errorf("plugin check: exit %d, stdout %q\n got: %s\nwant: %s", code, out, errs, want)
+	}
+	if hint := buildHint(filepath.Join("..", "..", "plugins", "split", "split-rust.wasm")); hint != "build it first: make plugins-rust in "+root+" builds it (make plugins builds every example)" {
+		t.Errorf("split-rust.wasm: %s", hint)
+	}
+	if hint := buildHint(filepath.Join("..", "..", "plugins", "split", "split.wasm")); !strings.HasPrefix(hint, "build it first: make go-plugins in ") {
+		t.Errorf("split.wasm: %s", hint)
+	}
+}
+
+// TestErrorsNameThePluginOnce: a plugin the pipeline names differently
+// from its file is named by the pipeline's name, once, in lint's and run's
+// errors.
+func TestErrorsNameThePluginOnce(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "badkind.wasm"), string(mustRead(t, wat(t, filepath.Join("testdata", "badkind.wat")))))
+	p := filepath.Join(dir, "p.yaml")
+	writeFile(t, p, "version: 1\nname: p\nplugins:\n  norm: { path: badkind.wasm }\noperators:\n  - { id: s, source: { type: generator, preset: words, count: 1 } }\n  - { id: m, map: norm }\n  - { id: o, sink: { type: discard } }\n")
+	for _, verb := range []string{"lint", "run"} {
+		code, out, errs := runPluginCLI(t, "", verb, p)
+		if code != 1 || strings.Count(out+errs, `plugin "`) != 1 || !strings.Contains(out+errs, `plugin "norm" export sluice_describe`) {
+			t.Errorf("%s: exit %d:\n%s%s", verb, code, out, errs)
+		}
 	}
 }
 

@@ -118,7 +118,7 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 		if ctx.Err() != nil {
 			return cancelled("loading plugins", err)
 		}
-		fmt.Fprintln(stderr, "error:", err)
+		fmt.Fprintln(stderr, "error:", withBuildHint(err, err.Error()))
 		return exitCode(1)
 	}
 	defer closePlugins()

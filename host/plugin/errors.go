@@ -181,7 +181,10 @@ type LoadError struct {
 	Plugin   string
 	Path     string // empty when loaded from bytes
 	Problems []string
+	Err      error // the file error (errors.Is(err, fs.ErrNotExist)), when there is one
 }
+
+func (e *LoadError) Unwrap() error { return e.Err }
 
 func (e *LoadError) Error() string {
 	var b strings.Builder

@@ -34,13 +34,7 @@ func NewSet(ctx context.Context, h *Host, p *pipeline.Pipeline, g *plan.JobGraph
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(filepath.Dir(p.File), path)
 		}
-		var m *Module
-		var err error
-		if roots != nil {
-			m, err = h.LoadFileIn(ctx, roots, path)
-		} else {
-			m, err = h.LoadFile(ctx, path)
-		}
+		m, err := h.LoadNamed(ctx, roots, name, path)
 		at := p.File // where the pipeline names the plugin
 		if pl.Pos.Line > 0 {
 			at = fmt.Sprintf("%s:%d:%d", p.File, pl.Pos.Line, pl.Pos.Col)
@@ -58,9 +52,7 @@ func NewSet(ctx context.Context, h *Host, p *pipeline.Pipeline, g *plan.JobGraph
 			errs = append(errs, fmt.Errorf("%s: plugin %q: %w", at, name, err))
 			continue
 		}
-		m = m.Grant(grants)
-		m.name = name // errors name the plugin as the pipeline does
-		set.Modules[name] = m
+		set.Modules[name] = m.Grant(grants)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

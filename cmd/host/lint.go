@@ -174,7 +174,7 @@ func lintPluginFiles(ctx context.Context, file string, roots []string, p *pipeli
 	defer h.Close(context.Background())
 	modules := map[string]*plugin.Module{}
 	for _, name := range slices.Sorted(maps.Keys(loadable)) {
-		m, err := h.LoadNamed(ctx, confined(file, roots), name, loadable[name])
+		m, err := h.LoadNamed(ctx, confined(file, pluginRoots(file, roots)), name, loadable[name])
 		if err != nil { // a LoadError: plugin "name" (path) ...
 			errs = append(errs, &pipeline.Error{File: file, Pos: p.Plugins[name].Pos, Msg: err.Error()})
 			continue
@@ -238,18 +238,51 @@ func readPipelineAs(file string, roots []string, partial bool) (*pipeline.Pipeli
 			return nil, fmt.Errorf("--plugin-root %s: not a folder", r)
 		}
 	}
-	opts := pipeline.ParseOptions{Lookup: os.LookupEnv, PluginRoots: roots, Partial: partial}
-	if len(roots) == 0 {
-		if wd, err := os.Getwd(); err == nil {
-			opts.PluginRoots = []string{wd}
-		}
-	}
+	opts := pipeline.ParseOptions{Lookup: os.LookupEnv, PluginRoots: pluginRoots(file, roots), Partial: partial}
 	return pipeline.ParseFile(file, opts)
+}
+
+// pluginRoots are the folders besides the pipeline file's own that its
+// plugin paths may reach: the --plugin-root folders, else the working
+// directory and the project the pipeline file is in (the nearest folder
+// above it holding .git), so that configs/quickstart.yaml's
+// ../plugins/... loads from the repository's root and from configs/ alike.
+func pluginRoots(file string, flag []string) []string {
+	if len(flag) > 0 {
+		return flag
+	}
+	var out []string
+	if wd, err := os.Getwd(); err == nil {
+		out = append(out, wd)
+	}
+	if p := projectRoot(file); p != "" && !slices.Contains(out, p) {
+		out = append(out, p)
+	}
+	return out
+}
+
+// projectRoot is the nearest folder at or above file's that holds .git,
+// or "".
+func projectRoot(file string) string {
+	dir, err := filepath.Abs(filepath.Dir(file))
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return ""
+		}
+		dir = up
+	}
 }
 
 // addPluginRootFlag adds --plugin-root, the folders a plugin path may
 // reach with "..".
 func addPluginRootFlag(cmd *cobra.Command, roots *[]string) {
 	cmd.Flags().StringArrayVar(roots, "plugin-root", nil,
-		"a folder plugin paths may reach with \"..\" besides the pipeline's own (repeatable; default: the working directory)")
+		"a folder plugin paths may reach (with \"..\" or absolute) besides the pipeline's own (repeatable; default: the working directory and the git checkout holding the pipeline)")
 }

@@ -266,7 +266,7 @@ func loadPlugins(ctx context.Context, log *slog.Logger, file string, p *pipeline
 		return nil, nil, err
 	}
 	closeHost := func() { _ = h.Close(context.Background()) }
-	set, err := plugin.NewSet(ctx, h, p, g, confined(file, roots))
+	set, err := plugin.NewSet(ctx, h, p, g, confined(file, pluginRoots(file, roots)))
 	if err != nil {
 		closeHost()
 		return nil, nil, err

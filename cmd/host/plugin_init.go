@@ -15,6 +15,7 @@ import (
 	"text/template"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func init() { pluginCommands = append(pluginCommands, newPluginInitCmd) }
@@ -97,6 +98,13 @@ this command runs from, when it can tell.`,
 	f.StringVar(&dir, "dir", "", "the project folder to create (default ./NAME)")
 	f.StringVar(&sdk, "sdk", "", "the sluice checkout whose SDK to use (default: the one this host runs from)")
 	cmd.MarkFlagRequired("lang")
+	// init writes files and runs no plugin: the host settings and the
+	// plugin limits it inherits mean nothing to it, and listing them read
+	// as options of the project
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		c.InheritedFlags().VisitAll(func(f *pflag.Flag) { f.Hidden = true })
+		c.Parent().HelpFunc()(c, args)
+	})
 	return cmd
 }
 

@@ -103,7 +103,7 @@ func TestPluginRun(t *testing.T) {
 
 {"z":1,"a":{"nested":true},"m":null}
 `
-	code, out, errs := runPluginCLI(t, input, "plugin", "run", wasm, "--input", "-", "--config", "threshold=30", "--config", "bank=NBI")
+	code, out, errs := runPluginCLI(t, input, "plugin", "run", wasm, "--input", "-", "--operator-config", "threshold=30", "--operator-config", "bank=NBI")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -144,7 +144,9 @@ func TestPluginRunInputErrors(t *testing.T) {
 		{"{\"a\":1}\n{\"a\":\n", nil, "error: standard input:2: json: unexpected end of input at byte 5\n"},
 		{"[1,2]\n", nil, "error: standard input:1: a record must be a JSON object, not an array\n"},
 		{"{\"a\":1}\n", []string{"--key", "id"}, "error: standard input:1: the record has no field \"id\" for --key\n"},
-		{"", []string{"--config", "novalue"}, "error: --config \"novalue\": want key=value (the operator's config; a host settings file is --host-config FILE)\n"},
+		{"", []string{"--operator-config", "novalue"}, "error: --operator-config \"novalue\": want key=value (the operator's config; the host settings file is --config FILE)\n"},
+		// the old spelling of --operator-config is refused, naming the new one
+		{"", []string{"--config", "threshold=30"}, "error: --config \"threshold=30\": the operator's config is --operator-config key=value now; --config is the host settings file (YAML), as for every command\n"},
 	} {
 		args := append([]string{"plugin", "run", wasm, "--input", "-"}, tt.args...)
 		code, _, errs := runPluginCLI(t, tt.input, args...)
@@ -155,7 +157,7 @@ func TestPluginRunInputErrors(t *testing.T) {
 }
 
 func TestConfigValues(t *testing.T) {
-	cfg, err := parseConfig([]string{"n=30", "f=1.5", "b=true", "s=NBI", "l=[1,\"x\"]", "e=", "eq=a=b"})
+	cfg, err := parseConfig(newPluginRunCmd(), []string{"n=30", "f=1.5", "b=true", "s=NBI", "l=[1,\"x\"]", "e=", "eq=a=b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +194,7 @@ func TestPluginRunSideOutput(t *testing.T) {
 	input := `{"deviceId":"b1","value":21.5}
 {"deviceId":"b2","value":34.2}
 `
-	code, out, errs := runPluginCLI(t, input, "plugin", "run", goPlugin(t, "high-temp"), "--input", "-", "--config", "threshold=30")
+	code, out, errs := runPluginCLI(t, input, "plugin", "run", goPlugin(t, "high-temp"), "--input", "-", "--operator-config", "threshold=30")
 	want := `{"port":"main","record":{"deviceId":"b1","value":21.5}}
 {"port":"main","record":{"deviceId":"b2","value":34.2}}
 {"port":"alerts","record":{"deviceId":"b2","value":34.2}}
@@ -338,9 +340,33 @@ func TestErrorsNameThePluginOnce(t *testing.T) {
 func TestPluginRunTakesHostConfig(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "host.yaml")
 	writeFile(t, file, "memory-pages: 1\n")
-	code, _, errs := runPluginCLI(t, "", "--host-config", file, "plugin", "run", filepath.Join("..", "..", "plugins", "valid", "valid-c.wasm"), "--input", "-")
-	if code == 0 || !strings.Contains(errs, "above the host's limit of 1 pages (64 KiB)") {
-		t.Errorf("exit %d: %s", code, errs)
+	// --config is the host settings file for the plugin commands too (it
+	// was the operator's config there); --host-config still works
+	for _, flag := range []string{"--host-config", "--config"} {
+		for _, verb := range []string{"run", "check"} {
+			args := []string{flag, file, "plugin", verb, filepath.Join("..", "..", "plugins", "valid", "valid-c.wasm")}
+			if verb == "run" {
+				args = append(args, "--input", "-")
+			}
+			code, out, errs := runPluginCLI(t, "", args...)
+			if code == 0 || !strings.Contains(out+errs, "above the host's limit of 1 pages (64 KiB)") {
+				t.Errorf("%s: exit %d: %s%s", strings.Join(args, " "), code, out, errs)
+			}
+		}
+	}
+}
+
+// TestPluginInitHelpListsItsOwnFlags: init writes files and runs no
+// plugin, so its help lists neither the host settings file nor the plugin
+// limits (it listed --config as if it were a setting of the project).
+func TestPluginInitHelpListsItsOwnFlags(t *testing.T) {
+	code, out, _ := runPluginCLI(t, "", "plugin", "init", "--help")
+	if code != 0 || !strings.Contains(out, "--lang") || strings.Contains(out, "--config") || strings.Contains(out, "--memory-pages") || strings.Contains(out, "Global Flags") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	// the other commands' help still lists them
+	if code, out, _ := runPluginCLI(t, "", "plugin", "run", "--help"); code != 0 || !strings.Contains(out, "--config string") || !strings.Contains(out, "--operator-config") {
+		t.Errorf("plugin run --help: exit %d:\n%s", code, out)
 	}
 }
 

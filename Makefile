@@ -1,6 +1,8 @@
 # sluice — see README.md. `make run` runs the demo, `make test` the whole suite.
 GO       ?= go
 BIN      := bin/host
+# the version "host version" prints (without it, the build information's)
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 GOWASM   := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w'
 # Every Go plugin is a folder under plugins/ holding a main.go.
 GO_PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
@@ -19,7 +21,7 @@ fuzz1 = $(GO) test -run='^$$' -fuzz='^$(1)$$' -fuzztime=$(or $(FUZZTIME),$(2)) -
 all: build plugins
 
 build:
-	$(GO) build -o $(BIN) ./cmd/host
+	$(GO) build -ldflags='-X main.version=$(VERSION)' -o $(BIN) ./cmd/host
 
 # go-plugins: the Go plugins alone (all the demo needs); plugins: every
 # language (plugins.mk adds the others).

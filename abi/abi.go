@@ -205,6 +205,20 @@ const (
 	KindKeySelector Kind = "key-selector"
 )
 
+// Kinds are every plugin kind, in the order messages list them.
+var Kinds = []Kind{KindMap, KindFilter, KindFlatMap, KindProcess, KindReduce,
+	KindCoMap, KindCoProcess, KindPartitioner, KindKeySelector}
+
+// Known reports whether k is one of Kinds.
+func (k Kind) Known() bool {
+	for _, x := range Kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
 // Describe lists the keys of the msgpack map a guest emits from
 // ExportDescribe: "kind" (a Kind), "sdk" (e.g. "go"), "name", and
 // "outputs" (an array of side-output tags). Unknown keys are ignored.

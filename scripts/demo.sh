@@ -45,10 +45,10 @@ header "split (flat-map) over $DATA/lines.jsonl" \
   "trimmed: 4 lines in, many words out."
 "$HOST" plugin run plugins/split/split.wasm --input "$DATA/lines.jsonl"
 
-header "high-temp (process with a side output) with --config threshold=30" \
+header "high-temp (process with a side output) with --operator-config threshold=30" \
   "Every reading goes to the main output; readings above 30 also go to the" \
   "side output \"alerts\" (30.0 itself is not above the threshold)."
-"$HOST" plugin run plugins/high-temp/high-temp.wasm --input "$DATA/sensors.jsonl" --config threshold=30
+"$HOST" plugin run plugins/high-temp/high-temp.wasm --input "$DATA/sensors.jsonl" --operator-config threshold=30
 
 header "reduce-sum (keyed reduce) with --key accountId" \
   "Records keyed by accountId, as after a keyBy: the plugin keeps a running" \
@@ -57,4 +57,4 @@ header "reduce-sum (keyed reduce) with --key accountId" \
 "$HOST" plugin run plugins/reduce-sum/reduce-sum.wasm --input "$DATA/transactions.jsonl" --key accountId
 
 echo
-echo "demo: done. Try your own records: $HOST plugin run FILE.wasm --input records.jsonl [--config k=v]... [--key field]"
+echo "demo: done. Try your own records: $HOST plugin run FILE.wasm --input records.jsonl [--operator-config k=v]... [--key field]"

@@ -30,8 +30,8 @@ func newLintCmd() *cobra.Command {
 		Short: "Check pipeline files and print every problem as file:line:col",
 		Long: `Lint parses each pipeline file and plans it, and prints every problem it
 finds as file:line:col: message. It exits 1 when any file has a problem and
-0 (printing nothing) when all are clean. Plugin paths are checked as written:
-the .wasm files need not exist. A plugin file that exists is checked against
+0 (printing nothing) when all are clean. Every plugin file must exist (build
+the plugins before linting: make plugins for the examples). It is checked against
 ABI v1 and the host's limits (memory-pages, max-module-bytes) from its header;
 then it is compiled (through the compilation cache) and asked what it is
 (its sluice_describe, in the sandbox), so a plugin used as the wrong kind,
@@ -146,13 +146,11 @@ func lintPluginFiles(ctx context.Context, file string, roots []string, p *pipeli
 	loadable := map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(p.Plugins)) {
 		pl := p.Plugins[name]
-		path := pl.Path
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(filepath.Dir(file), path)
-		}
+		path := pluginPath(file, pl)
 		problems, err := plugin.CheckFile(path, cfg)
 		if errors.Is(err, fs.ErrNotExist) {
-			continue // lint does not need the .wasm files
+			errs = append(errs, missingPlugin(file, name, pl))
+			continue
 		}
 		if err != nil {
 			problems = []string{err.Error()}
@@ -177,10 +175,9 @@ func lintPluginFiles(ctx context.Context, file string, roots []string, p *pipeli
 	defer h.Close(context.Background())
 	modules := map[string]*plugin.Module{}
 	for _, name := range slices.Sorted(maps.Keys(loadable)) {
-		m, err := h.LoadFileIn(ctx, confined(file, roots), loadable[name])
-		if err != nil {
-			pl := p.Plugins[name]
-			errs = append(errs, &pipeline.Error{File: file, Pos: pl.Pos, Msg: fmt.Sprintf("plugin %s (%s): %v", name, pl.Path, err)})
+		m, err := h.LoadNamed(ctx, confined(file, pluginRoots(file, roots)), name, loadable[name])
+		if err != nil { // a LoadError: plugin "name" (path) ...
+			errs = append(errs, &pipeline.Error{File: file, Pos: p.Plugins[name].Pos, Msg: err.Error()})
 			continue
 		}
 		modules[name] = m
@@ -193,6 +190,37 @@ func lintPluginFiles(ctx context.Context, file string, roots []string, p *pipeli
 		errs = append(errs, list...)
 	}
 	errs.Sort()
+	return errs.Err()
+}
+
+// pluginPath is where a plugin's file is: its path, from the pipeline
+// file's folder when relative.
+func pluginPath(file string, pl *pipeline.Plugin) string {
+	if filepath.IsAbs(pl.Path) {
+		return pl.Path
+	}
+	return filepath.Join(filepath.Dir(file), pl.Path)
+}
+
+// missingPlugin is the problem of a plugin whose file does not exist.
+func missingPlugin(file, name string, pl *pipeline.Plugin) *pipeline.Error {
+	path := pluginPath(file, pl)
+	where := pl.Path
+	if path != pl.Path {
+		where += " (" + path + ")"
+	}
+	return &pipeline.Error{File: file, Pos: pl.Pos, Msg: fmt.Sprintf("plugin %s: %s does not exist; %s", name, where, buildHint(path))}
+}
+
+// missingPlugins lists the plugins of p whose files do not exist (plan's
+// check; lint checks each file further).
+func missingPlugins(file string, p *pipeline.Pipeline) error {
+	var errs pipeline.Errors
+	for _, name := range slices.Sorted(maps.Keys(p.Plugins)) {
+		if _, err := os.Stat(pluginPath(file, p.Plugins[name])); errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, missingPlugin(file, name, p.Plugins[name]))
+		}
+	}
 	return errs.Err()
 }
 
@@ -211,18 +239,51 @@ func readPipelineAs(file string, roots []string, partial bool) (*pipeline.Pipeli
 			return nil, fmt.Errorf("--plugin-root %s: not a folder", r)
 		}
 	}
-	opts := pipeline.ParseOptions{Lookup: os.LookupEnv, PluginRoots: roots, Partial: partial, Connectors: connector.Set()}
-	if len(roots) == 0 {
-		if wd, err := os.Getwd(); err == nil {
-			opts.PluginRoots = []string{wd}
-		}
-	}
+	opts := pipeline.ParseOptions{Lookup: os.LookupEnv, PluginRoots: pluginRoots(file, roots), Partial: partial, Connectors: connector.Set()}
 	return pipeline.ParseFile(file, opts)
+}
+
+// pluginRoots are the folders besides the pipeline file's own that its
+// plugin paths may reach: the --plugin-root folders, else the working
+// directory and the project the pipeline file is in (the nearest folder
+// above it holding .git), so that configs/quickstart.yaml's
+// ../plugins/... loads from the repository's root and from configs/ alike.
+func pluginRoots(file string, flag []string) []string {
+	if len(flag) > 0 {
+		return flag
+	}
+	var out []string
+	if wd, err := os.Getwd(); err == nil {
+		out = append(out, wd)
+	}
+	if p := projectRoot(file); p != "" && !slices.Contains(out, p) {
+		out = append(out, p)
+	}
+	return out
+}
+
+// projectRoot is the nearest folder at or above file's that holds .git,
+// or "".
+func projectRoot(file string) string {
+	dir, err := filepath.Abs(filepath.Dir(file))
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return ""
+		}
+		dir = up
+	}
 }
 
 // addPluginRootFlag adds --plugin-root, the folders a plugin path may
 // reach with "..".
 func addPluginRootFlag(cmd *cobra.Command, roots *[]string) {
 	cmd.Flags().StringArrayVar(roots, "plugin-root", nil,
-		"a folder plugin paths may reach with \"..\" besides the pipeline's own (repeatable; default: the working directory)")
+		"a folder plugin paths may reach (with \"..\" or absolute) besides the pipeline's own (repeatable; default: the working directory and the git checkout holding the pipeline)")
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,6 +73,7 @@ operators:
 // TestLintPluginRoots: plugin paths that climb out of the pipeline's
 // folder are refused unless --plugin-root allows the folder they reach.
 func TestLintPluginRoots(t *testing.T) {
+	identity := string(mustRead(t, watFixture(t, "identity")))
 	dir := t.TempDir()
 	sub := filepath.Join(dir, "jobs")
 	p := filepath.Join(sub, "p.yaml")
@@ -82,6 +85,10 @@ func TestLintPluginRoots(t *testing.T) {
 	if code != 1 || !strings.Contains(out, p+":4:3: plugin m: path ../plugins/m.wasm climbs out of the allowed plugin folders") {
 		t.Errorf("exit %d: %s", code, out)
 	}
+	if err := mkdir(filepath.Join(dir, "plugins")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "plugins", "m.wasm"), identity)
 	if code, out, _ := runHost(t, "lint", "--plugin-root", dir, p); code != 0 {
 		t.Errorf("with --plugin-root: exit %d: %s", code, out)
 	}
@@ -210,5 +217,51 @@ func TestOnlySourcesIsRefused(t *testing.T) {
 	writeFile(t, p, "version: 1\nname: p\noperators:\n  - { id: src, source: { type: generator, preset: sequence, count: 3 } }\n  - { id: m, key-by: n, count: true }\n")
 	if code, out, errs := runHost(t, "run", "--progress", "none", p); code != 0 {
 		t.Errorf("a source and a count: exit %d: %s%s", code, out, errs)
+	}
+}
+
+// TestPluginPathsFromThePipelinesFolder: the CLI user's own files load
+// however they are named: from the pipeline's folder as the working
+// directory (cd configs && host run quickstart.yaml failed: ../plugins
+// climbed out of the working directory), and by an absolute path inside the
+// allowed folders; one outside them is refused naming the folders.
+func TestPluginPathsFromThePipelinesFolder(t *testing.T) {
+	identity := string(mustRead(t, watFixture(t, "identity")))
+	t.Chdir(filepath.Join("..", "..", "configs"))
+	t.Setenv("SLUICE_CACHE_DIR", t.TempDir())
+	var stdout, errb bytes.Buffer
+	if code := run(context.Background(), []string{"run", "--progress", "none", "quickstart.yaml"}, strings.NewReader(""), &stdout, &errb); code != 0 {
+		t.Fatalf("cd configs && host run quickstart.yaml: exit %d: %s", code, errb.String())
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, d := range []string{"lib", "jobs"} {
+		if err := mkdir(filepath.Join(dir, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(dir, "lib", "m.wasm"), identity)
+	abs := filepath.Join(dir, "lib", "m.wasm")
+	job := func(path string) string {
+		p := filepath.Join(dir, "jobs", "p.yaml")
+		writeFile(t, p, "version: 1\nname: p\nplugins:\n  m: { path: "+path+" }\noperators:\n  - { id: s, source: { type: elements, values: [{n: 1}] } }\n  - { id: x, map: m }\n  - { id: o, sink: { type: discard } }\n")
+		return p
+	}
+	for _, verb := range []string{"lint", "plan", "run"} {
+		if code, out, errs := runPluginCLI(t, "", verb, job(abs)); code != 0 {
+			t.Errorf("%s with the absolute path %s inside the working directory: exit %d: %s%s", verb, abs, code, out, errs)
+		}
+	}
+	other := t.TempDir()
+	writeFile(t, filepath.Join(other, "m.wasm"), identity)
+	p := job(filepath.Join(other, "m.wasm"))
+	code, out, errs := runPluginCLI(t, "", "lint", p)
+	want := p + ":4:3: plugin m: path " + filepath.Join(other, "m.wasm") + " is absolute and outside the allowed plugin folders (allowed: " +
+		filepath.Join(dir, "jobs") + ", " + dir + "): to load it, pass --plugin-root " + other + " (its folder, or one above it)\n"
+	if code != 1 || out+errs != want {
+		t.Errorf("outside: exit %d:\n got: %s%s\nwant: %s", code, out, errs, want)
+	}
+	if code, out, errs := runPluginCLI(t, "", "run", "--plugin-root", other, p); code != 0 {
+		t.Errorf("with --plugin-root: exit %d: %s%s", code, out, errs)
 	}
 }

@@ -29,7 +29,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if asExitCode(err, &ec) {
 			return int(ec)
 		}
-		root.PrintErrln("error:", err)
+		root.PrintErrln("error:", withBuildHint(err, err.Error()))
 		return 1
 	}
 	return 0

@@ -38,6 +38,9 @@ planned exits 1 with every reason.`,
 				return err
 			}
 			p, err := readPipeline(args[0], roots)
+			if err == nil {
+				err = missingPlugins(args[0], p)
+			}
 			if err != nil {
 				return planFailed(cmd, err)
 			}

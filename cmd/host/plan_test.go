@@ -51,6 +51,10 @@ func TestPlanJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
+	// no HTML escaping: a task's name reads as it does in the text plan
+	if !strings.Contains(out, `"name": "Source: txns -> valid -> enriched"`) {
+		t.Errorf("task names escaped or missing:\n%s", out)
+	}
 	keysOf := func(v any) []string {
 		var ks []string
 		for k := range v.(map[string]any) {

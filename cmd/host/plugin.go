@@ -14,9 +14,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/codec"
+	"github.com/sluicehq/sluice/host/jsonout"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plugin"
 	"github.com/sluicehq/sluice/host/runtime"
@@ -100,9 +102,7 @@ problem found.`,
 			defer h.Close(context.Background())
 			show := func(info plugin.Info) error {
 				if asJSON {
-					enc := json.NewEncoder(cmd.OutOrStdout())
-					enc.SetIndent("", "  ")
-					return enc.Encode(info)
+					return jsonout.NewEncoder(cmd.OutOrStdout()).Encode(info)
 				}
 				printInfo(cmd.OutOrStdout(), info)
 				return nil
@@ -196,14 +196,15 @@ func newPluginRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run FILE.wasm --input records.jsonl",
 		Short: "Run one operator plugin over JSON lines and print its output as JSON lines",
-		Long: `Run loads FILE.wasm, opens it as subtask 1 of 1 with the --config values,
+		Long: `Run loads FILE.wasm, opens it as subtask 1 of 1 with the --operator-config values,
 and sends it the records of --input (one JSON object per line; "-" reads
 standard input) in batches. Each output record is printed as one line
 {"port": "main" or a side-output tag, "key": ..., "record": {...}} with the
 record's fields in their order. With --key FIELD the records are keyed by
 that field and the plugin gets keyed state (held in memory, up to the
-state-memory setting, as in a job), as after a keyBy. --config values are JSON when they parse as JSON (30, true,
-[1,2]), strings otherwise. A summary goes to standard error.`,
+state-memory setting, as in a job), as after a keyBy. --operator-config values are JSON when they parse as JSON (30, true,
+[1,2]), strings otherwise. --config is the host settings file, as for every
+command. A summary goes to standard error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPlugin(cmd, args[0], o)
@@ -211,7 +212,7 @@ state-memory setting, as in a job), as after a keyBy. --config values are JSON w
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.input, "input", "", "JSON-lines file of input records (\"-\" for standard input)")
-	f.StringArrayVar(&o.config, "config", nil, "operator config entry key=value (repeatable)")
+	addOperatorConfigFlag(f, &o.config, "operator config entry key=value at open (repeatable)")
 	f.StringVar(&o.key, "key", "", "key the records by this top-level field (keyed state for reduce/process)")
 	f.IntVar(&o.batch, "batch", 256, "records per batch")
 	settings.AddFlags(f, "state-memory")
@@ -219,13 +220,27 @@ state-memory setting, as in a job), as after a keyBy. --config values are JSON w
 	return cmd
 }
 
-// parseConfig turns key=value entries into the operator's config map.
-func parseConfig(entries []string) (map[string]any, error) {
+// addOperatorConfigFlag adds --operator-config, the operator's config as
+// key=value entries (plugin run and check; it was --config, which is the
+// host settings file everywhere).
+func addOperatorConfigFlag(f *pflag.FlagSet, entries *[]string, usage string) {
+	f.StringArrayVar(entries, "operator-config", nil, usage)
+}
+
+// parseConfig turns the --operator-config key=value entries into the
+// operator's config map. A --config that is key=value is the old spelling
+// of --operator-config: it is refused, naming the new one.
+func parseConfig(cmd *cobra.Command, entries []string) (map[string]any, error) {
+	if file, _ := cmd.Flags().GetString("config"); strings.Contains(file, "=") {
+		if _, err := os.Stat(file); err != nil {
+			return nil, fmt.Errorf("--config %q: the operator's config is --operator-config key=value now; --config is the host settings file (YAML), as for every command", file)
+		}
+	}
 	cfg := map[string]any{}
 	for _, e := range entries {
 		k, v, ok := strings.Cut(e, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("--config %q: want key=value (the operator's config; a host settings file is --host-config FILE)", e)
+			return nil, fmt.Errorf("--operator-config %q: want key=value (the operator's config; the host settings file is --config FILE)", e)
 		}
 		cfg[k] = configValue(v)
 	}
@@ -267,7 +282,7 @@ func runPlugin(cmd *cobra.Command, file string, o runOptions) error {
 	if o.batch < 1 {
 		return fmt.Errorf("--batch must be at least 1, got %d", o.batch)
 	}
-	cfg, err := parseConfig(o.config)
+	cfg, err := parseConfig(cmd, o.config)
 	if err != nil {
 		return err
 	}
@@ -456,7 +471,7 @@ func (j *jsonLines) Emit(port int, buf []byte, count int) error {
 	for len(j.counts) < len(j.ports) {
 		j.counts = append(j.counts, 0)
 	}
-	name, _ := json.Marshal(j.ports[port])
+	name, _ := jsonout.Marshal(j.ports[port])
 	rd := abi.NewReader(buf, count)
 	for rd.Next() {
 		r := rd.Record()
@@ -485,14 +500,16 @@ func (j *jsonLines) Emit(port int, buf []byte, count int) error {
 	return rd.Err()
 }
 
-// printGuestOutput shows what the plugin wrote to stdout and stderr.
+// printGuestOutput shows what the plugin wrote to stdout and stderr,
+// escaped (plugin.PrintableLog) and each line behind "| ", so that no
+// guest line passes for one of the host's.
 func printGuestOutput(w io.Writer, name string, op *plugin.Operator) {
 	stdout, stderr := op.Output()
 	for _, s := range []struct{ what, text string }{{"stdout", stdout}, {"stderr", stderr}} {
 		if s.text != "" {
-			fmt.Fprintf(w, "plugin %s %s (tail):\n%s", name, s.what, s.text)
-			if !strings.HasSuffix(s.text, "\n") {
-				fmt.Fprintln(w)
+			fmt.Fprintf(w, "plugin %s %s (tail):\n", name, s.what)
+			for _, line := range strings.SplitAfter(strings.TrimSuffix(s.text, "\n"), "\n") {
+				fmt.Fprintf(w, "| %s\n", strings.TrimSuffix(line, "\n"))
 			}
 		}
 	}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -22,7 +25,7 @@ func newPluginCheckCmd() *cobra.Command {
 		Short: "Run a plugin through the conformance kit and print a PASS/FAIL table",
 		Long: `Check runs FILE.wasm through the obligations of ABI v1 with the real host:
 the marker and exports, describe and its kind, open with an empty config
-(or the --config values), an empty batch, a large batch of transactions-like
+(or the --operator-config values), an empty batch, a large batch of transactions-like
 records, malformed input (a truncated batch, a count larger than the
 records, a record that is not an envelope) answered with the malformed-input
 status (-1) rather than a trap or another status, well-formed output, the same output for the same input
@@ -35,9 +38,12 @@ It prints one PASS or FAIL line per check and exits 1 on any failure.`,
 			if k != "" && !conformance.KnownKind(k) {
 				return fmt.Errorf("--kind %q: not a plugin kind", kind)
 			}
-			cfg, err := parseConfig(config)
+			cfg, err := parseConfig(cmd, config)
 			if err != nil {
 				return err
+			}
+			if _, err := os.Stat(args[0]); errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("%s does not exist; %s", args[0], buildHint(args[0]))
 			}
 			h, err := newPluginHost(cmd)
 			if err != nil {
@@ -66,7 +72,7 @@ It prints one PASS or FAIL line per check and exits 1 on any failure.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&kind, "kind", "", "the kind the plugin must be (map, filter, flat-map, process, reduce, co-map, co-process, partitioner, key-selector)")
-	f.StringArrayVar(&config, "config", nil, "config entry key=value at open (repeatable; default an empty config)")
+	addOperatorConfigFlag(f, &config, "operator config entry key=value at open (repeatable; default an empty config)")
 	f.IntVar(&records, "records", conformance.LargeBatch, "records in the large batch")
 	return cmd
 }

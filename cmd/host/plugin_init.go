@@ -15,6 +15,10 @@ import (
 	"text/template"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sluicehq/sluice/abi"
+	sdkgo "github.com/sluicehq/sluice/sdk/go"
 )
 
 func init() { pluginCommands = append(pluginCommands, newPluginInitCmd) }
@@ -37,21 +41,44 @@ var initLangs = map[string]struct{ dir, sdk string }{
 type initData struct {
 	Name  string // the plugin's name: file names, the Go module, the describe name
 	Ident string // Name with - as _ (the Rust crate's library file)
-	SDK   string // absolute path of the sluice checkout
+	SDK   string // absolute path of the sluice checkout; "" when Vendored
+	// Vendored: made outside a checkout, the project holds a copy of the
+	// Go SDK (sdk.Source, abi.Source) in sluice-sdk/.
+	Vendored bool
+	Version  string // sluice's version (host version)
+	Host     string // how the README runs the host: the checkout's bin/host, else host
+	Kind     string // --kind: what the operator is
+	Does     string // what it does, a phrase (initKinds)
+	Keyed    bool   // the kind keeps keyed state (needs a key-by)
 }
+
+// initKinds are the kinds --kind scaffolds (Go), with what each does.
+var initKinds = map[string]string{
+	"filter":      "it keeps the records whose field \"amount\" is greater than zero",
+	"map":         "it adds the field \"positive\", whether the record's \"amount\" is greater than zero",
+	"flat-map":    "it emits each record as many times as its field \"count\" says (at most 10)",
+	"process":     "it sends the records whose \"amount\" is over 1000 to the side output \"large\" and the others on",
+	"reduce":      "per key it sums the field \"amount\" into the key's first record and emits the running result",
+	"partitioner": "it sends each key to the channel its hash gives, as a key-by would",
+}
+
+// vendoredSDK is the folder of a project that holds the Go SDK's copy.
+const vendoredSDK = "sluice-sdk"
 
 var pluginNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
 
 const sluiceModule = "github.com/sluicehq/sluice"
 
 func newPluginInitCmd() *cobra.Command {
-	var lang, dir, sdk string
+	var lang, dir, sdk, kind string
 	cmd := &cobra.Command{
 		Use:   "init --lang go|rust|c|assemblyscript NAME",
 		Short: "Scaffold a plugin project: source, build, a test with sample records, README",
 		Long: `Init writes a new plugin project NAME into --dir (default ./NAME): the
-source of a filter (it keeps the records whose amount is greater than zero),
-a build command, a test with sample records and a README. It builds and
+source of an operator, a build command, a test with sample records and a
+README. --kind chooses the operator of a Go project (map, filter, flat-map,
+process, reduce or partitioner; default filter, which keeps the records
+whose amount is greater than zero); the other languages scaffold a filter. It builds and
 passes its own test unchanged:
 
   go              make (GOOS=wasip1) / make test (go test); go.mod replaces
@@ -63,7 +90,11 @@ passes its own test unchanged:
                   cache); then npm install && npm test (asc, then node)
 
 --sdk is the sluice checkout whose SDK the project uses; by default the one
-this command runs from, when it can tell.`,
+this command runs from, when it can tell. Outside a checkout (a host
+installed on its own), a Go project gets a copy of the Go SDK in sluice-sdk/,
+which its go.mod replaces the sluice module with (the module is not on the
+module proxy): it builds with no checkout and no network. The other
+languages need a checkout.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
@@ -74,30 +105,97 @@ this command runs from, when it can tell.`,
 			if !pluginNameRE.MatchString(name) {
 				return fmt.Errorf("plugin name %q: use lower-case letters, digits and -, starting with a letter", name)
 			}
-			root, err := sdkRoot(sdk)
-			if err != nil {
-				return err
+			does, ok := initKinds[kind]
+			if !ok {
+				return fmt.Errorf("--kind %q: want map, filter, flat-map, process, reduce or partitioner", kind)
 			}
-			if fi, err := os.Stat(filepath.Join(root, l.sdk)); err != nil || !fi.IsDir() {
-				return fmt.Errorf("--sdk %s: no %s folder", root, l.sdk)
+			if kind != "filter" && lang != "go" {
+				return fmt.Errorf("--kind %s: the %s scaffold is a filter; --kind chooses the operator of a Go project (--lang go)", kind, lang)
+			}
+			data := initData{Name: name, Ident: strings.ReplaceAll(name, "-", "_"), Version: buildVersions().Sluice, Host: "host",
+				Kind: kind, Does: does, Keyed: kind == "reduce"}
+			root, err := sdkRoot(sdk)
+			switch {
+			case err != nil && sdk == "" && lang == "go":
+				data.Vendored = true // no checkout: the SDK goes into the project
+			case err != nil && sdk == "":
+				return fmt.Errorf("%v: a %s plugin builds against the SDK of a sluice checkout (only --lang go copies its SDK into the project)", err, lang)
+			case err != nil:
+				return err
+			default:
+				if fi, err := os.Stat(filepath.Join(root, l.sdk)); err != nil || !fi.IsDir() {
+					return fmt.Errorf("--sdk %s: no %s folder", root, l.sdk)
+				}
+				data.SDK, data.Host = root, filepath.Join(root, "bin", "host")
 			}
 			if dir == "" {
 				dir = name
 			}
-			if err := scaffold(dir, l.dir, initData{Name: name, Ident: strings.ReplaceAll(name, "-", "_"), SDK: root}); err != nil {
+			if err := scaffold(dir, l.dir, data); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "created %s plugin %q in %s (sdk %s); see %s\n",
-				lang, name, dir, root, filepath.Join(dir, "README.md"))
+			from := "sdk " + root
+			if data.Vendored {
+				if err := writeGoSDK(filepath.Join(dir, vendoredSDK)); err != nil {
+					return err
+				}
+				from = "the Go SDK of sluice " + data.Version + " copied into " + filepath.Join(dir, vendoredSDK) + ": no sluice checkout here, and the module is not on the module proxy"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "created %s plugin %q in %s (%s); see %s\n",
+				lang, name, dir, from, filepath.Join(dir, "README.md"))
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&lang, "lang", "", "the plugin's language: go, rust, c or assemblyscript")
 	f.StringVar(&dir, "dir", "", "the project folder to create (default ./NAME)")
+	f.StringVar(&kind, "kind", "filter", "the operator the project makes (go): map, filter, flat-map, process, reduce or partitioner")
 	f.StringVar(&sdk, "sdk", "", "the sluice checkout whose SDK to use (default: the one this host runs from)")
 	cmd.MarkFlagRequired("lang")
+	// init writes files and runs no plugin: the host settings and the
+	// plugin limits it inherits mean nothing to it, and listing them read
+	// as options of the project
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		c.InheritedFlags().VisitAll(func(f *pflag.Flag) { f.Hidden = true })
+		c.Parent().HelpFunc()(c, args)
+	})
 	return cmd
+}
+
+// writeGoSDK writes the Go SDK and the abi package it imports (their
+// sources, tests left out) into dir as the module github.com/sluicehq/sluice,
+// which needs nothing but the standard library.
+func writeGoSDK(dir string) error {
+	mod := "// The Go SDK of sluice, copied by host plugin init: sdk/go and the abi package it imports.\nmodule " + sluiceModule + "\n\ngo 1.26\n"
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
+		return err
+	}
+	for _, src := range []struct {
+		fsys fs.FS
+		dir  string
+	}{{abi.Source, "abi"}, {sdkgo.Source, "sdk/go"}} {
+		err := fs.WalkDir(src.fsys, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || strings.HasSuffix(p, "_test.go") {
+				return err
+			}
+			b, err := fs.ReadFile(src.fsys, p)
+			if err != nil {
+				return err
+			}
+			out := filepath.Join(dir, filepath.FromSlash(src.dir), filepath.FromSlash(p))
+			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(out, b, 0o644)
+		})
+		if err != nil {
+			return fmt.Errorf("writing the Go SDK into %s: %w", dir, err)
+		}
+	}
+	return nil
 }
 
 // sdkRoot returns the sluice checkout: given, or found above the running

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/plugin/conformance"
 	"github.com/sluicehq/sluice/host/plugin/conformance/conformancetest"
 )
@@ -187,5 +188,71 @@ func TestPluginInitAssemblyScriptFreshCheckout(t *testing.T) {
 	}
 	if msg, err := npm(dir, "test"); err != nil {
 		t.Fatalf("npm test after npm ci in the SDK: %v\n%s", err, msg)
+	}
+}
+
+// TestPluginInitOutsideACheckout: a plugin author who installed the CLI
+// has no sluice checkout (init failed: "pass --sdk PATH"). From an empty
+// folder, a Go project gets a copy of the SDK and builds, passes its test
+// and the conformance kit with no checkout and no network; another
+// language says it needs a checkout.
+func TestPluginInitOutsideACheckout(t *testing.T) {
+	empty := t.TempDir()
+	t.Chdir(empty)
+	code, out, errs := runPluginCLI(t, "", "plugin", "init", "--lang", "go", "my-op")
+	if code != 0 || !strings.Contains(out, "copied into my-op/sluice-sdk: no sluice checkout here, and the module is not on the module proxy") {
+		t.Fatalf("init: exit %d: %s%s", code, out, errs)
+	}
+	dir := filepath.Join(empty, "my-op")
+	gomod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if !strings.Contains(string(gomod), "replace github.com/sluicehq/sluice => ./sluice-sdk") {
+		t.Errorf("go.mod:\n%s", gomod)
+	}
+	makeOffline(t, dir)
+	conformancetest.Check(t, filepath.Join(dir, "my-op.wasm"), conformance.Options{Records: 2000})
+	// --kind chooses the operator and the README says which (every
+	// scaffold was a filter whatever its name); each builds, passes its own
+	// test and the conformance kit as the kind it says
+	for kind, does := range initKinds {
+		if kind == "filter" {
+			continue // my-op above
+		}
+		t.Run(kind, func(t *testing.T) {
+			name := "op-" + kind
+			if code, out, errs := runPluginCLI(t, "", "plugin", "init", "--lang", "go", "--kind", kind, name); code != 0 {
+				t.Fatalf("init: exit %d: %s%s", code, out, errs)
+			}
+			dir := filepath.Join(empty, name)
+			readme, _ := os.ReadFile(filepath.Join(dir, "README.md"))
+			if !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), "A sluice "+kind+" plugin in Go: "+does+".") {
+				t.Errorf("README:\n%s", readme)
+			}
+			makeOffline(t, dir)
+			conformancetest.Check(t, filepath.Join(dir, name+".wasm"), conformance.Options{Kind: abi.Kind(kind), Records: 2000})
+		})
+	}
+	for _, args := range [][]string{{"--kind", "sink"}, {"--lang", "c", "--kind", "map"}} {
+		code, _, errs := runPluginCLI(t, "", append([]string{"plugin", "init", "--lang", "go", "x"}, args...)...)
+		if code != 1 || !strings.Contains(errs, "--kind ") {
+			t.Errorf("init %v: exit %d: %s", args, code, errs)
+		}
+	}
+	code, _, errs = runPluginCLI(t, "", "plugin", "init", "--lang", "rust", "my-rust")
+	if code != 1 || !strings.Contains(errs, "a rust plugin builds against the SDK of a sluice checkout (only --lang go copies its SDK into the project)") {
+		t.Errorf("rust outside a checkout: exit %d: %s", code, errs)
+	}
+}
+
+// makeOffline runs the Go scaffold's make test and make with no network:
+// the SDK must come from the project itself.
+func makeOffline(t *testing.T, dir string) {
+	t.Helper()
+	for _, step := range [][]string{{"make", "test"}, {"make"}} {
+		cmd := exec.Command(step[0], step[1:]...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(step, " "), err, msg)
+		}
 	}
 }

@@ -103,7 +103,7 @@ func TestPluginRun(t *testing.T) {
 
 {"z":1,"a":{"nested":true},"m":null}
 `
-	code, out, errs := runPluginCLI(t, input, "plugin", "run", wasm, "--input", "-", "--config", "threshold=30", "--config", "bank=NBI")
+	code, out, errs := runPluginCLI(t, input, "plugin", "run", wasm, "--input", "-", "--operator-config", "threshold=30", "--operator-config", "bank=NBI")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -144,7 +144,9 @@ func TestPluginRunInputErrors(t *testing.T) {
 		{"{\"a\":1}\n{\"a\":\n", nil, "error: standard input:2: json: unexpected end of input at byte 5\n"},
 		{"[1,2]\n", nil, "error: standard input:1: a record must be a JSON object, not an array\n"},
 		{"{\"a\":1}\n", []string{"--key", "id"}, "error: standard input:1: the record has no field \"id\" for --key\n"},
-		{"", []string{"--config", "novalue"}, "error: --config \"novalue\": want key=value (the operator's config; a host settings file is --host-config FILE)\n"},
+		{"", []string{"--operator-config", "novalue"}, "error: --operator-config \"novalue\": want key=value (the operator's config; the host settings file is --config FILE)\n"},
+		// the old spelling of --operator-config is refused, naming the new one
+		{"", []string{"--config", "threshold=30"}, "error: --config \"threshold=30\": the operator's config is --operator-config key=value now; --config is the host settings file (YAML), as for every command\n"},
 	} {
 		args := append([]string{"plugin", "run", wasm, "--input", "-"}, tt.args...)
 		code, _, errs := runPluginCLI(t, tt.input, args...)
@@ -155,7 +157,7 @@ func TestPluginRunInputErrors(t *testing.T) {
 }
 
 func TestConfigValues(t *testing.T) {
-	cfg, err := parseConfig([]string{"n=30", "f=1.5", "b=true", "s=NBI", "l=[1,\"x\"]", "e=", "eq=a=b"})
+	cfg, err := parseConfig(newPluginRunCmd(), []string{"n=30", "f=1.5", "b=true", "s=NBI", "l=[1,\"x\"]", "e=", "eq=a=b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +194,7 @@ func TestPluginRunSideOutput(t *testing.T) {
 	input := `{"deviceId":"b1","value":21.5}
 {"deviceId":"b2","value":34.2}
 `
-	code, out, errs := runPluginCLI(t, input, "plugin", "run", goPlugin(t, "high-temp"), "--input", "-", "--config", "threshold=30")
+	code, out, errs := runPluginCLI(t, input, "plugin", "run", goPlugin(t, "high-temp"), "--input", "-", "--operator-config", "threshold=30")
 	want := `{"port":"main","record":{"deviceId":"b1","value":21.5}}
 {"port":"main","record":{"deviceId":"b2","value":34.2}}
 {"port":"alerts","record":{"deviceId":"b2","value":34.2}}
@@ -281,13 +283,54 @@ func TestPluginUnknownSubcommand(t *testing.T) {
 }
 
 // TestRunNamesTheMissingPluginsLine: a plugin that cannot be loaded is
-// reported at the line of the pipeline that names it.
+// reported at the line of the pipeline that names it, once, by the
+// pipeline's name (it read `plugin "v": plugin "nope" (nope.wasm)`); lint
+// and plan refuse a missing file too (they passed), and every command says
+// the file is missing and what builds it.
 func TestRunNamesTheMissingPluginsLine(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "p.yaml")
+	dir := t.TempDir()
+	p := filepath.Join(dir, "p.yaml")
 	writeFile(t, p, "version: 1\nname: p\nplugins:\n  v: { path: nope.wasm }\noperators:\n  - { id: s, source: { type: generator, preset: words, count: 1 } }\n  - { id: m, map: v }\n  - { id: o, sink: { type: discard } }\n")
+	nope := filepath.Join(dir, "nope.wasm")
 	code, _, errs := runPluginCLI(t, "", "run", "--progress", "none", p)
-	if code == 0 || !strings.Contains(errs, p+`:4:3: plugin "v": `) || !strings.Contains(errs, "no such file or directory") {
-		t.Errorf("exit %d: %s", code, errs)
+	if want := "error: " + p + `:4:3: plugin "v" (` + nope + ") cannot be loaded: the file does not exist; build the plugin first\n"; code != 1 || errs != want {
+		t.Errorf("run: exit %d:\n got: %s\nwant: %s", code, errs, want)
+	}
+	want := p + ":4:3: plugin v: nope.wasm (" + nope + ") does not exist; build the plugin first\n"
+	for _, verb := range []string{"lint", "plan"} {
+		code, out, errs := runPluginCLI(t, "", verb, p)
+		if code != 1 || out+errs != want {
+			t.Errorf("%s: exit %d:\n got: %s%s\nwant: %s", verb, code, out, errs, want)
+		}
+	}
+	// an example plugin of the checkout names its make target
+	missing := filepath.Join("..", "..", "plugins", "split", "split-nope-rust.wasm")
+	code, out, errs := runPluginCLI(t, "", "plugin", "check", missing)
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	if want := "error: " + missing + " does not exist; build it first: make plugins in " + root + " builds the example plugins\n"; code != 1 || out != "" || errs != want {
+		t.Errorf("plugin check: exit %d, stdout %q\n got: %s\nwant: %s", code, out, errs, want)
+	}
+	if hint := buildHint(filepath.Join("..", "..", "plugins", "split", "split-rust.wasm")); hint != "build it first: make plugins-rust in "+root+" builds it (make plugins builds every example)" {
+		t.Errorf("split-rust.wasm: %s", hint)
+	}
+	if hint := buildHint(filepath.Join("..", "..", "plugins", "split", "split.wasm")); !strings.HasPrefix(hint, "build it first: make go-plugins in ") {
+		t.Errorf("split.wasm: %s", hint)
+	}
+}
+
+// TestErrorsNameThePluginOnce: a plugin the pipeline names differently
+// from its file is named by the pipeline's name, once, in lint's and run's
+// errors.
+func TestErrorsNameThePluginOnce(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "badkind.wasm"), string(mustRead(t, wat(t, filepath.Join("testdata", "badkind.wat")))))
+	p := filepath.Join(dir, "p.yaml")
+	writeFile(t, p, "version: 1\nname: p\nplugins:\n  norm: { path: badkind.wasm }\noperators:\n  - { id: s, source: { type: generator, preset: words, count: 1 } }\n  - { id: m, map: norm }\n  - { id: o, sink: { type: discard } }\n")
+	for _, verb := range []string{"lint", "run"} {
+		code, out, errs := runPluginCLI(t, "", verb, p)
+		if code != 1 || strings.Count(out+errs, `plugin "`) != 1 || !strings.Contains(out+errs, `plugin "norm" export sluice_describe`) {
+			t.Errorf("%s: exit %d:\n%s%s", verb, code, out, errs)
+		}
 	}
 }
 
@@ -297,9 +340,33 @@ func TestRunNamesTheMissingPluginsLine(t *testing.T) {
 func TestPluginRunTakesHostConfig(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "host.yaml")
 	writeFile(t, file, "memory-pages: 1\n")
-	code, _, errs := runPluginCLI(t, "", "--host-config", file, "plugin", "run", filepath.Join("..", "..", "plugins", "valid", "valid-c.wasm"), "--input", "-")
-	if code == 0 || !strings.Contains(errs, "above the host's limit of 1 pages (64 KiB)") {
-		t.Errorf("exit %d: %s", code, errs)
+	// --config is the host settings file for the plugin commands too (it
+	// was the operator's config there); --host-config still works
+	for _, flag := range []string{"--host-config", "--config"} {
+		for _, verb := range []string{"run", "check"} {
+			args := []string{flag, file, "plugin", verb, filepath.Join("..", "..", "plugins", "valid", "valid-c.wasm")}
+			if verb == "run" {
+				args = append(args, "--input", "-")
+			}
+			code, out, errs := runPluginCLI(t, "", args...)
+			if code == 0 || !strings.Contains(out+errs, "above the host's limit of 1 pages (64 KiB)") {
+				t.Errorf("%s: exit %d: %s%s", strings.Join(args, " "), code, out, errs)
+			}
+		}
+	}
+}
+
+// TestPluginInitHelpListsItsOwnFlags: init writes files and runs no
+// plugin, so its help lists neither the host settings file nor the plugin
+// limits (it listed --config as if it were a setting of the project).
+func TestPluginInitHelpListsItsOwnFlags(t *testing.T) {
+	code, out, _ := runPluginCLI(t, "", "plugin", "init", "--help")
+	if code != 0 || !strings.Contains(out, "--lang") || strings.Contains(out, "--config") || strings.Contains(out, "--memory-pages") || strings.Contains(out, "Global Flags") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	// the other commands' help still lists them
+	if code, out, _ := runPluginCLI(t, "", "plugin", "run", "--help"); code != 0 || !strings.Contains(out, "--config string") || !strings.Contains(out, "--operator-config") {
+		t.Errorf("plugin run --help: exit %d:\n%s", code, out)
 	}
 }
 
@@ -392,4 +459,63 @@ func TestPluginRunHoldsStateToStateMemory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPluginRunEscapesGuestOutput: what a guest writes to stdout and stderr
+// is shown escaped, each line marked as the guest's: it can neither clear
+// the terminal nor print a line that passes for the host's.
+func TestPluginRunEscapesGuestOutput(t *testing.T) {
+	code, out, errs := runPluginCLI(t, `{"n":1}`+"\n", "plugin", "run", wat(t, filepath.Join("testdata", "forger.wat")), "--input", "-")
+	if code != 0 || out != `{"port":"main","record":{"n":1}}`+"\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	line := `| \x1b[2J\x1b[H\x00job finished: 0 records\r` + "\n"
+	want := "forger: 1 records in, out: main 1\nplugin forger stdout (tail):\n" + line + "plugin forger stderr (tail):\n" + line
+	if errs != want {
+		t.Errorf("stderr\n got: %q\nwant: %q", errs, want)
+	}
+}
+
+// TestPluginRunRefusesAnUnknownKind: a describe naming a kind that does not
+// exist is refused by plugin run as by pipelines and plugin check, quoted,
+// and not offered back as a name to write.
+func TestPluginRunRefusesAnUnknownKind(t *testing.T) {
+	wasm := wat(t, filepath.Join("testdata", "badkind.wat"))
+	const why = `export sluice_describe: malformed output: kind "rm -rf" is not a plugin kind: describe must name one of map, filter, flat-map, process, reduce, co-map, co-process, partitioner, key-selector`
+	code, out, errs := runPluginCLI(t, `{"n":1}`+"\n", "plugin", "run", wasm, "--input", "-")
+	if code != 1 || out != "" || errs != `error: plugin "badkind" `+why+"\n" {
+		t.Errorf("plugin run: exit %d, stdout %q, stderr\n%s", code, out, errs)
+	}
+	code, out, _ = runPluginCLI(t, "", "plugin", "check", wasm)
+	if code != 1 || !strings.Contains(out, why) {
+		t.Errorf("plugin check: exit %d:\n%s", code, out)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "badkind.wasm"), mustRead(t, wasm), 0o600)
+	p := filepath.Join(dir, "p.yaml")
+	os.WriteFile(p, []byte("version: 1\nname: p\nplugins:\n  bk: {path: badkind.wasm}\noperators:\n  - id: src\n    source: {type: elements, values: [{n: 1}]}\n  - id: m\n    map: bk\n  - id: out\n    sink: {type: discard}\n"), 0o600)
+	for _, verb := range []string{"lint", "run"} {
+		code, out, errs = runPluginCLI(t, "", verb, p)
+		if code != 1 || !strings.Contains(out+errs, why) || strings.Contains(out+errs, "write rm -rf") {
+			t.Errorf("%s: exit %d:\n%s%s", verb, code, out, errs)
+		}
+	}
+}
+
+// TestPluginRunNamesARunawayStartFunction: a start function that never
+// ends is reported as having spent its fuel, not as a bare trap.
+func TestPluginRunNamesARunawayStartFunction(t *testing.T) {
+	code, _, errs := runPluginCLI(t, `{"n":1}`+"\n", "plugin", "run", watFixture(t, "startloop"), "--input", "-")
+	if code != 1 || !strings.Contains(errs, "the module's start function ran out of its fuel budget") || strings.Contains(errs, "unreachable") {
+		t.Errorf("exit %d:\n%s", code, errs)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -21,9 +21,10 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().String("config", "", "host settings file (YAML); SLUICE_* environment variables and flags override it")
-	// the plugin commands' own --config is the operator's config (key=value):
-	// there the settings file is given by this name (it works everywhere)
-	root.PersistentFlags().String("host-config", "", "host settings file, as --config (for the plugin commands, whose --config is the operator's)")
+	// the name the plugin commands took when their --config was the
+	// operator's (now --operator-config); it still works everywhere
+	root.PersistentFlags().String("host-config", "", "host settings file, the same as --config")
+	setVersionFlag(root)
 	for _, c := range commands {
 		root.AddCommand(c())
 	}

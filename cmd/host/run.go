@@ -119,7 +119,7 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 		if ctx.Err() != nil {
 			return cancelled("loading plugins", err)
 		}
-		fmt.Fprintln(stderr, "error:", err)
+		fmt.Fprintln(stderr, "error:", withBuildHint(err, err.Error()))
 		return exitCode(1)
 	}
 	defer closePlugins()
@@ -267,7 +267,7 @@ func loadPlugins(ctx context.Context, log *slog.Logger, file string, p *pipeline
 		return nil, nil, err
 	}
 	closeHost := func() { _ = h.Close(context.Background()) }
-	set, err := jobplugins.NewSet(ctx, h, p, g, confined(file, roots))
+	set, err := jobplugins.NewSet(ctx, h, p, g, confined(file, pluginRoots(file, roots)))
 	if err != nil {
 		closeHost()
 		return nil, nil, err

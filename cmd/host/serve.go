@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -35,7 +36,9 @@ func newServeCmd() *cobra.Command {
 and quotas come from the host config (--config, keys tenants: or
 tenants-file:); listen, rate-limit, drain-timeout, ... may also come from
 SLUICE_* variables and flags. "host serve token" makes a token and the
-hash to put in the config.
+hash to put in the config. To try the server on this machine without a
+config, --dev makes one tenant, dev, with the default quotas and prints its
+token; it listens on loopback only.
 
 On SIGTERM or SIGINT it refuses new jobs (503; /readyz answers 503), lets
 running jobs end by themselves for up to drain-timeout, cancels the rest
@@ -59,6 +62,7 @@ restart, and read a job's output before the server stops.`,
 	f.Int64("max-request-bytes", 0, "largest plugin upload (default 16 MiB)")
 	f.Int("max-pipeline-bytes", 0, "largest pipeline a tenant may submit, at most 4 MiB (default 1 MiB)")
 	f.Int("slots", 0, "task slots this host offers over all tenants (0: unlimited)")
+	f.Bool("dev", false, "try the server on this machine: one tenant, dev, whose token is printed; loopback only, and no tenants configured")
 	f.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
 	settings.AddFlags(f, append(append([]string{}, settings.Keys...), settings.ServerKeys...)...)
 	cmd.AddCommand(newServeTokenCmd())
@@ -75,8 +79,13 @@ func serve(cmd *cobra.Command, logLevel string) error {
 	if err != nil {
 		return err
 	}
+	if dev, _ := cmd.Flags().GetBool("dev"); dev {
+		if err := devTenant(cmd.ErrOrStderr(), &ss); err != nil {
+			return err
+		}
+	}
 	if len(ss.Tenants) == 0 {
-		return errors.New("no tenants: list them in the host config (tenants: or tenants-file:); see configs/serve/host.yaml")
+		return errors.New("no tenants: list them in the host config (tenants: or tenants-file:); see configs/serve/host.yaml. To try the server on this machine, serve --dev makes one tenant and prints its token")
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 	srv, err := server.New(server.Config{Host: hs, Server: ss, Logger: log})
@@ -133,6 +142,45 @@ func serve(cmd *cobra.Command, logLevel string) error {
 	return nil
 }
 
+// devTenant gives a server without tenants one, "dev", with the default
+// quotas and a new token it prints: a quick way to try the server. It
+// listens on loopback only: a server others can reach needs its tenants
+// configured.
+func devTenant(w io.Writer, ss *settings.Server) error {
+	if len(ss.Tenants) > 0 {
+		return fmt.Errorf("--dev makes a tenant of its own, and the host config lists %d: drop --dev or the tenants", len(ss.Tenants))
+	}
+	if !loopback(ss.Listen) {
+		return fmt.Errorf("--dev listens on loopback only (127.0.0.1, ::1 or localhost), not %s: a server other machines can reach needs tenants in the host config", ss.Listen)
+	}
+	token := newToken()
+	tc := settings.DefaultTenant()
+	tc.Name, tc.TokenSHA256 = "dev", server.HashToken(token)
+	ss.Tenants = []settings.Tenant{tc}
+	fmt.Fprintf(w, "sluice: --dev: one tenant, dev, for this run only; its token: %s\n", token)
+	return nil
+}
+
+// loopback reports whether the listen address is on this machine only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// newToken is a random API token.
+func newToken() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	return "sluice_" + hex.EncodeToString(b[:])
+}
+
 func newServeTokenCmd() *cobra.Command {
 	var fromStdin bool
 	cmd := &cobra.Command{
@@ -155,9 +203,7 @@ the tenant; the config keeps only the hash.`,
 			case len(args) == 1:
 				token = args[0]
 			default:
-				var b [24]byte
-				_, _ = rand.Read(b[:])
-				token = "sluice_" + hex.EncodeToString(b[:])
+				token = newToken()
 			}
 			if token == "" {
 				return errors.New("the token is empty")

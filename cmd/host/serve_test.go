@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -220,4 +221,73 @@ func startServe(t *testing.T, bin, drain string, env ...string) (*exec.Cmd, <-ch
 	}
 	t.Fatal("no serving line on stderr")
 	return nil, nil, ""
+}
+
+// TestServeDev: serve --dev makes one tenant and prints its token, which
+// submits a job; it refuses to listen beyond loopback, and beside
+// configured tenants.
+func TestServeDev(t *testing.T) {
+	t.Setenv("SLUICE_CACHE_DIR", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		code := run(ctx, []string{"serve", "--dev", "--listen", "127.0.0.1:0", "--drain-timeout", "1s"}, strings.NewReader(""), io.Discard, pw)
+		pw.Close()
+		done <- code
+	}()
+	lines := stderrLines(pr)
+	var token, base string
+	tokenRE, servingRE := regexp.MustCompile(`--dev: one tenant, dev, for this run only; its token: (sluice_[0-9a-f]+)$`), regexp.MustCompile(`serving on (http://[0-9.:]+) .*, 1 tenants$`)
+	for l := range lines {
+		if m := tokenRE.FindStringSubmatch(l); m != nil {
+			token = m[1]
+		}
+		if m := servingRE.FindStringSubmatch(l); m != nil {
+			base = m[1]
+			break
+		}
+	}
+	if token == "" || base == "" {
+		t.Fatalf("token %q, base %q", token, base)
+	}
+	go func() {
+		for range lines { // drain the log
+		}
+	}()
+	req, _ := http.NewRequest("POST", base+"/v1/jobs", strings.NewReader(
+		"version: 1\nname: try\noperators:\n  - id: src\n    source: {type: elements, values: [{n: 1}]}\n  - id: out\n    sink: {type: collect}\n"))
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job struct{ ID, Tenant string }
+	_ = json.NewDecoder(res.Body).Decode(&job)
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated || job.Tenant != "dev" {
+		t.Errorf("submit with the dev token: %d %+v", res.StatusCode, job)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("serve --dev exit %d after cancel", code)
+	}
+
+	for _, c := range []struct{ args, want []string }{
+		{[]string{"serve", "--dev", "--listen", "0.0.0.0:8080"}, []string{"--dev listens on loopback only (127.0.0.1, ::1 or localhost), not 0.0.0.0:8080"}},
+		{[]string{"serve", "--listen", "127.0.0.1:0"}, []string{"no tenants", "serve --dev makes one tenant"}},
+	} {
+		code, _, errs := runPluginCLI(t, "", c.args...)
+		for _, w := range c.want {
+			if code != 1 || !strings.Contains(errs, w) {
+				t.Errorf("%v: exit %d: %s", c.args, code, errs)
+			}
+		}
+	}
+	cfg := filepath.Join(t.TempDir(), "host.yaml")
+	writeFile(t, cfg, "tenants:\n  - name: a\n    token-sha256: "+sha("token-a")+"\n")
+	if code, _, errs := runPluginCLI(t, "", "serve", "--dev", "--config", cfg); code != 1 || !strings.Contains(errs, "--dev makes a tenant of its own, and the host config lists 1: drop --dev or the tenants") {
+		t.Errorf("--dev with tenants: exit %d: %s", code, errs)
+	}
 }

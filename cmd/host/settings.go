@@ -16,8 +16,7 @@ func hostSettings(cmd *cobra.Command) (settings.Settings, error) {
 	return settings.Load(settingsFile(cmd), os.Environ(), cmd.Flags())
 }
 
-// settingsFile is the host settings file: --host-config, else --config
-// (where --config is a file, not the plugin commands' key=value).
+// settingsFile is the host settings file: --host-config, else --config.
 func settingsFile(cmd *cobra.Command) string {
 	file, _ := cmd.Flags().GetString("host-config")
 	if file == "" {

@@ -35,13 +35,7 @@ func NewSet(ctx context.Context, h *plugin.Host, p *pipeline.Pipeline, g *plan.J
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(filepath.Dir(p.File), path)
 		}
-		var m *plugin.Module
-		var err error
-		if roots != nil {
-			m, err = h.LoadFileIn(ctx, roots, path)
-		} else {
-			m, err = h.LoadFile(ctx, path)
-		}
+		m, err := h.LoadNamed(ctx, roots, name, path)
 		at := p.File // where the pipeline names the plugin
 		if pl.Pos.Line > 0 {
 			at = fmt.Sprintf("%s:%d:%d", p.File, pl.Pos.Line, pl.Pos.Col)
@@ -59,8 +53,7 @@ func NewSet(ctx context.Context, h *plugin.Host, p *pipeline.Pipeline, g *plan.J
 			errs = append(errs, fmt.Errorf("%s: plugin %q: %w", at, name, err))
 			continue
 		}
-		// errors name the plugin as the pipeline does
-		set.Modules[name] = m.Grant(grants).Named(name)
+		set.Modules[name] = m.Grant(grants)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

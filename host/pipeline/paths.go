@@ -28,16 +28,20 @@ func (d *decoder) checkPluginPaths(p *Pipeline, opts ParseOptions) {
 	}
 }
 
-// pathProblem says what is wrong with a plugin path, or "".
+// pathProblem says what is wrong with a plugin path, or "": a relative
+// path resolves from the pipeline file's folder, and a path that climbs
+// out of it with ".." or is absolute must lie inside that folder or one
+// of roots.
 func pathProblem(file, path string, roots []string) string {
 	slashed := filepath.ToSlash(path)
-	if filepath.IsAbs(path) || strings.HasPrefix(slashed, "/") {
-		return "path " + path + " is absolute: write it relative to the pipeline file"
-	}
-	if !hasDotDot(slashed) {
+	abs := filepath.IsAbs(path) || strings.HasPrefix(slashed, "/")
+	if !abs && !hasDotDot(slashed) {
 		return ""
 	}
-	full := filepath.Join(filepath.Dir(file), path)
+	full := path
+	if !abs {
+		full = filepath.Join(filepath.Dir(file), path)
+	}
 	var allowed, seen []string // each root once, as given: the pipeline's folder is often a root too
 	for _, root := range append([]string{filepath.Dir(file)}, roots...) {
 		if within(full, root) {
@@ -53,14 +57,18 @@ func pathProblem(file, path string, roots []string) string {
 	// the flag takes a folder relative to the working directory, as the
 	// path resolves (run from the pipeline's folder, ".." is above it)
 	dir := filepath.Dir(full)
-	if wd, err := os.Getwd(); err == nil {
+	if wd, err := os.Getwd(); err == nil && !abs {
 		if abs, err := filepath.Abs(dir); err == nil {
 			if rel, err := filepath.Rel(wd, abs); err == nil {
 				dir = rel
 			}
 		}
 	}
-	return "path " + path + " climbs out of the allowed plugin folders with \"..\" (allowed: " + strings.Join(allowed, ", ") +
+	how := "climbs out of the allowed plugin folders with \"..\""
+	if abs {
+		how = "is absolute and outside the allowed plugin folders"
+	}
+	return "path " + path + " " + how + " (allowed: " + strings.Join(allowed, ", ") +
 		"): to load it, pass --plugin-root " + dir + " (its folder, or one above it)"
 }
 

@@ -23,7 +23,12 @@ func TestPluginPaths(t *testing.T) {
 		{file: "/srv/jobs/q.yaml", path: "../lib/p.wasm", roots: []string{"/srv/jobs"}, problem: "climbs out"},
 		{file: "/srv/jobs/q.yaml", path: "../lib/p.wasm", roots: []string{"/srv/j"}, problem: "climbs out"},
 		{file: "/srv/jobs/q.yaml", path: "../../p.wasm", roots: []string{"/srv/jobs/", "/srv/x", "/srv/jobs"}, problem: `with ".." (allowed: /srv/jobs, /srv/x)`}, // each once
-		{file: "q.yaml", path: "/usr/lib/p.wasm", problem: "is absolute: write it relative to the pipeline file"},
+		{file: "q.yaml", path: "/usr/lib/p.wasm", problem: "path /usr/lib/p.wasm is absolute and outside the allowed plugin folders (allowed: the working directory): to load it, pass --plugin-root /usr/lib (its folder, or one above it)"},
+		// an absolute path inside the pipeline's folder or a root is the user's own file
+		{file: "/srv/jobs/q.yaml", path: "/srv/jobs/p.wasm"},
+		{file: "/srv/jobs/q.yaml", path: "/srv/lib/p.wasm", roots: []string{"/srv"}},
+		{file: "/srv/jobs/q.yaml", path: "/srv/lib/p.wasm", roots: []string{"/srv/x"}, problem: "is absolute and outside the allowed plugin folders (allowed: /srv/jobs, /srv/x)"},
+		{file: "/srv/jobs/q.yaml", path: "/srv/jobs/../lib/p.wasm", problem: "is absolute and outside"},
 		{file: "q.yaml", path: "/usr/lib/p.wasm", allowAbs: true},
 		{file: "q.yaml", path: "../../p.wasm", allowAbs: true},
 	} {

@@ -1,8 +1,9 @@
 package plan
 
 import (
-	"encoding/json"
 	"io"
+
+	"github.com/sluicehq/sluice/host/jsonout"
 )
 
 // jsonPlan is the --format json document; its keys are a contract.
@@ -69,7 +70,5 @@ func WriteJSON(w io.Writer, g *JobGraph) error {
 	for _, e := range g.Edges {
 		doc.Edges = append(doc.Edges, jsonEdge{e.From, e.To, e.ShipStrategy, e.Chained, e.Reason, e.Blocking})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return jsonout.NewEncoder(w).Encode(doc)
 }

@@ -181,7 +181,10 @@ type LoadError struct {
 	Plugin   string
 	Path     string // empty when loaded from bytes
 	Problems []string
+	Err      error // the file error (errors.Is(err, fs.ErrNotExist)), when there is one
 }
+
+func (e *LoadError) Unwrap() error { return e.Err }
 
 func (e *LoadError) Error() string {
 	var b strings.Builder
@@ -214,6 +217,27 @@ func printable(s string) string {
 		}
 	}
 	return s
+}
+
+// PrintableLog is guest output (a stdout or stderr tail) made safe to show
+// on a terminal or a page, line by line: newlines and tabs stay, and every
+// other character that is not printable (an escape sequence's ESC, a
+// carriage return, NUL, a bidi override) and every byte that is not UTF-8
+// is written as Go quotes it (\x1b, \r, \x00, \u202e, \xff), so a guest
+// can neither drive the terminal nor overwrite a line the host printed.
+func PrintableLog(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if r == '\n' || r == '\t' || (unicode.IsPrint(r) && !(r == utf8.RuneError && w == 1)) {
+			b.WriteString(s[i : i+w])
+		} else {
+			q := strconv.Quote(s[i : i+w]) // a rune, or one bad byte as \xNN
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += w
+	}
+	return b.String()
 }
 
 // maxQuoted bounds a quoted error text: quoting can make each byte four

@@ -55,7 +55,7 @@ func TestStartFunctionTrapInOneLine(t *testing.T) {
 		t.Fatal("the open succeeded")
 	}
 	msg := err.Error()
-	if strings.Contains(msg, "\n") || !strings.Contains(msg, `plugin "starttrap" (operator op1, subtask 1/1): instantiate: the module's start function failed: unreachable`) {
+	if strings.Contains(msg, "\n") || strings.Contains(msg, "fuel") || !strings.Contains(msg, `plugin "starttrap" (operator op1, subtask 1/1): instantiate: the module's start function failed: unreachable`) {
 		t.Errorf("%q", msg)
 	}
 }
@@ -71,7 +71,7 @@ func TestStartFunctionRunsOnStartFuel(t *testing.T) {
 	if err == nil {
 		t.Fatal("the open succeeded")
 	}
-	want := `instantiate: the module's start function failed: unreachable (a start function runs on at most 1073741824 fuel units`
+	want := `instantiate: the module's start function ran out of its fuel budget: it runs on at most 1073741824 fuel units`
 	if !strings.Contains(err.Error(), want) {
 		t.Errorf("%q lacks %q", err, want)
 	}
@@ -213,7 +213,7 @@ func TestStartFunctionWASI(t *testing.T) {
 	h := newHost(t, nil)
 	op := load(t, h, "startrandom").NewOperator(context.Background(), "op1", nil)
 	err := op.Open(&runtime.OpenContext{Operator: "op1", Parallelism: 1, MaxParallelism: 128})
-	if err == nil || !strings.Contains(err.Error(), "the module's start function failed: unreachable (a start function runs on at most 1073741824 fuel units") {
+	if err == nil || !strings.Contains(err.Error(), "the module's start function ran out of its fuel budget: it runs on at most 1073741824 fuel units") {
 		t.Errorf("300 random_get of 8 MiB in a start function: %v, want it stopped by StartFuel", err)
 	}
 	op = open(t, load(t, h, "startsleep").Grant(Grants{Clock: true}), runtime.OpenContext{})
@@ -239,6 +239,20 @@ func TestRefusedInitializeClosesTheInstance(t *testing.T) {
 		op.Close(nil)
 		if n := h.LiveInstances(); n != 0 {
 			t.Fatalf("after failed open %d: %d live instances, want 0", i+1, n)
+		}
+	}
+}
+
+func TestPrintableLog(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain line\n\tindented\n":    "plain line\n\tindented\n",
+		"\x1b[2J\x00over\rwritten\n":  `\x1b[2J\x00over\rwritten` + "\n",
+		"bad \xff byte, é kept":       `bad \xff byte, é kept`,
+		"bidi \u202eevil\u202c":       `bidi \u202eevil\u202c`,
+		"a literal \\x1b stays as is": "a literal \\x1b stays as is",
+	} {
+		if got := PrintableLog(in); got != want {
+			t.Errorf("PrintableLog(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/vmihailenco/msgpack/v5"
+	"strings"
 )
 
 // Info describes a plugin module: what `host plugin inspect` prints.
@@ -147,8 +148,21 @@ func (m *Module) Inspect(ctx context.Context) (Info, error) {
 		return info, fail("%v", err)
 	}
 	if d.Kind != "" {
+		if !abi.Kind(d.Kind).Known() {
+			// quoted (a guest's text), and no suggestion built from it
+			return info, fail("kind %s is not a plugin kind: describe must name one of %s", quoteCapped(d.Kind), kindList())
+		}
 		info.Kind, info.KindFrom = abi.Kind(d.Kind), abi.ExportDescribe
 	}
 	info.SDK, info.Title, info.Outputs, info.Keyed = d.SDK, d.Name, d.Outputs, d.Keyed
 	return info, nil
+}
+
+// kindList is "map, filter, ..., key-selector".
+func kindList() string {
+	names := make([]string, len(abi.Kinds))
+	for i, k := range abi.Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
 }

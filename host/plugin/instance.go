@@ -396,8 +396,8 @@ func startError(err error) error {
 	if m := startFunction.FindString(msg); m != "" {
 		// no index: metering adds an import, which shifts every function's
 		msg = "the module's start function failed: " + strings.TrimPrefix(msg[len(m):], "wasm error: ")
-		if strings.HasSuffix(msg, ": unreachable") {
-			msg += fmt.Sprintf(" (a start function runs on at most %d fuel units, well under a second: one that does not end stops so)", int64(StartFuel))
+		if errors.Is(err, errStartFuel) {
+			msg = fmt.Sprintf("the module's start function ran out of its fuel budget: it runs on at most %d fuel units (well under a second of work), and one that does not end within them is stopped", int64(StartFuel))
 		}
 	}
 	if msg == err.Error() {

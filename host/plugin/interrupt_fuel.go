@@ -362,11 +362,16 @@ func (b *fuelBound) charge(units int64) { b.meter.Charge(units) }
 // hostRefuel is fuel.RefuelModule's refuel: stack[0] is the guest's
 // counter, negative, and gets the next slice. A call without an instance
 // (a start function, which runs during instantiation on its initial fuel)
-// gets nothing and traps as it would without slices.
+// gets nothing: it stops with errStartFuel, which startError words.
 func hostRefuel(ctx context.Context, _ api.Module, stack []uint64) {
-	if in := current(ctx); in != nil {
-		if b, ok := in.bound.(*fuelBound); ok {
-			stack[0] = uint64(b.refuel(int64(stack[0])))
-		}
+	in := current(ctx)
+	if in == nil {
+		panic(errStartFuel) // wazero ends the start function with it
+	}
+	if b, ok := in.bound.(*fuelBound); ok {
+		stack[0] = uint64(b.refuel(int64(stack[0])))
 	}
 }
+
+// errStartFuel ends a start function that spent its fuel (StartFuel).
+var errStartFuel = errors.New("start function spent its fuel")

@@ -138,7 +138,7 @@ func TestLoadSizeCapBeforeCompiling(t *testing.T) {
 func TestLoadFileErrors(t *testing.T) {
 	h := newHost(t, nil)
 	_, err := h.LoadFile(context.Background(), filepath.Join(t.TempDir(), "absent.wasm"))
-	wantLoadErr(t, err, "no such file or directory")
+	wantLoadErr(t, err, "the file does not exist")
 	_, err = h.LoadFile(context.Background(), t.TempDir())
 	wantLoadErr(t, err, "is a directory, not a .wasm file")
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,14 +40,42 @@ func (m *Module) Host() *Host { return m.host }
 // file name without the .wasm extension.
 func (h *Host) LoadFile(ctx context.Context, path string) (*Module, error) {
 	name := strings.TrimSuffix(filepath.Base(path), ".wasm")
-	fail := func(format string, args ...any) error {
-		return &LoadError{Plugin: name, Path: path, Problems: []string{fmt.Sprintf(format, args...)}}
-	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fail("%v", unwrapPath(err))
+		return nil, openError(name, path, err)
 	}
 	return h.loadOpened(ctx, name, path, f)
+}
+
+// openError is the LoadError of a plugin file that could not be opened:
+// one that does not exist says so.
+func openError(name, path string, err error) error {
+	msg := unwrapPath(err).Error()
+	if errors.Is(err, fs.ErrNotExist) {
+		msg = "the file does not exist"
+	}
+	return &LoadError{Plugin: name, Path: path, Problems: []string{msg}, Err: err}
+}
+
+// LoadNamed loads the plugin a pipeline names name from path, confined to
+// allowed (LoadFileIn; LoadFile when allowed is nil): the module and its
+// load errors carry the pipeline's name, not the file's.
+func (h *Host) LoadNamed(ctx context.Context, allowed []string, name, path string) (*Module, error) {
+	var m *Module
+	var err error
+	if allowed != nil {
+		m, err = h.LoadFileIn(ctx, allowed, path)
+	} else {
+		m, err = h.LoadFile(ctx, path)
+	}
+	if le := (*LoadError)(nil); errors.As(err, &le) {
+		le.Plugin = name
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.name = name
+	return m, nil
 }
 
 // LoadFileIn is LoadFile confined to roots: path must lie inside one of
@@ -56,7 +85,7 @@ func (h *Host) LoadFileIn(ctx context.Context, allowed []string, path string) (*
 	name := strings.TrimSuffix(filepath.Base(path), ".wasm")
 	f, err := roots.Open(allowed, path)
 	if err != nil {
-		return nil, &LoadError{Plugin: name, Path: path, Problems: []string{unwrapPath(err).Error()}}
+		return nil, openError(name, path, err)
 	}
 	return h.loadOpened(ctx, name, path, f)
 }

@@ -181,8 +181,12 @@ func (o *Operator) Close(out runtime.Collector) error {
 	return in.deliver(out)
 }
 
-// Output returns the tails of the guest's stdout and stderr.
-func (o *Operator) Output() (stdout, stderr string) { return o.r.output() }
+// Output returns the tails of the guest's stdout and stderr, escaped for
+// showing (PrintableLog); a PluginError quotes its stderr tail.
+func (o *Operator) Output() (stdout, stderr string) {
+	stdout, stderr = o.r.output()
+	return PrintableLog(stdout), PrintableLog(stderr)
+}
 
 func (o *Operator) errorf(export, format string, args ...any) error {
 	return &PluginError{

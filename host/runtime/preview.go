@@ -2,12 +2,12 @@ package runtime
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/codec"
+	"github.com/sluicehq/sluice/host/jsonout"
 )
 
 // previewLimit caps how much of a record an error message or a hot-key
@@ -74,7 +74,7 @@ func appendPreview(out, b []byte, off, depth, limit int) ([]byte, int, bool) {
 		out = codec.AppendFloat(out, f, bits)
 	case abi.TypeStr:
 		s, _ := abi.ReadStr(v)
-		q, _ := json.Marshal(string(s)) // messages only: allocation is fine
+		q, _ := jsonout.Marshal(string(s)) // messages only: allocation is fine
 		out = append(out, q...)
 	case abi.TypeArray, abi.TypeMap:
 		n, p, _ := abi.Len(v)

@@ -27,7 +27,7 @@ func TestSandbox14_CraftedConfig(t *testing.T) {
 		{"path traversal", head + "plugins:\n  p: { path: ../../../../etc/evil.wasm }\n" + ops,
 			`job.yaml:4:3: plugin p: path ../../../../etc/evil.wasm climbs out of the allowed plugin folders with ".."`},
 		{"absolute path", head + "plugins:\n  p: { path: /etc/evil.wasm }\n" + ops,
-			"job.yaml:4:3: plugin p: path /etc/evil.wasm is absolute: write it relative to the pipeline file"},
+			"job.yaml:4:3: plugin p: path /etc/evil.wasm is absolute and outside the allowed plugin folders (allowed: "},
 		{"alias bomb", bomb, "job.yaml:1:1: the document expands to more than 100000 nodes (aliases expanded): refusing it"},
 		{"deep nesting", head + "x: " + strings.Repeat("[", 100) + strings.Repeat("]", 100) + "\n" + ops,
 			"job.yaml:1:1: nesting is deeper than 64 levels"},

@@ -9,6 +9,7 @@ import (
 	"github.com/sluicehq/sluice/host/codec"
 	"github.com/sluicehq/sluice/host/connector"
 	"github.com/sluicehq/sluice/host/connector/spec"
+	"github.com/sluicehq/sluice/host/jsonout"
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
@@ -78,9 +79,14 @@ type OutputRecord struct {
 
 // Output is the tail of a job's collect sinks.
 type Output struct {
-	Job     string         `json:"job"`
-	Total   int64          `json:"total"` // records the collect sinks received
-	Records []OutputRecord `json:"records"`
+	Job   string `json:"job"`
+	Total int64  `json:"total"` // records the collect sinks received
+	// Returned is len(Records); Truncated says it is fewer than Total: the
+	// answer holds the newest n asked for, and the server keeps only the
+	// newest output-records (and output-bytes) of each job.
+	Returned  int            `json:"returned"`
+	Truncated bool           `json:"truncated"`
+	Records   []OutputRecord `json:"records"`
 }
 
 // last renders the newest n records (all kept when n <= 0), oldest first.
@@ -99,7 +105,7 @@ func (t *tail) last(n int) (records []OutputRecord, total int64) {
 		} else if js, err := codec.MsgpackToJSON(nil, r.value); err == nil {
 			out.Value = js
 		} else {
-			msg, _ := json.Marshal(err.Error())
+			msg, _ := jsonout.Marshal(err.Error())
 			out.Value = json.RawMessage(`{"unreadable":` + string(msg) + `}`)
 		}
 		records = append(records, out)

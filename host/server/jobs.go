@@ -3,6 +3,8 @@ package server
 import (
 	"sort"
 	"time"
+
+	"github.com/sluicehq/sluice/host/pipeline"
 )
 
 // JobStatus is what GET /v1/jobs/{id} shows.
@@ -23,7 +25,11 @@ type JobStatus struct {
 	// known, for an unbounded source, and for a bounded one until every
 	// source subtask has opened (the submit's answer, usually: a GET a
 	// moment later has the count).
-	RecordsAll  int64             `json:"records_total"`
+	RecordsAll int64 `json:"records_total"`
+	// RecordsSunk is what the sinks received: with RecordsDone it tells a
+	// job that read everything from one whose records never got through
+	// (a failed job that read 100 and sank 0).
+	RecordsSunk int64             `json:"records_sunk"`
 	Plugins     map[string]string `json:"plugins,omitempty"`
 	Error       string            `json:"error,omitempty"`
 	CancelCause string            `json:"cancel_cause,omitempty"`
@@ -41,6 +47,11 @@ func (j *Job) status() JobStatus {
 	}
 	st.DurationMs = res.Duration.Milliseconds()
 	st.RecordsDone, st.RecordsAll = res.Done, res.Total
+	for _, op := range res.Operators {
+		if op.Kind == string(pipeline.KindSink) {
+			st.RecordsSunk += op.RecordsIn
+		}
+	}
 	if !ended.IsZero() {
 		st.Ended = &ended
 	}
@@ -137,7 +148,7 @@ func (s *Server) JobOutput(p Principal, id string, n int) (Output, error) {
 		return Output{}, err
 	}
 	recs, total := j.out.last(n)
-	return Output{Job: j.ID, Total: total, Records: recs}, nil
+	return Output{Job: j.ID, Total: total, Returned: len(recs), Truncated: int64(len(recs)) < total, Records: recs}, nil
 }
 
 // Wait blocks until the job ended and its resources are released, or

@@ -54,6 +54,10 @@ operators:
 	if end.State != server.Failed || !strings.Contains(end.Error, `plugin "poison"`) || !strings.Contains(end.Error, "wasm trap") {
 		t.Fatalf("poisoned job: %s, error %q", end.State, end.Error)
 	}
+	// the job list tells what was read from what got through
+	if end.RecordsDone != 3 || end.RecordsAll != 3 || end.RecordsSunk >= 3 {
+		t.Errorf("poisoned job read %d of %d, its sink received %d", end.RecordsDone, end.RecordsAll, end.RecordsSunk)
+	}
 	var exc server.Exceptions
 	a.ok(tokenA, "GET", "/v1/jobs/"+bad.ID+"/exceptions", nil, 200, &exc)
 	if len(exc.Exceptions) != 1 {

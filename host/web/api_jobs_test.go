@@ -317,3 +317,25 @@ func TestSubmitRefusesAPluginUsedAsAnotherKind(t *testing.T) {
 	mustContain(t, "refusal", e.Problems[0].Message, `operator "m" uses plugin "v" as a map, but the plugin is a filter`, "write filter: v")
 	mustContain(t, "refusal", e.Error, "7:5: operator \"m\"")
 }
+
+// TestOutputSaysWhenItIsCut: an answer holding fewer records than the
+// collect sinks received says so, with how many it holds.
+func TestOutputSaysWhenItIsCut(t *testing.T) {
+	hs, ss := testSettings(t)
+	a := startAPI(t, hs, ss, nil)
+	job := a.submit(tokenA, "version: 1\nname: five\noperators:\n  - id: src\n    source: { type: elements, values: [{n: 1}, {n: 2}, {n: 3}, {n: 4}, {n: 5}] }\n  - id: out\n    sink: { type: collect }\n")
+	if end := a.wait(job.ID); end.State != server.Finished || end.RecordsDone != 5 || end.RecordsSunk != 5 {
+		t.Fatalf("job: %+v", end)
+	}
+	for _, c := range []struct {
+		query     string
+		returned  int
+		truncated bool
+	}{{"", 5, false}, {"?n=2", 2, true}, {"?n=5", 5, false}, {"?n=9", 5, false}} {
+		var out server.Output
+		r := a.ok(tokenA, "GET", "/v1/jobs/"+job.ID+"/output"+c.query, nil, 200, &out)
+		if out.Total != 5 || out.Returned != c.returned || len(out.Records) != c.returned || out.Truncated != c.truncated {
+			t.Errorf("output%s: %s", c.query, r)
+		}
+	}
+}

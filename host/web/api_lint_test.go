@@ -65,3 +65,14 @@ func TestBadPipelineAnswers400WithLineAndColumn(t *testing.T) {
 		t.Errorf("refused pipelines became jobs: %+v", list)
 	}
 }
+
+// TestAnswersDoNotEscapeHTML: a message quoting what the user wrote shows
+// it as written, < and > included, not as \u003c and \u003e.
+func TestAnswersDoNotEscapeHTML(t *testing.T) {
+	hs, ss := testSettings(t)
+	a := startAPI(t, hs, ss, nil)
+	r := a.do(tokenA, "POST", "/v1/jobs", []byte("version: 1\nname: x\noperators:\n  - id: a\n    source: {type: generator, preset: sequence}\n  - id: b\n    sink: {type: <kafka>}\n"))
+	if r.code != http.StatusBadRequest || !strings.Contains(string(r.body), `not \"<kafka>\"`) || strings.Contains(string(r.body), `\u003c`) {
+		t.Errorf("status %d:\n%s", r.code, r)
+	}
+}

@@ -1,12 +1,12 @@
 package web
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 
+	"github.com/sluicehq/sluice/host/jsonout"
 	"github.com/sluicehq/sluice/host/server"
 )
 
@@ -23,9 +23,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
+	_ = jsonout.NewEncoder(w).Encode(v)
 }
 
 func writeError(w http.ResponseWriter, status int, where, format string, args ...any) {

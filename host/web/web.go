@@ -60,6 +60,9 @@ type Handler struct {
 
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
+	// patterns are the routes of the API (docs/openapi.yaml documents
+	// each), in the order routes registers them
+	patterns []string
 }
 
 // New returns the handler of srv; cfg gives the request size limit and
@@ -76,10 +79,14 @@ func New(srv *server.Server, cfg settings.Server) *Handler {
 }
 
 func (h *Handler) routes() {
-	api := func(pattern string, f http.HandlerFunc) { h.mux.Handle(pattern, h.authenticated(f)) }
+	api := func(pattern string, f http.HandlerFunc) {
+		h.mux.Handle(pattern, h.authenticated(f))
+		h.patterns = append(h.patterns, pattern)
+	}
 	h.mux.HandleFunc("GET /healthz", h.healthz)
 	h.mux.HandleFunc("GET /readyz", h.readyz)
 	h.mux.Handle("GET /metrics", h.authenticated(adminOnly(promhttp.HandlerFor(h.registry, promhttp.HandlerOpts{}))))
+	h.patterns = append(h.patterns, "GET /healthz", "GET /readyz", "GET /metrics")
 	h.mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	h.mux.Handle("GET /ui/", dashboard())
 
@@ -97,7 +104,7 @@ func (h *Handler) routes() {
 	api("GET /v1/jobs/{id}/exceptions", h.jobExceptions)
 	api("GET /v1/jobs/{id}/output", h.jobOutput)
 	api("POST /v1/jobs/{id}/cancel", h.cancelJob)
-	api("/v1/", func(w http.ResponseWriter, r *http.Request) {
+	h.mux.Handle("/v1/", h.authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// this catch-all matches every method, so the mux's own 405 never
 		// comes: a path that exists for other methods says which
 		if allowed := h.allowed(r); len(allowed) > 0 {
@@ -106,7 +113,7 @@ func (h *Handler) routes() {
 			return
 		}
 		writeError(w, http.StatusNotFound, r.Method+" "+r.URL.Path, "no such endpoint")
-	})
+	})))
 }
 
 // allowed lists the methods r's path has a route for, besides the

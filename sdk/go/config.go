@@ -11,7 +11,7 @@ import (
 // the operator's config from the pipeline and its place in the job.
 //
 // The Config getters return def when the key is missing or nil and accept
-// strings that parse (as `host plugin run --config key=value` passes
+// strings that parse (as `host plugin run --operator-config key=value` passes
 // them). A value of the wrong type makes open fail with
 // abi.StatusConfig after the hook returns, naming the key.
 type OpenContext struct {

@@ -61,19 +61,8 @@ type Options struct {
 	Host *plugin.Host
 }
 
-// knownKinds are the kinds the kit can run.
-var knownKinds = []abi.Kind{abi.KindMap, abi.KindFilter, abi.KindFlatMap, abi.KindProcess, abi.KindReduce,
-	abi.KindCoMap, abi.KindCoProcess, abi.KindPartitioner, abi.KindKeySelector}
-
-// KnownKind reports whether k is a kind the kit can run.
-func KnownKind(k abi.Kind) bool {
-	for _, x := range knownKinds {
-		if x == k {
-			return true
-		}
-	}
-	return false
-}
+// KnownKind reports whether k is a kind the kit can run: every kind.
+func KnownKind(k abi.Kind) bool { return k.Known() }
 
 // report builds a Report row by row.
 type report struct{ r Report }

@@ -164,9 +164,16 @@ async function refreshJobs() {
     el("a", { href: "#/jobs/" + j.id, text: j.id.slice(0, 8) }),
     j.tenant, j.name, el("span", { class: "state " + j.state, text: j.state }),
     time(j.submitted), duration(j.duration_ms),
-    j.records_total > 0 ? fmt(j.records_done) + " / " + fmt(j.records_total) : fmt(j.records_done),
+    records(j),
     j.slots,
   ]));
+}
+
+// records: what the sources read (of what they will read, when known) and
+// what reached the sinks, so a job that failed after reading shows it.
+function records(j) {
+  const read = j.records_total > 0 ? fmt(j.records_done) + " / " + fmt(j.records_total) : fmt(j.records_done);
+  return `${read} read · ${fmt(j.records_sunk)} to sinks`;
 }
 
 async function refreshJob(id) {
@@ -180,9 +187,7 @@ async function refreshJob(id) {
   const summary = $("job-summary");
   summary.replaceChildren(
     el("span", { class: "state " + job.state, text: job.state }),
-    ` · tenant ${job.tenant} · ${job.mode} · ${duration(job.duration_ms)} · records ${fmt(job.records_done)}` +
-      (job.records_total > 0 ? " / " + fmt(job.records_total) : "") +
-      ` · ${job.slots} slots · rates over ${metrics.rate_window}`);
+    ` · tenant ${job.tenant} · ${job.mode} · ${duration(job.duration_ms)} · records ${records(job)} · ${job.slots} slots · rates over ${metrics.rate_window}`);
   $("job-error").textContent = job.error || "";
   $("cancel").hidden = ENDED.has(job.state);
   drawGraph(view.plan, metrics);

@@ -3,7 +3,7 @@
 //! key, `def` when the key is missing or nil, and for a value of another
 //! type an `Error::config("config NAME: want ..., got ...")`, whose
 //! "config NAME:" the host reads to point at NAME's line in the pipeline.
-//! Numbers accept what YAML and `host plugin run --config k=v` give them:
+//! Numbers accept what YAML and `host plugin run --operator-config k=v` give them:
 //! an integer takes a whole float and a numeric string, a float an integer.
 //!
 //! ```ignore

@@ -36,6 +36,16 @@ var reaches = map[string]string{
 	"FuelRate":        "plugin.FuelRate",
 	"CallFuel":        "plugin.CallFuel",
 	"StateMemory":     "runtime.StateBytes",
+
+	"CheckpointInterval":          "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
+	"CheckpointMode":              "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
+	"CheckpointTimeout":           "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
+	"CheckpointMinPause":          "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
+	"CheckpointMaxConcurrent":     "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
+	"CheckpointTolerableFailures": "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
+	"CheckpointRetain":            "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
+	"CheckpointStorage":           "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
+	"RestartStrategy":             "elsewhere: pipeline.RestartConfig, for a pipeline that names none (the job master)",
 }
 
 // notSettings are the fields of plugin.Config and runtime.Options that no
@@ -73,8 +83,21 @@ func leaves(t reflect.Type, prefix []int) []leaf {
 	return out
 }
 
+// validOther holds the settings whose valid values perturb cannot make
+// from the default by its rule: a name from a list, a duration off by
+// default whose least other value is 10ms.
+var validOther = map[string]any{
+	"CheckpointMode":     "at-least-once",
+	"RestartStrategy":    "fixed-delay",
+	"CheckpointInterval": time.Second,
+}
+
 // perturb changes v to another valid value of its kind.
 func perturb(t *testing.T, name string, v reflect.Value) {
+	if o, ok := validOther[name]; ok {
+		v.Set(reflect.ValueOf(o))
+		return
+	}
 	switch v.Kind() {
 	case reflect.Int, reflect.Int64:
 		if v.Type() == reflect.TypeOf(time.Duration(0)) {

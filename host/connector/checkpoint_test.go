@@ -225,7 +225,7 @@ func process(t *testing.T, s runtime.Operator, values ...string) {
 // (again: idempotent) and deletes the rest; the end of the input commits.
 func TestFileSinkTwoPhaseCommit(t *testing.T) {
 	dir := t.TempDir()
-	b := &Builtin{Root: dir, ExactlyOnce: true}
+	b := &Builtin{Root: dir, Checkpointed: true}
 	s := openTxSink(t, b, "out/r.jsonl", 0, 1)
 	out := filepath.Join(dir, "out")
 	process(t, s, `{"a":1}`)
@@ -301,7 +301,7 @@ func TestFileSinkTwoPhaseCommit(t *testing.T) {
 // both subtasks' parts written after the checkpoint.
 func TestFileSinkRestoreAtAnotherParallelism(t *testing.T) {
 	dir := t.TempDir()
-	b := &Builtin{Root: dir, ExactlyOnce: true}
+	b := &Builtin{Root: dir, Checkpointed: true}
 	var restore checkpoint.Restore
 	for sub := range 2 {
 		s := openTxSink(t, b, "r.jsonl", sub, 2)
@@ -336,7 +336,7 @@ func TestFileSinkRestoreAtAnotherParallelism(t *testing.T) {
 // file.
 func TestFileSinkCSVPartsHaveHeaders(t *testing.T) {
 	dir := t.TempDir()
-	b := &Builtin{Root: dir, ExactlyOnce: true}
+	b := &Builtin{Root: dir, Checkpointed: true}
 	s := openTxSink(t, b, "r.csv", 0, 1)
 	process(t, s, `{"a":1,"b":"x"}`)
 	if _, err := s.SnapshotState(1); err != nil {
@@ -354,7 +354,7 @@ func TestFileSinkCSVPartsHaveHeaders(t *testing.T) {
 	}
 }
 
-// TestFileSinkWithoutCheckpointsIsUnchanged: without ExactlyOnce the sink
+// TestFileSinkWithoutCheckpointsIsUnchanged: without Checkpointed the sink
 // writes its one file, and its snapshot is empty.
 func TestFileSinkWithoutCheckpointsIsUnchanged(t *testing.T) {
 	dir := t.TempDir()

@@ -14,7 +14,7 @@ import (
 func TestGuaranteesMatchTheConnectors(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "in.jsonl", "{}\n")
-	b := &Builtin{Root: dir, ExactlyOnce: true}
+	b := &Builtin{Root: dir, Checkpointed: true}
 	sourceOpts := map[string]map[string]any{
 		"generator": {"preset": "sequence", "count": 1},
 		"elements":  {"values": []any{1}},

@@ -35,12 +35,12 @@ type fileSink struct {
 	buf     []byte
 	n       int64 // records written
 	cols    csvColumns
-	// parts, when the job checkpoints (Builtin.ExactlyOnce), are the
+	// parts, when the job checkpoints (Builtin.Checkpointed), are the
 	// part files of the two-phase commit (sink_file_commit.go).
-	parts       *partFiles
-	subtask     int
-	parallelism int
-	exactlyOnce bool
+	parts        *partFiles
+	subtask      int
+	parallelism  int
+	checkpointed bool
 }
 
 func newFileSink(o *options, b *Builtin, subtask, parallelism int) (*fileSink, error) {
@@ -55,17 +55,17 @@ func newFileSink(o *options, b *Builtin, subtask, parallelism int) (*fileSink, e
 	}
 	given := path
 	path = b.path(path)
-	if parallelism > 1 && !b.ExactlyOnce { // parts are named by subtask anyway
+	if parallelism > 1 && !b.Checkpointed { // parts are named by subtask anyway
 		path = pipeline.SubtaskFile(path, subtask)
 	}
 	return &fileSink{op: o.op, path: path, given: given, roots: b.Roots, setting: b.RootsSetting, csv: format == "csv",
-		cols: csvColumns{null: []byte(null), hasNull: hasNull}, subtask: subtask, parallelism: parallelism, exactlyOnce: b.ExactlyOnce}, nil
+		cols: csvColumns{null: []byte(null), hasNull: hasNull}, subtask: subtask, parallelism: parallelism, checkpointed: b.Checkpointed}, nil
 }
 
 // Open creates the file and its folder (with checkpoints: the folder; the
 // part files come with the records).
 func (s *fileSink) Open(*runtime.OpenContext) error {
-	if s.exactlyOnce {
+	if s.checkpointed {
 		p, err := openParts(s.op, s.path, s.roots, s.subtask, s.parallelism)
 		if errors.Is(err, roots.ErrOutside) {
 			return fmt.Errorf("sink %q: %w", s.op, asWritten(err, s.given, s.setting))

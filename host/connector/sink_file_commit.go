@@ -15,7 +15,7 @@ import (
 )
 
 // The file sink's two-phase commit, as Flink's FileSink, when the job
-// checkpoints (Builtin.ExactlyOnce). A subtask writes its records to a
+// checkpoints (Builtin.Checkpointed). A subtask writes its records to a
 // hidden in-progress part file, .<name>-<subtask>-<n><ext>.inprogress
 // beside the sink's path (out.jsonl: .out-0-0.jsonl.inprogress). When a
 // checkpoint's barrier reaches it (SnapshotState) it fsyncs and closes the

@@ -275,6 +275,11 @@ func TestFileSinkTwoPhaseCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	process(t, r, `{"a":4}`)
+	// a part that is gone under both names cannot be committed: said so
+	lost := openTxSink(t, b, "elsewhere/r.jsonl", 0, 1)
+	err = lost.RestoreState(checkpoint.Restore{Committables: st2.Committables})
+	wantErrContaining(t, err, "cannot commit part .r-0-1.jsonl.inprogress", "neither it nor r-0-1.jsonl exists", "removed or moved")
+	lost.Close(nil)
 	if err := r.Close(&collector{t: t}); err != nil { // the end of the input commits
 		t.Fatal(err)
 	}

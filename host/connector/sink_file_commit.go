@@ -248,10 +248,14 @@ func (p *partFiles) commitPart(sub, n int) error {
 	if err == nil {
 		return nil
 	}
-	if _, serr := p.dir.Stat(to); serr == nil {
-		if _, ierr := p.dir.Stat(from); errors.Is(ierr, fs.ErrNotExist) {
-			return nil // committed before (a restore commits again)
-		}
+	_, serr := p.dir.Stat(to)
+	_, ierr := p.dir.Stat(from)
+	switch {
+	case serr == nil && errors.Is(ierr, fs.ErrNotExist):
+		return nil // committed before (a restore commits again)
+	case errors.Is(serr, fs.ErrNotExist) && errors.Is(ierr, fs.ErrNotExist):
+		return fmt.Errorf("sink %q: cannot commit part %s: neither it nor %s exists in %s: the checkpoint's output was removed or moved since",
+			p.op, from, to, p.dirPath)
 	}
 	return p.fail("committing", from, err)
 }

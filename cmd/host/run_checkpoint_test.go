@@ -56,7 +56,9 @@ func savedCheckpoint(t *testing.T, storage string, ops ...string) string {
 func TestRunFromRefusesWhatCannotBeRestored(t *testing.T) {
 	dir := t.TempDir()
 	storage := filepath.Join(dir, "ckpt")
-	file := ckptPipeline(t, dir, "checkpointing: {interval: 1s, storage: ckpt}\n")
+	// restart-strategy none: a restore that fails (the state below is no
+	// file source's) ends the run rather than restarting it
+	file := ckptPipeline(t, dir, "checkpointing: {interval: 1s, storage: ckpt}\nrestart-strategy: none\n")
 
 	code, _, errs := runHost(t, "run", file, "--from", filepath.Join(dir, "nowhere"))
 	if code != 1 || !strings.Contains(errs, "--from "+filepath.Join(dir, "nowhere")) || !strings.Contains(errs, "no such file or directory") {

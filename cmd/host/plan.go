@@ -52,7 +52,10 @@ planned exits 1 with every reason.`,
 			if err != nil {
 				return planFailed(cmd, err)
 			}
-			return write(cmd, g)
+			if err := write(cmd, g); err != nil || format != "text" {
+				return err
+			}
+			return writeFaultTolerance(cmd.OutOrStdout(), p, jobFaultTolerance(args[0], p, hs))
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json or dot")

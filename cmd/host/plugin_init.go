@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/internal/wasmbin"
 	sdkgo "github.com/sluicehq/sluice/sdk/go"
 )
 
@@ -43,7 +44,7 @@ type initData struct {
 	Ident string // Name with - as _ (the Rust crate's library file)
 	SDK   string // absolute path of the sluice checkout; "" when Vendored
 	// Vendored: made outside a checkout, the project holds a copy of the
-	// Go SDK (sdk.Source, abi.Source) in sluice-sdk/.
+	// Go SDK (sdk.Source, abi.Source, and wasmbin.Source for its test kit) in sluice-sdk/.
 	Vendored bool
 	Version  string // sluice's version (host version)
 	Host     string // how the README runs the host: the checkout's bin/host, else host
@@ -176,7 +177,7 @@ func writeGoSDK(dir string) error {
 	for _, src := range []struct {
 		fsys fs.FS
 		dir  string
-	}{{abi.Source, "abi"}, {sdkgo.Source, "sdk/go"}} {
+	}{{abi.Source, "abi"}, {sdkgo.Source, "sdk/go"}, {wasmbin.Source, "internal/wasmbin"}} {
 		err := fs.WalkDir(src.fsys, ".", func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || strings.HasSuffix(p, "_test.go") {
 				return err

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/connector"
 	"github.com/sluicehq/sluice/host/jobplugins"
 	"github.com/sluicehq/sluice/host/pipeline"
@@ -28,6 +29,7 @@ func init() { addCommand(newRunCmd) }
 func newRunCmd() *cobra.Command {
 	var progress, logLevel string
 	var roots []string
+	var ckpt checkpointFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Run a pipeline: print sinks write to stdout, progress and the summary go to stderr",
@@ -53,7 +55,7 @@ terminal and a plain line every few seconds otherwise; plain always prints
 lines; none prints no progress.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPipeline(cmd, args[0], progress, logLevel, roots)
+			return runPipeline(cmd, args[0], progress, logLevel, roots, ckpt)
 		},
 	}
 	cmd.Flags().StringVar(&progress, "progress", "auto", "progress display: auto, plain or none")
@@ -66,10 +68,11 @@ lines; none prints no progress.`,
 	addPluginLimitFlags(cmd.Flags())
 	settings.AddFlags(cmd.Flags(), settings.Keys...) // the rest of the host settings
 	addPluginRootFlag(cmd, &roots)
+	addCheckpointFlags(cmd, &ckpt)
 	return cmd
 }
 
-func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []string) error {
+func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []string, ckpt checkpointFlags) error {
 	stderr := &syncWriter{w: cmd.ErrOrStderr()}
 	if progress != "auto" && progress != "plain" && progress != "none" {
 		return fmt.Errorf("unknown --progress %q: use auto, plain or none", progress)
@@ -77,6 +80,9 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
+	}
+	if err := ckpt.check(); err != nil {
+		return err
 	}
 	hs, err := hostSettings(cmd)
 	if err != nil {
@@ -97,6 +103,14 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 	if err != nil {
 		printProblems(stderr, file, err)
 		return exitCode(1)
+	}
+	ft := jobFaultTolerance(file, p, hs)
+	var from *checkpoint.Reader
+	if ckpt.wanted(ft) {
+		if from, err = prepareCheckpointed(file, p, ft, ckpt, stderr); err != nil {
+			fmt.Fprintln(stderr, "error:", err)
+			return exitCode(1)
+		}
 	}
 	ctx := cmd.Context()
 	if ctx == nil {
@@ -135,6 +149,9 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 		Connectors: conns,
 		Logger:     log,
 		Options:    hs.RuntimeOptions(),
+	}
+	if ckpt.wanted(ft) {
+		return runCheckpointed(ctx, checkpointedRun{file: file, p: p, g: g, deps: deps, conns: conns, ft: ft, flags: ckpt, from: from, log: log, stderr: stderr, stopAnnounce: stopAnnounce})
 	}
 	job, err := runtime.Start(ctx, g, deps)
 	if err != nil {

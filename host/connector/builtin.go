@@ -57,6 +57,10 @@ type Builtin struct {
 	// outside the engine, "skip" skips (see Skipped) and anything else
 	// fails with the *RecordError.
 	BadRecord func(err *RecordError) error
+	// Checkpointed makes the file sinks write part files committed when a
+	// checkpoint completes (sink_file_commit.go): set it when the job
+	// checkpoints.
+	Checkpointed bool
 
 	mu         sync.Mutex // whole-line writes to Stdout
 	stdinOwner string     // the operator that reads stdin

@@ -101,6 +101,12 @@ func (c *csvColumns) header(b, value []byte, n, off int) ([]byte, error) {
 		}
 	}
 	c.cells = make([][]byte, len(c.names))
+	return c.appendHeader(b), nil
+}
+
+// appendHeader writes the header row of the columns (again, at the start
+// of each part file of a checkpointed file sink).
+func (c *csvColumns) appendHeader(b []byte) []byte {
 	for i, name := range c.names {
 		if i > 0 {
 			b = append(b, ',')
@@ -110,7 +116,7 @@ func (c *csvColumns) header(b, value []byte, n, off int) ([]byte, error) {
 	if len(c.names) == 1 && c.names[0] == "" {
 		b = append(b, `""`...) // a blank line is no header to a reader
 	}
-	return append(b, '\n'), nil
+	return append(b, '\n')
 }
 
 // appendCSVCell writes one value: a string as it is, nil (or a column

@@ -33,8 +33,8 @@ var countdownSpec = &spec.Connector{
 		}},
 	},
 	Boundedness: func(map[string]any) spec.Boundedness { return spec.Bounded },
-	Replayable:  true,
-	Guarantee:   spec.ExactlyOnce,
+	Replayable:  false, // it keeps no position (TestGuaranteesMatchTheConnectors)
+	Guarantee:   spec.AtLeastOnce,
 	NonParallel: true,
 }
 

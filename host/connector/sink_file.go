@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/codec"
 	"github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/pipeline"
@@ -41,6 +42,12 @@ type fileSink struct {
 	buf     []byte
 	n       int64 // records written
 	cols    csvColumns
+	// parts, when the job checkpoints (Builtin.Checkpointed), are the
+	// part files of the two-phase commit (sink_file_commit.go).
+	parts        *partFiles
+	subtask      int
+	parallelism  int
+	checkpointed bool
 }
 
 func newFileSink(o *options, b *Builtin, subtask, parallelism int) (*fileSink, error) {
@@ -55,15 +62,27 @@ func newFileSink(o *options, b *Builtin, subtask, parallelism int) (*fileSink, e
 	}
 	given := path
 	path = b.path(path)
-	if parallelism > 1 {
+	if parallelism > 1 && !b.Checkpointed { // parts are named by subtask anyway
 		path = spec.SubtaskFile(path, subtask)
 	}
 	return &fileSink{op: o.op, path: path, given: given, roots: b.Roots, setting: b.RootsSetting, csv: format == "csv",
-		cols: csvColumns{null: []byte(null), hasNull: hasNull}}, nil
+		cols: csvColumns{null: []byte(null), hasNull: hasNull}, subtask: subtask, parallelism: parallelism, checkpointed: b.Checkpointed}, nil
 }
 
-// Open creates the file and its folder.
+// Open creates the file and its folder (with checkpoints: the folder; the
+// part files come with the records).
 func (s *fileSink) Open(*runtime.OpenContext) error {
+	if s.checkpointed {
+		p, err := openParts(s.op, s.path, s.roots, s.subtask, s.parallelism)
+		if errors.Is(err, roots.ErrOutside) {
+			return fmt.Errorf("sink %q: %w", s.op, asWritten(err, s.given, s.setting))
+		}
+		if err != nil {
+			return s.createErr(err)
+		}
+		s.parts = p
+		return nil
+	}
 	if s.roots != nil {
 		f, err := roots.Create(s.roots, s.path)
 		if err != nil {
@@ -104,7 +123,7 @@ func (s *fileSink) createErr(err error) error {
 // Process writes count records. On a record it cannot write, the records
 // before it are still written.
 func (s *fileSink) Process(_ int, batch []byte, count int, _ runtime.Collector) error {
-	if s.f == nil {
+	if s.f == nil && s.parts == nil {
 		return fmt.Errorf("sink %q: Process before Open", s.op)
 	}
 	s.buf = s.buf[:0]
@@ -154,10 +173,24 @@ func (s *fileSink) write() error {
 	if len(s.buf) == 0 {
 		return nil
 	}
-	_, err := s.f.Write(s.buf)
+	f, name := s.f, s.path
+	if s.parts != nil {
+		var fresh bool
+		var err error
+		if f, fresh, err = s.parts.file(); err != nil {
+			return err
+		}
+		name = filepath.Join(s.parts.dirPath, s.parts.inProgress(s.subtask, s.parts.curPart))
+		if fresh && s.csv && s.parts.opened > 1 && s.cols.names != nil {
+			if _, err := f.Write(s.cols.appendHeader(nil)); err != nil { // every part is a whole CSV file
+				return fmt.Errorf("sink %q: writing %s: %w", s.op, name, unwrapPath(err))
+			}
+		}
+	}
+	_, err := f.Write(s.buf)
 	s.buf = s.buf[:0]
 	if err != nil {
-		return fmt.Errorf("sink %q: writing %s: %w", s.op, s.path, unwrapPath(err))
+		return fmt.Errorf("sink %q: writing %s: %w", s.op, name, unwrapPath(err))
 	}
 	return nil
 }
@@ -165,6 +198,16 @@ func (s *fileSink) write() error {
 // Close closes the file; a failure to close (data not written) is an
 // error unless the job is being torn down (out is nil).
 func (s *fileSink) Close(out runtime.Collector) error {
+	if p := s.parts; p != nil {
+		s.parts = nil
+		if out == nil {
+			p.abandon()
+			return p.dir.Close()
+		}
+		err := p.finish()
+		p.dir.Close()
+		return err
+	}
 	if s.f == nil {
 		return nil
 	}
@@ -175,3 +218,34 @@ func (s *fileSink) Close(out runtime.Collector) error {
 	}
 	return nil
 }
+
+// SnapshotState pre-commits the part being written for checkpoint id
+// (runtime.Snapshotter).
+func (s *fileSink) SnapshotState(id checkpoint.ID) (checkpoint.SubtaskState, error) {
+	if s.parts == nil {
+		return checkpoint.SubtaskState{}, nil
+	}
+	return s.parts.snapshot(id)
+}
+
+// RestoreState commits what the checkpoint pre-committed and removes the
+// parts written after it.
+func (s *fileSink) RestoreState(r checkpoint.Restore) error {
+	if s.parts == nil {
+		return nil
+	}
+	return s.parts.restore(r)
+}
+
+// NotifyCheckpointComplete commits the parts of checkpoints up to id
+// (runtime.CheckpointListener).
+func (s *fileSink) NotifyCheckpointComplete(id checkpoint.ID) error {
+	if s.parts == nil {
+		return nil
+	}
+	return s.parts.commit(id)
+}
+
+// NotifyCheckpointAborted keeps what was pre-committed: the next completed
+// checkpoint commits it.
+func (s *fileSink) NotifyCheckpointAborted(checkpoint.ID) {}

@@ -33,6 +33,7 @@ type fileSource struct {
 	setting string   // Builtin.RootsSetting
 	f       *os.File
 	total   int64
+	size    int64 // bytes of the file at Open
 }
 
 func newFileSource(o *options, b *Builtin, onError string, subtask, parallelism int) (*fileSource, error) {
@@ -77,6 +78,9 @@ func (s *fileSource) Open(ctx *runtime.OpenContext) error {
 		return fmt.Errorf("source %q: reading %s: %w", s.op, s.path, unwrapPath(err))
 	}
 	s.f, s.total = f, int64(splitCount(n, s.subtask, s.parallelism))
+	if fi, err := f.Stat(); err == nil {
+		s.size = fi.Size()
+	}
 	return nil
 }
 
@@ -87,6 +91,9 @@ func (s *fileSource) Total() int64 { return s.total }
 func (s *fileSource) Run(ctx context.Context, out runtime.Collector) error {
 	if s.f == nil {
 		return fmt.Errorf("source %q: Run before Open", s.op)
+	}
+	if err := s.seekResume(); err != nil {
+		return err
 	}
 	return s.run(ctx, s.f, out)
 }

@@ -61,6 +61,13 @@ type lineReader struct {
 	live    bool
 	skipped atomic.Int64
 	w       abi.Writer
+
+	// checkpointing (source_file_checkpoint.go): at is the position after
+	// the latest line read, emitted the position after the records handed
+	// on; resume, after a restore, says where to start and which records
+	// were emitted before it.
+	at, emitted position
+	resume      *resume
 }
 
 // Skipped is how many bad lines were skipped.
@@ -94,6 +101,7 @@ func (l *lineReader) flush(ctx context.Context, out runtime.Collector, force boo
 	if l.w.Count == 0 || !force && l.w.Count < maxBatchRecords && len(l.w.Buf) < maxBatchBytes {
 		return nil
 	}
+	l.emitted = l.at // a snapshot inside Emit is taken after the batch went out
 	err := out.Emit(0, l.w.Buf, l.w.Count)
 	l.w.Reset()
 	if err == nil {
@@ -120,6 +128,9 @@ func (l *lineReader) idle(ctx context.Context, out runtime.Collector, br *bufio.
 
 func (l *lineReader) run(ctx context.Context, r io.Reader, out runtime.Collector) error {
 	l.w.Reset()
+	if l.parallelism < 1 {
+		l.parallelism = 1
+	}
 	var err error
 	if l.csv {
 		err = l.runCSV(ctx, r, out)
@@ -134,15 +145,22 @@ func (l *lineReader) run(ctx context.Context, r io.Reader, out runtime.Collector
 		}
 		return err
 	}
-	return l.flush(ctx, out, true)
+	if err := l.flush(ctx, out, true); err != nil {
+		return err
+	}
+	l.emitted = l.at // the end of the input: nothing is left to read
+	return nil
 }
 
 func (l *lineReader) runJSON(ctx context.Context, r io.Reader, out runtime.Collector) error {
-	br := bufio.NewReaderSize(r, 64<<10)
+	start := l.at // where r starts: the beginning, or a restored position
+	cr := &countingReader{r: r}
+	br := bufio.NewReaderSize(cr, 64<<10)
+	offset := func() int64 { return start.Offset + cr.n - int64(br.Buffered()) }
 	var long []byte // a line longer than br's buffer
-	index := 0
+	index := start.Index
 lines:
-	for line := 1; ; line++ {
+	for line := start.Line + 1; ; line++ {
 		if err := l.idle(ctx, out, br); err != nil {
 			return err
 		}
@@ -162,7 +180,8 @@ lines:
 				if err != nil && err != io.EOF {
 					return fmt.Errorf("source %q: reading %s: %w", l.op, l.input, err)
 				}
-				if index%l.parallelism == l.subtask {
+				l.at = position{Offset: offset(), Line: line, Index: index + 1}
+				if l.mine(index) {
 					if v := l.bad(line, long[:1024], fmt.Errorf("line longer than %d MiB (its first KiB is kept)", maxLine>>20)); v != nil {
 						return v
 					}
@@ -181,8 +200,11 @@ lines:
 		if line == 1 {
 			b = bytes.TrimPrefix(b, []byte("\ufeff")) // a byte order mark
 		}
-		if text := bytes.TrimSpace(b); len(text) > 0 {
-			if index%l.parallelism == l.subtask {
+		text := bytes.TrimSpace(b)
+		l.at = position{Offset: offset(), Line: line, Index: index}
+		if len(text) > 0 {
+			l.at.Index++
+			if l.mine(index) {
 				if e := l.appendJSON(text); e != nil {
 					if v := l.bad(line, text, e); v != nil {
 						return v
@@ -254,8 +276,9 @@ func (l *lineReader) runCSV(ctx context.Context, r io.Reader, out runtime.Collec
 		if err != nil && !errors.As(err, &pe) {
 			return fmt.Errorf("source %q: reading %s: %w", l.op, l.input, err)
 		}
-		if index%l.parallelism != l.subtask {
-			continue // another subtask's record, and its problem
+		l.at = position{Offset: cr.InputOffset(), Index: int64(index) + 1}
+		if !l.mine(int64(index)) {
+			continue // another subtask's record (or one emitted before a restore), and its problem
 		}
 		text := csvRecordText(kept.text(start, cr.InputOffset()))
 		if err != nil {

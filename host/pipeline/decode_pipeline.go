@@ -15,7 +15,7 @@ const (
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 var pipelineKeys = []string{"version", "name", "mode", "parallelism", "max-parallelism",
-	"chaining", "slots", "plugins", "operators"}
+	"chaining", "slots", "plugins", "operators", "checkpointing", "restart-strategy"}
 
 // pipeline decodes the top-level mapping and applies the defaults.
 func (d *decoder) pipeline(n *yaml.Node) *Pipeline {
@@ -65,6 +65,10 @@ func (d *decoder) pipeline(n *yaml.Node) *Pipeline {
 			d.plugins(p, v)
 		case "operators":
 			operators = v
+		case "checkpointing":
+			p.Checkpointing = d.checkpointing(v)
+		case "restart-strategy":
+			p.RestartStrategy = d.restartStrategy(v)
 		default:
 			if !d.notSupported(kv.Key, "pipeline", "the pipeline") {
 				d.unknownKey(kv.Key, "the pipeline", pipelineKeys)

@@ -23,7 +23,11 @@ type Pipeline struct {
 	Slots          int // 0: the host's setting decides
 	Plugins        map[string]*Plugin
 	Operators      []*Operator // in file order
-	Pos            Pos
+	// Checkpointing and RestartStrategy are the checkpointing: and
+	// restart-strategy: keys (checkpointing.go); nil when not written.
+	Checkpointing   *Checkpointing
+	RestartStrategy *RestartStrategy
+	Pos             Pos
 	// KeyPos holds where each top-level key was written (for example
 	// KeyPos["slots"]), so later stages can point at a setting.
 	KeyPos map[string]Pos

@@ -35,6 +35,9 @@ type Settings struct {
 
 	// Sandbox: the restart policy, job memory and data roots (sandbox.go).
 	Sandbox `mapstructure:",squash"`
+	// Checkpointing: the defaults of a pipeline's checkpointing: and
+	// restart-strategy: (checkpointing.go).
+	Checkpointing `mapstructure:",squash"`
 }
 
 // Default returns the settings used when nothing else is said.
@@ -50,6 +53,7 @@ func Default() Settings {
 		Linger:         5 * time.Millisecond,
 		QueueCapacity:  4,
 		Sandbox:        DefaultSandbox(),
+		Checkpointing:  DefaultCheckpointing(),
 	}
 }
 
@@ -78,6 +82,7 @@ func (s Settings) Validate() error {
 	check(s.Linger >= 0, "linger", "must not be negative, got %s", s.Linger)
 	check(s.QueueCapacity >= 1, "queue-capacity", "must be at least 1, got %d", s.QueueCapacity)
 	errs = append(errs, s.Sandbox.validate()...)
+	errs = append(errs, s.Checkpointing.validate()...)
 	return errors.Join(errs...)
 }
 
@@ -212,6 +217,7 @@ func setDefaults(v *viper.Viper, s Settings) {
 	v.SetDefault("linger", s.Linger)
 	v.SetDefault("queue-capacity", s.QueueCapacity)
 	setSandboxDefaults(v, s.Sandbox)
+	setCheckpointingDefaults(v, s.Checkpointing)
 }
 
 func contains(list []string, s string) bool {

@@ -50,9 +50,9 @@ operators:
   - id: out
     sink: { type: file, path: out/readings.csv, null-literal: "NULL" }
 `,
-	// it truncates its file when it opens and has no commit protocol: a
-	// restored job writes the file afresh, without what came before
-	Guarantee: None,
+	// with checkpoints, Flink's FileSink two-phase commit: part files
+	// renamed to their final names when a checkpoint completes
+	Guarantee: ExactlyOnce,
 }
 
 func pathOption(doc string) Option {

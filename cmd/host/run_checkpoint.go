@@ -90,7 +90,7 @@ func prepareCheckpointed(file string, p *pipeline.Pipeline, ft faultTolerance, f
 func runCheckpointed(ctx context.Context, r checkpointedRun) error {
 	r.conns.Checkpointed = true
 	start := func(ctx context.Context, acks jobmaster.Acks, restore *checkpoint.Reader) (jobmaster.Execution, error) {
-		return startExecution(ctx, r.g, r.deps, acks, restore, r.ft.Checkpoint.Mode)
+		return startExecution(ctx, r.g, r.deps, acks, restore, r.ft.Checkpoint)
 	}
 	m, err := jobmaster.New(jobmaster.Config{Job: r.p.Name, Checkpoint: r.ft.Checkpoint, Restart: r.ft.Restart, From: r.from, Log: r.log}, start)
 	if err != nil {

@@ -14,11 +14,14 @@ import (
 // is nil. This is the one place the job master meets the engine's
 // checkpoint API (runtime.Deps.Checkpoints and .Restore,
 // Options.CheckpointMode, *runtime.Execution as a jobmaster.Execution).
-func startExecution(ctx context.Context, g *plan.JobGraph, deps runtime.Deps, acks jobmaster.Acks, restore *checkpoint.Reader, mode checkpoint.Mode) (jobmaster.Execution, error) {
+func startExecution(ctx context.Context, g *plan.JobGraph, deps runtime.Deps, acks jobmaster.Acks, restore *checkpoint.Reader, cfg checkpoint.Config) (jobmaster.Execution, error) {
 	deps.Checkpoints = acks
 	if restore != nil {
 		deps.Restore = restore
 	}
-	deps.Options.CheckpointMode = mode
+	deps.Options.CheckpointMode = cfg.Mode
+	// with periodic checkpoints a sink commits its last records in the
+	// next one, not at its end of input (Flink's final checkpoint)
+	deps.Options.FinalCheckpoint = cfg.Interval > 0
 	return runtime.Start(ctx, g, deps)
 }

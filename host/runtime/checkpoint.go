@@ -136,6 +136,11 @@ type subtaskCheckpoint struct {
 	finished bool
 	final    []checkpoint.SubtaskState
 	awaiting bool // finished, waiting for the stop-with-savepoint's outcome
+	// committing: finished, waiting for a checkpoint with its final state
+	// to complete (Options.FinalCheckpoint); completed is the newest
+	// checkpoint its listeners were told completed
+	committing bool
+	completed  checkpoint.ID
 }
 
 // mailbox carries work to a subtask's goroutine: barriers to inject at a
@@ -271,7 +276,7 @@ func (e *Execution) notify(id checkpoint.ID, m mail, stopErr error) {
 	ck.triggered = keep
 	for _, sts := range e.subtasks {
 		for _, st := range sts {
-			if !st.ck.finished || st.ck.awaiting {
+			if !st.ck.finished || st.ck.awaiting || st.ck.committing {
 				st.ck.mail.push(m)
 			}
 		}
@@ -301,6 +306,7 @@ func (s *subtask) handleMail() error {
 			if err := s.notifyListeners(m.complete, true); err != nil {
 				return err
 			}
+			s.ck.completed = max(s.ck.completed, m.complete)
 		case m.aborted != 0:
 			_ = s.notifyListeners(m.aborted, false)
 		}
@@ -455,6 +461,50 @@ func (s *subtask) restoreState(co *chainOp, r checkpoint.Restore) error {
 		co.spec.ID, len(r.Split), len(r.Union), len(r.Committables))
 }
 
+// chainCommits reports whether an operator of the chain (or its source)
+// acts on completed checkpoints: it has to hear of one holding its final
+// state before it closes.
+func (s *subtask) chainCommits() bool {
+	if _, ok := s.source.(CheckpointListener); ok && s.source != nil {
+		return true
+	}
+	for _, co := range s.ops {
+		if _, ok := co.op.(CheckpointListener); ok && co.op != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// awaitFinalCheckpoint waits, doing the subtask's mail, until checkpoint
+// first or a later one (they hold the final state) completed and the
+// chain's listeners heard of it: then a two-phase-commit sink has
+// committed everything, inside a checkpoint, and closing it commits
+// nothing more.
+func (s *subtask) awaitFinalCheckpoint(first checkpoint.ID) error {
+	ck, cp := s.ck, s.e.ckpt
+	defer func() {
+		cp.mu.Lock()
+		ck.committing = false
+		cp.mu.Unlock()
+	}()
+	for {
+		if err := s.handleMail(); err != nil {
+			return err
+		}
+		if ck.completed >= first {
+			return nil
+		}
+		select {
+		case <-ck.mail.signal:
+		case <-s.e.ctx.Done():
+			return errStopped
+		case <-s.e.srcCtx.Done(): // cancelled: no checkpoint will come
+			return errStopped
+		}
+	}
+}
+
 // checkpointEnd is a subtask's last checkpoint work once its input ended
 // cleanly: it snapshots its chain one last time and acknowledges with that
 // every checkpoint triggered whose barrier never reached it (its upstream
@@ -472,7 +522,9 @@ func (s *subtask) checkpointEnd() error {
 	}
 	var acks []checkpoint.ID
 	cp.mu.Lock()
+	firstFinal := ck.handled + 1 // every checkpoint from here on holds the final state
 	ck.finished, ck.final = true, states
+	ck.committing = s.e.opts.FinalCheckpoint && s.chainCommits()
 	for _, b := range cp.triggered {
 		if b.id > ck.handled {
 			acks = append(acks, b.id)
@@ -482,8 +534,12 @@ func (s *subtask) checkpointEnd() error {
 	so := cp.stops[ck.stopID]
 	ck.awaiting = so != nil
 	cp.mu.Unlock()
+	committing := ck.committing
 	for _, id := range acks { // unlocked: the callee may call back
 		cp.acks.Acknowledge(s.checkpointTask(), id, states, checkpoint.TaskMetrics{})
+	}
+	if so == nil && committing {
+		return s.awaitFinalCheckpoint(firstFinal)
 	}
 	if so == nil {
 		return nil

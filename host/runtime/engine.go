@@ -45,6 +45,16 @@ type Options struct {
 	// input channels, at-least-once only counts them (Flink's
 	// CheckpointBarrierTracker). Used when Deps.Checkpoints is set.
 	CheckpointMode checkpoint.Mode
+	// FinalCheckpoint: a subtask whose input ended and whose chain commits
+	// on checkpoints (a CheckpointListener, such as a two-phase-commit
+	// sink) waits, before it closes, until a checkpoint holding its final
+	// state completes, as Flink's tasks wait for the final checkpoint
+	// (FLIP-147). Without it such a sink commits its last records at
+	// Close, outside any checkpoint, and a crash between that commit and
+	// the job's end replays them from the last checkpoint. Set it only
+	// when checkpoints are triggered periodically: the wait is for the
+	// next one.
+	FinalCheckpoint bool
 }
 
 // Defaults of Options.

@@ -52,15 +52,16 @@ var reaches = map[string]string{
 // host setting sets, with why. A field added to either struct must be
 // mapped from a setting (reaches) or named here.
 var notSettings = map[string]string{
-	"plugin.FuelPacer":     "a tenant's shared pacer, made by the server",
-	"plugin.Interruption":  "how runaways stop: fuel, always, outside benchmarks",
-	"plugin.StderrCap":     "a fixed tail of guest output",
-	"plugin.AllowClock":    "guests get deterministic clocks",
-	"plugin.AllowRandom":   "guests get deterministic randomness",
-	"plugin.CheckOutput":   "always on outside benchmarks",
-	"runtime.Seed":         "a test's and a benchmark's knob",
-	"runtime.DrainTimeout": "the engine's default",
-	"runtime.HotKeyShare":  "the summary's default",
+	"plugin.FuelPacer":        "a tenant's shared pacer, made by the server",
+	"plugin.Interruption":     "how runaways stop: fuel, always, outside benchmarks",
+	"plugin.StderrCap":        "a fixed tail of guest output",
+	"plugin.AllowClock":       "guests get deterministic clocks",
+	"plugin.AllowRandom":      "guests get deterministic randomness",
+	"plugin.CheckOutput":      "always on outside benchmarks",
+	"runtime.Seed":            "a test's and a benchmark's knob",
+	"runtime.DrainTimeout":    "the engine's default",
+	"runtime.HotKeyShare":     "the summary's default",
+	"runtime.FinalCheckpoint": "set by host run from the checkpoint interval",
 	// the engine side of #25 adds it: the job's mode, from the pipeline's
 	// checkpointing: over checkpoint-mode, set per execution by the job
 	// master's starter (cmd/host/run_wire.go); an entry for a field that

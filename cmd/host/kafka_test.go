@@ -82,6 +82,12 @@ func TestKafkaConfigs(t *testing.T) {
 	if !regexp.MustCompile(fmt.Sprintf(`(?m)^out +sink +2 +%d `, len(out))).MatchString(errs) {
 		t.Errorf("the summary's out sink should count the %d records of valid-txns:\n%s", len(out), errs)
 	}
+	// the source's Kafka metrics: each partition of txns read to its end
+	for p := range 4 {
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^source "txns" subtask \d topic txns partition %d: currentOffset \d+, committedOffset -1, records-lag 0$`, p)).MatchString(errs) {
+			t.Errorf("the summary lacks the Kafka metrics of txns partition %d:\n%s", p, errs)
+		}
+	}
 }
 
 // TestDevKafkaFlags: bad --topic values are refused with what to write.

@@ -182,6 +182,33 @@ operators:
 	if m == nil || m.RecordsOut != 30 { // 29 records and a dead letter
 		t.Fatalf("source metrics %+v", m)
 	}
+	// Flink's Kafka source metrics, per partition: 10 records each, read
+	// to the end
+	gauges := map[string]float64{}
+	for _, s := range m.Subtasks {
+		for _, g := range s.Gauges {
+			gauges[fmt.Sprintf("%s %s", g.Name, runtimeLabels(g.Labels))] = g.Value
+		}
+	}
+	for p := range 3 {
+		for name, want := range map[string]float64{"currentOffset": 9, "records-lag": 0, "committedOffset": -1} {
+			k := fmt.Sprintf("%s topic=in partition=%d", name, p)
+			if got, ok := gauges[k]; !ok || got != want {
+				t.Errorf("%s = %v (present %v), want %v; all: %v", k, got, ok, want, gauges)
+			}
+		}
+	}
+	var acked float64
+	for _, s := range res.Operator("out").Subtasks {
+		for _, g := range s.Gauges {
+			if g.Name == "records-acknowledged" {
+				acked += g.Value
+			}
+		}
+	}
+	if acked != 29 {
+		t.Errorf("the sink's records-acknowledged sum to %v, want 29", acked)
+	}
 }
 
 // TestKafkaSourceWaitIsIdle: the time an unbounded source waits for
@@ -226,4 +253,12 @@ func TestKafkaSourceWaitIsIdle(t *testing.T) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+func runtimeLabels(ls []runtime.Label) string {
+	var parts []string
+	for _, l := range ls {
+		parts = append(parts, l.Name+"="+l.Value)
+	}
+	return strings.Join(parts, " ")
 }

@@ -301,3 +301,33 @@ func rel(t *testing.T, from, to string) string {
 	}
 	return r
 }
+
+// TestPlanKafkaPartitions: host plan asks a Kafka source's brokers for the
+// partition counts and prints which subtask reads which partitions, by
+// Flink's KafkaSourceEnumerator (txns's start index is 2 of 3:
+// ("txns".hashCode() * 31 & 0x7FFFFFFF) % 3); brokers that do not answer
+// get a line saying so, and the plan is printed all the same.
+func TestPlanKafkaPartitions(t *testing.T) {
+	c, err := kafkatest.Start(1, map[string]int32{"txns": 4, "audit": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p := filepath.Join(t.TempDir(), "k.yaml")
+	writeFile(t, p, "version: 1\nname: k\nparallelism: 3\noperators:\n  - id: in\n    source: { type: kafka, brokers: \"${KAFKA_BROKERS}\", topics: [txns, audit] }\n  - id: out\n    sink: { type: discard }\n")
+	t.Setenv("KAFKA_BROKERS", strings.Join(c.Addrs(), ","))
+	code, out, errs := runHost(t, "plan", p)
+	want := fmt.Sprintf("\nkafka source in (brokers %s): partitions per subtask (Flink's KafkaSourceEnumerator)\n", strings.Join(c.Addrs(), ",")) +
+		// audit's one partition: ("audit".hashCode() * 31 & 0x7FFFFFFF) % 3 is 2
+		"  subtask 0: txns [1]\n  subtask 1: txns [2]\n  subtask 2: audit [0]; txns [0 3]\n"
+	if code != 0 || errs != "" || !strings.Contains(out, "slots needed") || !strings.HasSuffix(out, want) {
+		t.Fatalf("exit %d\n%s%s\nwant it to end with:\n%s", code, out, errs, want)
+	}
+
+	c.Close() // now nothing answers
+	code, out, _ = runHost(t, "plan", p)
+	if code != 0 || !strings.Contains(out, "slots needed") ||
+		!regexp.MustCompile(`\nkafka source in: partitions per subtask not shown: the brokers did not answer within 2s: .*127\.0\.0\.1`).MatchString(out) {
+		t.Errorf("exit %d, want the plan and a line saying the brokers did not answer:\n%s", code, out)
+	}
+}

@@ -5,6 +5,7 @@
 set -euo pipefail
 missing=()
 command -v wat2wasm >/dev/null || missing+=(wabt)
+command -v kcat >/dev/null || missing+=(kcat) # the Kafka end-to-end test's independent client
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "tools: installing ${missing[*]} (apt)" >&2

@@ -20,7 +20,8 @@ func newPlanCmd() *cobra.Command {
 		Long: `Plan prints the job graph Flink would build for the pipeline: tasks and the
 operators chained into each, every edge with its ship strategy and, when it
 is not chained, the reason; key-group ranges; the slots the job needs and
-which subtasks share each slot; and hints. --format json and --format dot
+which subtasks share each slot; and hints; for a Kafka source whose brokers
+answer within 2 s, which subtask reads which partitions. --format json and --format dot
 print the same plan for programs and Graphviz. A pipeline that cannot be
 planned exits 1 with every reason.`,
 		Args: cobra.ExactArgs(1),
@@ -55,7 +56,11 @@ planned exits 1 with every reason.`,
 			if err := write(cmd, g); err != nil || format != "text" {
 				return err
 			}
-			return writeFaultTolerance(cmd.OutOrStdout(), p, jobFaultTolerance(args[0], p, hs))
+			if err := writeFaultTolerance(cmd.OutOrStdout(), p, jobFaultTolerance(args[0], p, hs)); err != nil {
+				return err
+			}
+			writeKafkaAssignment(cmd.Context(), cmd.OutOrStdout(), g)
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json or dot")

@@ -21,6 +21,7 @@ func TestGuaranteesMatchTheConnectors(t *testing.T) {
 		"elements":  {"values": []any{1}},
 		"file":      {"path": "in.jsonl"},
 		"stdin":     {},
+		"kafka":     {"brokers": "127.0.0.1:1", "topics": []any{"t"}}, // built, not opened
 	}
 	for _, typ := range Set().Names(spec.Source) {
 		src, err := b.Source(sourceSpec("s", typ, sourceOpts[typ]), 0, 1)
@@ -32,7 +33,8 @@ func TestGuaranteesMatchTheConnectors(t *testing.T) {
 			t.Errorf("source %s: replayable %v, but CheckpointedSource %v", typ, r.Replayable, implements)
 		}
 	}
-	sinkOpts := map[string]map[string]any{"file": {"path": "out.jsonl"}}
+	sinkOpts := map[string]map[string]any{"file": {"path": "out.jsonl"},
+		"kafka": {"brokers": "127.0.0.1:1", "topic": "t"}}
 	for _, typ := range Set().Names(spec.Sink) {
 		s, err := b.Sink(sinkSpec("k", typ, sinkOpts[typ]), 0, 1)
 		if err != nil {

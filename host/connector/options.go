@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/pipeline"
@@ -259,4 +260,47 @@ func (o *options) finish() error {
 		}
 	}
 	return nil
+}
+
+// specDuration reads a Duration option: the spec's default and minimum.
+func (o *options) specDuration(name string) time.Duration {
+	s := o.opt(name)
+	v, ok := o.get(name)
+	if !ok {
+		def, _ := o.def(name).(time.Duration)
+		return def
+	}
+	d, isDur := v.(time.Duration)
+	if !isDur {
+		o.fail("option %q must be a duration such as 30s, got %v", name, v)
+	} else if d < s.MinDuration {
+		o.fail("option %q must be at least %v, got %v", name, s.MinDuration, d)
+	}
+	return d
+}
+
+// specStrings reads a List option of strings; nil when it is not given.
+func (o *options) specStrings(name string) []string {
+	o.opt(name)
+	v, ok := o.get(name)
+	if !ok {
+		return nil
+	}
+	items, isList := v.([]any)
+	if !isList {
+		o.fail("option %q must be a list, got %v", name, v)
+		return nil
+	}
+	out := make([]string, len(items))
+	for i, it := range items {
+		switch x := it.(type) {
+		case string:
+			out[i] = x
+		case int, int64, uint64, float64, bool:
+			out[i] = fmt.Sprint(x) // as written: a topic may be called 2024
+		default:
+			o.fail("option %q: item %d must be a string, got %v", name, i+1, it)
+		}
+	}
+	return out
 }

@@ -321,8 +321,8 @@ func TestBounded(t *testing.T) {
 
 func TestUnknownTypes(t *testing.T) {
 	b := &Builtin{}
-	_, err := b.Source(sourceSpec("k", "kafka", nil), 0, 1)
-	wantErrContaining(t, err, `source "k": unknown source type "kafka"`, "elements, file, generator, stdin")
+	_, err := b.Source(sourceSpec("k", "pulsar", nil), 0, 1)
+	wantErrContaining(t, err, `source "k": unknown source type "pulsar"`, "elements, file, generator, kafka, stdin")
 	_, err = b.Sink(sinkSpec("s", "s3", nil), 0, 1)
 	wantErrContaining(t, err, `sink "s": unknown sink type "s3"`)
 	_, err = b.Source(sinkSpec("s", "print", nil), 0, 1)

@@ -168,6 +168,8 @@ func (d *decoder) option(n *yaml.Node, what string, o spec.Option) (any, bool) {
 		return d.boolean(n, what)
 	case spec.Map:
 		return d.mapOption(n, what, o)
+	case spec.Duration:
+		return d.duration(n, what, o.MinDuration)
 	case spec.List:
 		if deref(n).Kind != yaml.SequenceNode {
 			d.errorf(n, "%s must be a list, not %s", what, describe(n))

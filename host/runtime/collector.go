@@ -19,6 +19,15 @@ type chainOp struct {
 	dead    []byte       // scratch for a dead letter
 	logs    atomic.Value // GuestLog of a plugin operator, read by Snapshot
 	store   *KeyedStore  // its keyed state; nil when not keyed
+	gauges  atomic.Value // Gauges of a source or sink that has them, read by Snapshot
+}
+
+// gaugesNow are the connector's gauges, nil when it has none.
+func (o *chainOp) gaugesNow() []Gauge {
+	if g, ok := o.gauges.Load().(Gauges); ok {
+		return g.Gauges()
+	}
+	return nil
 }
 
 // logDropped is the guest log lines the operator dropped, 0 for built-ins.

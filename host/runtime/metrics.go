@@ -59,6 +59,9 @@ type SubtaskMetrics struct {
 	Skipped, DeadLettered int64
 	Restarts              int64
 	LogLinesDropped       int64
+	// Gauges are the connector's own figures (Gauges), nil for an
+	// operator whose source or sink has none.
+	Gauges []Gauge
 }
 
 // OperatorMetrics are one operator's figures, per subtask and summed.

@@ -24,12 +24,18 @@ func (s *subtask) makeOperator(co *chainOp) error {
 			return err
 		}
 		s.source = src
+		if g, ok := src.(Gauges); ok {
+			co.gauges.Store(g)
+		}
 	case pipeline.KindSink:
 		op, err := e.deps.Connectors.Sink(spec.Spec, s.index, p)
 		if err != nil {
 			return err
 		}
 		co.op = op
+		if g, ok := op.(Gauges); ok {
+			co.gauges.Store(g)
+		}
 	case pipeline.KindSum, pipeline.KindMin, pipeline.KindMax, pipeline.KindMinBy, pipeline.KindMaxBy, pipeline.KindCount:
 		var keyFields []string
 		if len(spec.Inputs) > 0 {

@@ -52,6 +52,7 @@ func (e *Execution) Snapshot() *Result {
 				DeadLettered:    co.metrics.deadLettered.load(),
 				Restarts:        co.metrics.restarts.load(),
 				LogLinesDropped: co.logDropped(),
+				Gauges:          co.gaugesNow(),
 			})
 		}
 		m.sum()

@@ -12,7 +12,9 @@ import (
 // and out, the rate, the skew (busiest subtask's records against the mean,
 // 1.00 is even) and the back-pressured time of the operator's busiest
 // subtask with its share of the job's time (summed over subtasks it could
-// exceed the job's time), then a warning for every hot key of a HASH edge.
+// exceed the job's time), then the connectors' own gauges (a Kafka
+// source's records-lag per partition), then a warning for every hot key
+// of a HASH edge.
 func (r *Result) WriteSummary(w io.Writer) error {
 	secs := r.Duration.Seconds()
 	rows := [][]string{{"operator", "kind", "par", "records in", "records out", "records/s", "skew", "back-pressured (max subtask)"}}
@@ -57,6 +59,11 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	for _, m := range r.Operators {
 		if line := errorLine(m); line != "" {
 			fmt.Fprintf(&b, "operator %q: %s\n", m.ID, line)
+		}
+	}
+	for _, m := range r.Operators {
+		for _, line := range gaugeLines(m) {
+			b.WriteString(line + "\n")
 		}
 	}
 	for _, h := range r.HotKeys {

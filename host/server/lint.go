@@ -165,12 +165,12 @@ func policy(p *pipeline.Pipeline) pipeline.Errors {
 	for _, op := range p.Operators {
 		if c := op.Source; c != nil && !offered(connspec.Source, c.Type) {
 			errs = append(errs, &pipeline.Error{File: PipelineFile, Pos: c.Pos, Msg: fmt.Sprintf(
-				"operator %s: source type %s is not offered by this server (it reads the host's files or streams): use %s",
+				"operator %s: source type %s is not offered by this server (it reaches the host's files, streams or network): use %s",
 				op.ID, c.Type, strings.Join(tenantNames(connspec.Source), " or "))})
 		}
 		if c := op.Sink; c != nil && !offered(connspec.Sink, c.Type) {
 			errs = append(errs, &pipeline.Error{File: PipelineFile, Pos: c.Pos, Msg: fmt.Sprintf(
-				"operator %s: sink type %s is not offered by this server (it writes to the host's files or stdout): use collect (read it with GET /v1/jobs/{id}/output) or discard",
+				"operator %s: sink type %s is not offered by this server (it reaches the host's files, streams or network): use collect (read it with GET /v1/jobs/{id}/output) or discard",
 				op.ID, c.Type)})
 		}
 	}

@@ -23,8 +23,13 @@ func TestBadPipelineAnswers400WithLineAndColumn(t *testing.T) {
 			[]server.Problem{
 				{Line: 5, Col: 13, Message: "source type file is not offered by this server"},
 				{Line: 7, Col: 11, Message: "sink type print is not offered by this server"}}},
-		{"unknown sink type lists what tenants may use", "version: 1\nname: x\noperators:\n  - id: a\n    source: {type: generator, preset: sequence}\n  - id: b\n    sink: {type: kafka}\n",
-			[]server.Problem{{Line: 7, Col: 18, Message: `sink type must be one of collect, discard, not "kafka"`}}},
+		{"unknown sink type lists what tenants may use", "version: 1\nname: x\noperators:\n  - id: a\n    source: {type: generator, preset: sequence}\n  - id: b\n    sink: {type: s3}\n",
+			[]server.Problem{{Line: 7, Col: 18, Message: `sink type must be one of collect, discard, not "s3"`}}},
+		// kafka is a connector of the host, which reaches the network:
+		// refused to tenants in the server's words
+		{"kafka is not offered", "version: 1\nname: x\noperators:\n  - id: a\n    source: {type: kafka, brokers: 'h:9092', topics: [t]}\n  - id: b\n    sink: {type: kafka, brokers: 'h:9092', topic: u}\n",
+			[]server.Problem{{Line: 5, Col: 13, Message: "operator a: source type kafka is not offered by this server (it reaches the host's files, streams or network)"},
+				{Line: 7, Col: 11, Message: "operator b: sink type kafka is not offered by this server (it reaches the host's files, streams or network)"}}},
 		// the collect sink's type is rewritten for the linter: a problem
 		// after it on the same line keeps its column
 		{"collect keeps columns", "version: 1\nname: x\noperators:\n  - {id: a, source: {type: generator, preset: sequence}}\n  - {id: é, sink: {type: collect}, parallelism: zero}\n",

@@ -102,7 +102,11 @@ func explain(role, op string, brokers []string, doing string, err error) error {
 	case errors.As(err, &ke) && ke == kerr.UnknownTopicOrPartition:
 		return fmt.Errorf("%s: %s: the topic does not exist", where, doing)
 	case errors.As(err, &oe) || errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || isDialErr(err):
-		return fmt.Errorf("%s: %s: cannot reach the brokers: %w", where, doing, err)
+		hint := ""
+		if allLoopback(brokers) {
+			hint = " (no broker on this machine? host dev-kafka starts one)"
+		}
+		return fmt.Errorf("%s: %s: cannot reach the brokers%s: %w", where, doing, hint, err)
 	}
 	return fmt.Errorf("%s: %s: %w", where, doing, err)
 }
@@ -110,4 +114,18 @@ func explain(role, op string, brokers []string, doing string, err error) error {
 func isDialErr(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "unable to dial") || strings.Contains(s, "connection refused")
+}
+
+// allLoopback: every broker is on this machine (localhost, 127.x, ::1).
+func allLoopback(brokers []string) bool {
+	for _, b := range brokers {
+		host, _, err := net.SplitHostPort(b)
+		if err != nil {
+			return false
+		}
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return false
+		}
+	}
+	return len(brokers) > 0
 }

@@ -91,3 +91,16 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestAllLoopback: the hint to start host dev-kafka is for brokers on this
+// machine only.
+func TestAllLoopback(t *testing.T) {
+	for brokers, want := range map[string]bool{
+		"127.0.0.1:9092": true, "localhost:9092,[::1]:9093": true, "127.0.0.1:9092,kafka.example:9092": false,
+		"10.0.0.5:9092": false, "nohost": false,
+	} {
+		if got := allLoopback(strings.Split(brokers, ",")); got != want {
+			t.Errorf("allLoopback(%s) = %v", brokers, got)
+		}
+	}
+}

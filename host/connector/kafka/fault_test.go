@@ -108,7 +108,7 @@ func TestErrorsAUserMeets(t *testing.T) {
 	s, _ := NewSource(cfg, 0, 1)
 	err := s.Open(nil)
 	s.Close()
-	if err == nil || !strings.Contains(err.Error(), `source "in" (kafka, brokers 127.0.0.1:1): listing topics: cannot reach the brokers`) {
+	if err == nil || !strings.Contains(err.Error(), `source "in" (kafka, brokers 127.0.0.1:1): listing topics: cannot reach the brokers (no broker on this machine? host dev-kafka starts one)`) {
 		t.Errorf("unreachable: %v", err)
 	}
 

@@ -16,3 +16,19 @@ func SplitOwner(topic string, partition int32, numReaders int) int {
 	start := int(h&0x7FFFFFFF) % numReaders
 	return (start + int(partition)) % numReaders
 }
+
+// Assignment is which partitions each of numReaders source subtasks
+// reads, by SplitOwner: [subtask][topic] → partitions in order.
+func Assignment(counts map[string]int32, numReaders int) []map[string][]int32 {
+	out := make([]map[string][]int32, numReaders)
+	for i := range out {
+		out[i] = map[string][]int32{}
+	}
+	for topic, n := range counts {
+		for p := int32(0); p < n; p++ {
+			o := SplitOwner(topic, p, numReaders)
+			out[o][topic] = append(out[o][topic], p)
+		}
+	}
+	return out
+}

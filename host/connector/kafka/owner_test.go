@@ -3,6 +3,7 @@ package kafka
 import (
 	"bufio"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -57,5 +58,20 @@ func TestSplitOwnerOrders(t *testing.T) {
 		if got := SplitOwner("orders", int32(p), 4); got != w {
 			t.Errorf("partition %d: owner %d, want %d", p, got, w)
 		}
+	}
+}
+
+// TestAssignment: partitions grouped by SplitOwner; txns's start index is
+// 1 of 2 and 2 of 3 (Java's "txns".hashCode() * 31, masked, mod n).
+func TestAssignment(t *testing.T) {
+	got := Assignment(map[string]int32{"txns": 4}, 3)
+	want := []map[string][]int32{{"txns": {1}}, {"txns": {2}}, {"txns": {0, 3}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Assignment = %v, want %v", got, want)
+	}
+	got = Assignment(map[string]int32{"txns": 4}, 2)
+	want = []map[string][]int32{{"txns": {1, 3}}, {"txns": {0, 2}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Assignment = %v, want %v", got, want)
 	}
 }

@@ -68,6 +68,7 @@ type Source struct {
 	cl                   *kgo.Client
 	adm                  *kadm.Client
 	reject               func(*runtime.RecordFailure) error
+	open                 *runtime.OpenContext // AddIdle: the time spent waiting for fetches
 	w                    abi.Writer
 	scratch              []byte
 
@@ -109,6 +110,7 @@ func (s *Source) Open(ctx *runtime.OpenContext) error {
 	if ctx != nil {
 		s.reject = ctx.Reject
 	}
+	s.open = ctx
 	opts, err := s.cfg.clientOpts()
 	if err != nil {
 		return fmt.Errorf("source %q (kafka): %w", s.cfg.Operator, err)
@@ -378,7 +380,9 @@ func (s *Source) Run(ctx context.Context, out runtime.Collector) error {
 		if interval > 0 {
 			pctx, cancel = context.WithDeadline(ctx, next)
 		}
+		waited := time.Now()
 		fetches := s.cl.PollFetches(pctx)
+		s.open.AddIdle(time.Since(waited)) // waiting for the broker is idle time, as Flink counts it
 		cancel()
 		if err := ctx.Err(); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // DocsCommand is the command that writes docs/connectors.md from the
@@ -142,6 +143,10 @@ func typeDoc(o Option) string {
 		if o.Empty {
 			return "string (may be empty)"
 		}
+	case Duration:
+		if o.MinDuration > 0 {
+			return "duration, at least " + DurationText(o.MinDuration)
+		}
 	}
 	return o.Type.String()
 }
@@ -203,8 +208,23 @@ func valueDoc(v any) string {
 		return "`" + x + "`"
 	case float64:
 		return num(x)
+	case time.Duration:
+		return "`" + DurationText(x) + "`"
 	}
 	return fmt.Sprint(v)
+}
+
+// DurationText writes a duration as a pipeline file does: 5m rather than
+// Go's 5m0s.
+func DurationText(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // flatOptions lists options with the fields of a Map after it, named

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Role says whether a connector reads records (a source) or writes them
@@ -41,13 +42,14 @@ type Type int
 
 // Option types.
 const (
-	String Type = iota + 1 // any scalar but null, as written
-	Enum                   // one of Option.Choices
-	Int                    // an integer in [Option.Min, Option.Max]
-	Number                 // an integer or a decimal number in [Option.Min, Option.Max]
-	List                   // a non-empty list of values
-	Bool                   // true or false
-	Map                    // a mapping whose keys are Option.Fields
+	String   Type = iota + 1 // any scalar but null, as written
+	Enum                     // one of Option.Choices
+	Int                      // an integer in [Option.Min, Option.Max]
+	Number                   // an integer or a decimal number in [Option.Min, Option.Max]
+	List                     // a non-empty list of values
+	Bool                     // true or false
+	Map                      // a mapping whose keys are Option.Fields
+	Duration                 // a duration with its unit (30s, 5m, 1m30s) of at least Option.MinDuration; a bare 0 is 0
 )
 
 func (t Type) String() string {
@@ -66,6 +68,8 @@ func (t Type) String() string {
 		return "boolean"
 	case Map:
 		return "mapping"
+	case Duration:
+		return "duration"
 	}
 	return fmt.Sprintf("Type(%d)", int(t))
 }
@@ -105,7 +109,8 @@ type Option struct {
 	Required bool
 	// Default is the value when the option is not given: an int64 for
 	// an Int, a float64 for a Number, a string for a String or an Enum;
-	// nil for none. A Variant may give its own (Connector.DefaultOf).
+	// a time.Duration for a Duration; nil for none. A Variant may give
+	// its own (Connector.DefaultOf).
 	Default any
 	// DefaultDoc says what the default is where Default cannot (it
 	// depends on another option, or there is none), for the docs.
@@ -115,6 +120,8 @@ type Option struct {
 	Choices []string
 	// Min and Max bound an Int or a Number.
 	Min, Max float64
+	// MinDuration is the least value of a Duration.
+	MinDuration time.Duration
 	// Empty lets a String be "" (print's prefix: none).
 	Empty bool
 	// Ordered keeps the key order of the mappings in a List (the records

@@ -3,9 +3,9 @@ package spec
 import (
 	"go/build"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSetLooksUpByRoleAndName(t *testing.T) {
@@ -143,33 +143,8 @@ func TestProblemsAcrossOptions(t *testing.T) {
 // guarantee; the generator a variant per preset.
 func TestSpecsAreComplete(t *testing.T) {
 	for _, c := range Builtin.All() {
-		if c.Summary == "" || c.Doc == "" || c.Guarantee == "" {
-			t.Errorf("%s %s: summary, doc or guarantee missing", c.Role, c.Name)
-		}
-		for _, o := range c.Options {
-			switch {
-			case o.Type == 0 || o.Doc == "":
-				t.Errorf("%s %s option %s: no type or no doc", c.Role, c.Name, o.Name)
-			case o.Type == Map && len(o.Fields) == 0:
-				t.Errorf("%s %s option %s: a mapping without fields", c.Role, c.Name, o.Name)
-			case o.Type == Enum && len(o.Choices) == 0:
-				t.Errorf("%s %s option %s: an enum without choices", c.Role, c.Name, o.Name)
-			case (o.Type == Int || o.Type == Number) && o.Min >= o.Max:
-				t.Errorf("%s %s option %s: range [%v, %v]", c.Role, c.Name, o.Name, o.Min, o.Max)
-			case o.Required && (o.Default != nil || o.DefaultDoc != ""):
-				t.Errorf("%s %s option %s: required, with a default", c.Role, c.Name, o.Name)
-			}
-			checkDefault(t, c, o, o.Default)
-			for _, v := range c.Variants {
-				if d, ok := v.Defaults[o.Name]; ok {
-					checkDefault(t, c, o, d)
-				}
-			}
-			if o.Only != nil {
-				if _, ok := c.Option(o.Only.Option); !ok {
-					t.Errorf("%s %s option %s: only with an option it does not have", c.Role, c.Name, o.Name)
-				}
-			}
+		for _, p := range Incomplete(c) {
+			t.Error(p)
 		}
 	}
 	preset, _ := Generator.Option("preset")
@@ -207,26 +182,19 @@ func TestSubtaskFile(t *testing.T) {
 	}
 }
 
-// checkDefault: a default has its option's Go type and lies in its range
-// or choices.
-func checkDefault(t *testing.T, c *Connector, o Option, d any) {
-	t.Helper()
-	if d == nil {
-		return
-	}
-	ok := false
-	switch x := d.(type) {
-	case int64:
-		ok = o.Type == Int && float64(x) >= o.Min && float64(x) <= o.Max
-	case float64:
-		ok = o.Type == Number && x >= o.Min && x <= o.Max
-	case bool:
-		ok = o.Type == Bool
-	case string:
-		ok = o.Type == String && (x != "" || o.Empty) || o.Type == Enum && slices.Contains(o.Choices, x)
-	}
-	if !ok {
-		t.Errorf("%s %s option %s: default %#v does not fit a %s", c.Role, c.Name, o.Name, d, o.Type)
+// TestIncompleteFindsMistakes: a spec with each mistake is caught.
+func TestIncompleteFindsMistakes(t *testing.T) {
+	c := &Connector{Name: "x", Role: Source, Summary: "s", Doc: "d", Guarantee: None, Options: []Option{
+		{Name: "a", Type: Int, Min: 1, Max: 9, Default: int64(10), Doc: "a"},
+		{Name: "b", Type: Duration, MinDuration: time.Second, Default: time.Millisecond, Doc: "b"},
+		{Name: "c", Type: Map, Doc: "c", Fields: []Option{{Name: "d", Type: Enum, Doc: "d"}}},
+		{Name: "e", Type: Duration, Default: int64(1), Doc: "e"},
+	}}
+	got := strings.Join(Incomplete(c), "\n")
+	for _, want := range []string{"option a: default 10", "option b: default 1000000 does not fit", "option c.d: an enum without choices", "option e: default 1 does not fit a duration"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s\nwant %s", got, want)
+		}
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 // stateLangs are the languages plugins/running-count is written in.
-var stateLangs = []string{"go", "c"}
+var stateLangs = []string{"go", "c", "rust"}
 
 // TestOperatorStateEveryLanguage runs plugins/running-count in each
 // language through the real host: three records, a snapshot, a fresh

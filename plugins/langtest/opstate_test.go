@@ -12,8 +12,8 @@ import (
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
-// stateLangs are the languages plugins/running-count is written in.
-var stateLangs = []string{"go", "c", "rust"}
+// stateLangs are the languages plugins/running-count is written in: all.
+var stateLangs = append([]string{"go"}, languages...)
 
 // TestOperatorStateEveryLanguage runs plugins/running-count in each
 // language through the real host: three records, a snapshot, a fresh

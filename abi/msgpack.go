@@ -555,6 +555,35 @@ func ReadStr(b []byte) ([]byte, error) {
 	return s, nil
 }
 
+// ReadBin returns the bytes of the bin at b[0] (no copy): how the SDKs
+// read back the one element of operator state they snapshot (ExportRestore).
+func ReadBin(b []byte) ([]byte, error) {
+	if TypeOf(b) != TypeBin {
+		return nil, typeErr(b, TypeBin)
+	}
+	hdr, n := 2, 0
+	switch b[0] {
+	case 0xc4:
+		if len(b) >= 2 {
+			n = int(b[1])
+		}
+	case 0xc5:
+		hdr = 3
+		if len(b) >= 3 {
+			n = int(b[1])<<8 | int(b[2])
+		}
+	default: // 0xc6
+		hdr = 5
+		if len(b) >= 5 {
+			n = int(b[1])<<24 | int(b[2])<<16 | int(b[3])<<8 | int(b[4])
+		}
+	}
+	if len(b) < hdr || len(b)-hdr < n {
+		return nil, errAt(ErrTruncated, 0)
+	}
+	return b[hdr : hdr+n], nil
+}
+
 // ReadInt reads an integer of any msgpack width. A uint64 above MaxInt64 is
 // an error.
 func ReadInt(b []byte) (int64, error) {

@@ -57,7 +57,7 @@ build_rust() {
     local dir name; dir=$(dirname "$toml"); name=$(basename "$(dirname "$dir")")
     say "rust: $name"
     (cd "$dir" && "$CARGO" build --offline --quiet --release --target wasm32-unknown-unknown)
-    "$WASM_OPT" -O3 --enable-bulk-memory "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/sluice_$name.wasm" \
+    "$WASM_OPT" -O3 --enable-bulk-memory "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/sluice_${name//-/_}.wasm" \
       -o "plugins/$name/$name-rust.wasm"
   done
 }

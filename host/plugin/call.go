@@ -14,6 +14,7 @@ const (
 	outRecords                 // process, close: count envelopes per emit
 	outValues                  // describe, key selector: count msgpack values on port 0
 	outChannels                // partition: count little-endian i32 on port 0
+	outState                   // snapshot: count msgpack values on port 0, bounded by the memory limit
 )
 
 // call is the state of the call in progress: its buffered output and
@@ -74,7 +75,7 @@ func checkOutput(mode outMode, b []byte, count int) error {
 		if len(b) != 4*count {
 			return fmt.Errorf("%d bytes for %d channel indices, want %d (4 per index)", len(b), count, 4*count)
 		}
-	case outValues:
+	case outValues, outState:
 		off := 0
 		for i := 0; i < count; i++ {
 			end, err := abi.Skip(b, off)

@@ -25,6 +25,8 @@ var (
 		abi.ExportPartition:      sig(4, 1),
 		abi.ExportDescribe:       sig(0, 1),
 		abi.ExportInitialize:     sig(0, 0),
+		abi.ExportSnapshot:       sig(0, 1),
+		abi.ExportRestore:        sig(2, 1),
 	}
 	importSigs = map[string]funcType{
 		abi.ImportEmit:     sig(4, 1),
@@ -124,6 +126,15 @@ func check(w *wasmBinary, memoryLimitPages uint32, wasi map[string]funcType) []s
 		if got, ok := w.funcSig(e.index); ok && !got.equal(want) {
 			add("export %s has signature %s; ABI v%d requires %s", e.name, got, abi.Version, want)
 		}
+	}
+	_, hasSnapshot := w.export(abi.ExportSnapshot)
+	_, hasRestore := w.export(abi.ExportRestore)
+	if hasSnapshot != hasRestore {
+		have, missing := abi.ExportSnapshot, abi.ExportRestore
+		if hasRestore {
+			have, missing = missing, have
+		}
+		add("exports %s without %s %s: operator state needs both (one writes it into a checkpoint, the other reads it back)", have, missing, exportSigs[missing])
 	}
 	if _, ok := w.export(abi.ExportStart); ok {
 		add("exports %s, so it is a WASI command, not a reactor: build it as a library (Go: -buildmode=c-shared; C: -mexec-model=reactor)", abi.ExportStart)

@@ -192,8 +192,14 @@ func (in *instance) emitWith(port int32, ptr, n uint32, count int32, hasEnds boo
 	}
 	// what the host keeps of the emit: its bytes, its ends and its span
 	cost := int64(n) + int64(len(ends)) + emitOverhead
-	max := in.m.host.cfg.MaxOutputBytes
-	if int64(c.bytes)+cost > int64(max) {
+	if c.mode == outState {
+		// operator state lives in guest memory: a snapshot never needs
+		// more than the memory limit, whatever max-output-bytes says
+		if limit := in.snapshotLimit(); int64(c.bytes)+cost > limit {
+			return c.refuse(abi.StatusLimit, fmt.Errorf("%w: the snapshot emitted %d bytes, then %d more, past the limit of %s for a plugin's operator state (the instance's memory limit, the memory-pages setting; each emit counts %d bytes besides its elements)",
+				ErrOutputLimit, c.bytes, cost, sizeText(uint64(limit)), emitOverhead))
+		}
+	} else if max := in.m.host.cfg.MaxOutputBytes; int64(c.bytes)+cost > int64(max) {
 		return c.refuse(abi.StatusLimit, fmt.Errorf("%w: the call emitted %d bytes, then %d more, past the limit of %d bytes per call (the max-output-bytes setting; each emit counts %d bytes besides its records)",
 			ErrOutputLimit, c.bytes, cost, max, emitOverhead))
 	}

@@ -29,13 +29,15 @@ const (
 	expDescribe
 	expInitialize
 	expProcessIndexed
+	expSnapshot
+	expRestore
 	numExports
 )
 
 var exportNames = [numExports]string{
 	abi.ExportBuffer, abi.ExportOpen, abi.ExportProcess, abi.ExportClose,
 	abi.ExportPartition, abi.ExportDescribe, abi.ExportInitialize,
-	abi.ExportProcessIndexed,
+	abi.ExportProcessIndexed, abi.ExportSnapshot, abi.ExportRestore,
 }
 
 // randomSeed seeds the deterministic random stream every instance reads

@@ -60,7 +60,7 @@ func (s *Set) Operator(opID, plugin string, subtask int) (runtime.Operator, erro
 	}
 	op := m.NewOperator(s.ctx(), opID, s.Configs[opID])
 	op.r.who.subtask = subtask
-	return op, nil
+	return op.Stateful(), nil
 }
 
 // Partitioner returns a custom partitioner instance of plugin for the

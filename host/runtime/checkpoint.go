@@ -65,6 +65,12 @@ type Snapshotter interface {
 	RestoreState(r checkpoint.Restore) error
 }
 
+// ErrNoOperatorState, returned by a Snapshotter's SnapshotState, says the
+// operator keeps no operator state after all (a plugin whose SDK exports
+// the snapshot call for every operator): it contributes none, as if it
+// were no Snapshotter.
+var ErrNoOperatorState = errors.New("the operator keeps no operator state")
+
 // CheckpointListener is an operator, source or sink told when a checkpoint
 // completed or was aborted, on its subtask's goroutine, in the order the
 // job master sent them. A two-phase-commit sink commits in
@@ -412,9 +418,14 @@ func (s *subtask) snapshotOp(co *chainOp, id checkpoint.ID) (st checkpoint.Subta
 			}
 		}
 	} else if sn, ok := co.op.(Snapshotter); ok {
-		has = true
-		if st, err = sn.SnapshotState(id); err != nil {
-			return st, has, err
+		st, err = sn.SnapshotState(id)
+		switch {
+		case errors.Is(err, ErrNoOperatorState):
+			st, err = checkpoint.SubtaskState{}, nil
+		case err != nil:
+			return st, true, err
+		default:
+			has = true
 		}
 	}
 	if co.store != nil {

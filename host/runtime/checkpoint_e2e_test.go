@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,6 +124,14 @@ func planCheckpointJob(t *testing.T, src string, p int, ids ...string) (*plan.Jo
 // in the second run, in order.
 func checkpointThenRestore(t *testing.T, src string, after, p int, ids ...string) [][]byte {
 	t.Helper()
+	first, second := checkpointThenRestoreRuns(t, src, after, p, ids...)
+	return append(first.committed(1), second.committed(0)...)
+}
+
+// checkpointThenRestoreRuns is checkpointThenRestore returning the sinks
+// of each run.
+func checkpointThenRestoreRuns(t *testing.T, src string, after, p int, ids ...string) (first, second *markConnectors) {
+	t.Helper()
 	g, plugins := planCheckpointJob(t, src, 0)
 	conn := newMarkConnectors()
 	acks := runtime.NewAckRecorder()
@@ -146,8 +155,7 @@ func checkpointThenRestore(t *testing.T, src string, after, p int, ids ...string
 	if _, err := e.Wait(); err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatalf("first run: %v", err)
 	}
-	out := conn.committed(1)
-	if len(out) == 0 {
+	if len(conn.committed(1)) == 0 {
 		t.Fatal("nothing committed with the checkpoint")
 	}
 	g, plugins = planCheckpointJob(t, src, p, ids...)
@@ -155,7 +163,7 @@ func checkpointThenRestore(t *testing.T, src string, after, p int, ids ...string
 	if _, err := runtime.Run(context.Background(), g, runtime.Deps{Connectors: conn2, Plugins: plugins, Restore: rd}); err != nil {
 		t.Fatal(err)
 	}
-	return append(out, conn2.committed(0)...)
+	return conn, conn2
 }
 
 const generatorRescaleJob = `
@@ -260,5 +268,72 @@ func TestCheckpointPluginKeyedState(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("account %s: %d after the restore, %d uninterrupted", k, got[k], v)
 		}
+	}
+}
+
+const operatorStateJob = `
+version: 1
+name: operator-state
+parallelism: 2
+plugins:
+  count: { path: ../plugins/running-count/running-count.wasm }
+operators:
+  - id: src
+    source: { type: generator, preset: sequence, count: 20000, rate: 20000 }
+  - id: count
+    map: count
+  - id: out
+    sink: { type: discard }
+`
+
+// TestCheckpointPluginOperatorState: plugins/running-count numbers the
+// records of its subtask in operator state (sluice_snapshot). The job
+// (source, count and sink chained, two subtasks) is checkpointed and
+// restored at 1, 2 and 3 subtasks: new subtask j starts counting after the
+// counts of the old subtasks dealt to it round robin (old i goes to
+// i mod the new parallelism), and the last counts add up to every record.
+func TestCheckpointPluginOperatorState(t *testing.T) {
+	countOf := func(v []byte) int64 {
+		raw, ok, err := abi.MapField(v, "count")
+		if !ok || err != nil {
+			t.Fatalf("no count in %x: %v", v, err)
+		}
+		n, err := abi.ReadInt(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, p := range []int{2, 1, 3} {
+		t.Run(fmt.Sprintf("restored-at-%d", p), func(t *testing.T) {
+			first, second := checkpointThenRestoreRuns(t, operatorStateJob, 500, p, "src", "count", "out")
+			restored := make([]int64, p) // what each new subtask starts from
+			var total int64
+			for old := 0; old < 2; old++ {
+				got := first.got[old][:first.marks[1][old]]
+				for i, v := range got {
+					if n := countOf(v); n != int64(i+1) {
+						t.Fatalf("first run, subtask %d: record %d has count %d", old, i+1, n)
+					}
+				}
+				restored[old%p] += int64(len(got))
+				total += int64(len(got))
+			}
+			for sub := 0; sub < p; sub++ {
+				got := second.got[sub]
+				if len(got) == 0 {
+					t.Fatalf("restored subtask %d got no records", sub)
+				}
+				for i, v := range got {
+					if n, want := countOf(v), restored[sub]+int64(i+1); n != want {
+						t.Fatalf("restored at %d, subtask %d: record %d has count %d, want %d (restored %v)", p, sub, i+1, n, want, restored)
+					}
+				}
+				total += int64(len(got))
+			}
+			if total != 20000 {
+				t.Fatalf("%d records committed and emitted after the restore, want 20000", total)
+			}
+		})
 	}
 }

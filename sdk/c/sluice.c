@@ -1658,3 +1658,27 @@ int32_t sl__describe(const sl_plugin *p) {
 	free(b.p);
 	return st;
 }
+
+/* sluice_snapshot: the state's bytes as one msgpack bin on port 0. */
+int32_t sl__snapshot(const sl_plugin *p) {
+	if (!p->snapshot || !p->restore) return sl_fail(SL_UNSUPPORTED, "the operator declares no operator state (sl_plugin.snapshot)");
+	sl_buf state = {0}, b = {0};
+	int st = p->snapshot(&state);
+	if (st == SL_OK) {
+		sl_put_bin(&b, state.p, state.len);
+		st = state.oom || b.oom ? sl_fail(SL_OUT_OF_MEMORY, "out of memory for the snapshot") : sl_host_emit(0, b.p, b.len, 1);
+	}
+	free(state.p);
+	free(b.p);
+	return st;
+}
+
+/* sluice_restore: one element, the bin sl__snapshot emitted. */
+int32_t sl__restore(const sl_plugin *p, const uint8_t *b, uint32_t n) {
+	if (!p->snapshot || !p->restore) return sl_fail(SL_UNSUPPORTED, "the operator declares no operator state (sl_plugin.snapshot)");
+	sl_value v = {b, n};
+	sl_str bin;
+	if (sl_skip(b, n, 0) != (int64_t)n || !sl_as_bin(v, &bin))
+		return sl_fail(SL_MALFORMED, "sluice_restore: the element is not the msgpack bin the SDK snapshots");
+	return p->restore(bin.p, bin.n);
+}

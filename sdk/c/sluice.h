@@ -252,6 +252,15 @@ typedef struct {
 	int (*flat_map)(const sl_record *in);                /* emits 0..n records */
 	int (*process)(int32_t port, const sl_record *in);   /* emits, side outputs, state */
 	int (*partition)(sl_value key, int32_t n, int32_t *channel);
+	/* Operator state (abi.ExportSnapshot), optional, both or neither: what the
+	 * operator keeps in its own variables, checkpointed. snapshot appends the
+	 * state's bytes to out (sl_put_raw) without changing it; restore gets such
+	 * bytes back after open and before the first record when the job starts
+	 * from a checkpoint, once per snapshot the subtask is given (several or
+	 * none after a rescale: it merges them). Without them the SDK answers
+	 * SL_UNSUPPORTED and the host checkpoints no operator state. */
+	int (*snapshot)(sl_buf *out);
+	int (*restore)(const uint8_t *p, uint32_t n);
 } sl_plugin;
 
 /* The context of the open call, valid for the instance's life. */
@@ -263,6 +272,8 @@ int32_t sl__process(const sl_plugin *p, int32_t port, const uint8_t *b, uint32_t
 int32_t sl__close(const sl_plugin *p);
 int32_t sl__partition(const sl_plugin *p, const uint8_t *b, uint32_t n, int32_t count, int32_t parts);
 int32_t sl__describe(const sl_plugin *p);
+int32_t sl__snapshot(const sl_plugin *p);
+int32_t sl__restore(const sl_plugin *p, const uint8_t *b, uint32_t n);
 uint8_t *sl__buffer(uint32_t size);
 void sl__reset(void); /* tests: forget the open instance */
 
@@ -281,7 +292,10 @@ void sl__reset(void); /* tests: forget the open instance */
 	SL__COMMON_EXPORTS(P) \
 	SL__EXPORT("sluice_process") int32_t sluice_process(int32_t port, int32_t ptr, int32_t len, int32_t count) { \
 		return sl__process(&(P), port, SL__PTR(ptr), (uint32_t)len, count); } \
-	SL__EXPORT("sluice_close") int32_t sluice_close(void) { return sl__close(&(P)); }
+	SL__EXPORT("sluice_close") int32_t sluice_close(void) { return sl__close(&(P)); } \
+	SL__EXPORT("sluice_snapshot") int32_t sluice_snapshot(void) { return sl__snapshot(&(P)); } \
+	SL__EXPORT("sluice_restore") int32_t sluice_restore(int32_t ptr, int32_t len) { \
+		return sl__restore(&(P), SL__PTR(ptr), (uint32_t)len); }
 /* Registers a custom partitioner. */
 #define SLUICE_PARTITIONER(P) \
 	SL__COMMON_EXPORTS(P) \

@@ -48,6 +48,16 @@ func guestDescribe() (st int32) {
 	return report(eng.describe())
 }
 
+func guestSnapshot() (st int32) {
+	defer finish(&st)
+	return report(eng.snapshot())
+}
+
+func guestRestore(element []byte) (st int32) {
+	defer finish(&st)
+	return report(eng.restore(element))
+}
+
 // finish is deferred by every entry point. A recovered panic's text names
 // where the plugin's code panicked: "panic: boom (at main.go:12 in
 // main.init.func1)".

@@ -22,6 +22,8 @@ func init() {
 		Partition: guestPartition,
 		Close:     guestClose,
 		Describe:  guestDescribe,
+		Snapshot:  guestSnapshot,
+		Restore:   func(element []byte) int32 { return guestRestore(ownInput(element)) },
 	}
 }
 

@@ -57,3 +57,15 @@ func exportClose() int32 { return guestClose() }
 
 //go:wasmexport sluice_describe
 func exportDescribe() int32 { return guestDescribe() }
+
+//go:wasmexport sluice_snapshot
+func exportSnapshot() int32 { return guestSnapshot() }
+
+//go:wasmexport sluice_restore
+func exportRestore(ptr, n int32) int32 {
+	element, ok := eng.input(uintptr(uint32(ptr)), n)
+	if !ok {
+		return badInput("sluice_restore")
+	}
+	return guestRestore(element)
+}

@@ -22,6 +22,8 @@ type Operator struct {
 	reduceFn  func(acc, r Record) (Record, error)
 	partFn    func(Key, int) int
 	keyFn     func(Record) (Key, error)
+
+	state Snapshotter // operator state, when declared with State
 }
 
 // Named sets the name reported by sluice_describe. The default is the last

@@ -49,6 +49,12 @@ export type FlatMapFn = (r: Record) => i32;
 export type ProcessFn = (port: i32, r: Record) => i32;
 /** Returns a channel in [0, n), or a negative Status (see fail). */
 export type PartitionFn = (key: Value, n: i32) => i32;
+/** Appends the operator state's bytes to out (out.putRaw) without changing
+ * it; returns Status.OK or a negative Status. */
+export type SnapshotFn = (out: Buf) => i32;
+/** Merges bytes a SnapshotFn wrote (ptr/len, valid during the call) into
+ * the state; returns Status.OK or a negative Status. */
+export type RestoreFn = (ptr: usize, len: i32) => i32;
 
 function openNothing(ctx: Context, config: Value): i32 { return Status.OK; }
 function closeNothing(): i32 { return Status.OK; }
@@ -69,6 +75,8 @@ export class Plugin {
   flatMapFn: FlatMapFn = noFlatMap;
   processFn: ProcessFn = noProcess;
   partitionFn: PartitionFn = noPartition;
+  snapshotFn: SnapshotFn | null = null;
+  restoreFn: RestoreFn | null = null;
 
   constructor(public name: string, public kind: Kind) {}
 
@@ -80,6 +88,11 @@ export class Plugin {
   onOpen(fn: OpenFn): Plugin { this.openFn = fn; return this; }
   /** Called once at the end of the input; may emit final records. */
   onClose(fn: CloseFn): Plugin { this.closeFn = fn; return this; }
+  /** Declares operator state (abi.ExportSnapshot): snapshot at each
+   * checkpoint, restore after open and before the first record when the
+   * job starts from one, once per snapshot the subtask is given (several
+   * or none after a rescale: it merges them). */
+  state(snapshot: SnapshotFn, restore: RestoreFn): Plugin { this.snapshotFn = snapshot; this.restoreFn = restore; return this; }
 }
 
 let plugin: Plugin | null = null;
@@ -512,6 +525,42 @@ export function sluice_partition(ptr: usize, len: i32, count: i32, n: i32): i32 
   }
   st = hostEmit(0, out.ptr, out.len, count);
   return st == 0 ? Status.OK : fail(st, "emit of the channels refused");
+}
+
+const stateOut = new Buf();
+const stateBin = new Buf();
+const restoreVal = new Value();
+const noState = "the operator declares no operator state (Plugin.state)";
+
+/** The operator state as one msgpack bin on port 0. */
+export function sluice_snapshot(): i32 {
+  beginCall();
+  const st0 = checkCall(true, "snapshot");
+  if (st0 < 0) return st0;
+  const p = <Plugin>plugin;
+  if (p.snapshotFn == null) return fail(Status.Unsupported, noState);
+  stateOut.reset();
+  const f = <SnapshotFn>p.snapshotFn;
+  const st = f(stateOut);
+  if (st < 0) return userFailed(st, "snapshot", -1);
+  stateBin.reset();
+  stateBin.putBin(stateOut.ptr, stateOut.len);
+  return hostEmit(0, stateBin.ptr, stateBin.len, 1);
+}
+
+/** One element, the bin sluice_snapshot emitted. */
+export function sluice_restore(ptr: usize, len: i32): i32 {
+  beginCall();
+  const st0 = checkCall(true, "restore");
+  if (st0 < 0) return st0;
+  const p = <Plugin>plugin;
+  if (p.restoreFn == null) return fail(Status.Unsupported, noState);
+  const v = restoreVal.set(ptr, len);
+  if (skip(ptr, len, 0) != len || v.binPtr == 0) return fail(Status.Malformed, "restore: the element is not the msgpack bin the SDK snapshots");
+  const f = <RestoreFn>p.restoreFn;
+  const st = f(v.binPtr, v.binLen);
+  if (st < 0) return userFailed(st, "restore", -1);
+  return Status.OK;
 }
 
 /** {kind, sdk, name, outputs, keyed} on port 0 (abi.Describe plus "keyed",

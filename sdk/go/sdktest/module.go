@@ -22,6 +22,8 @@ var abiExports = map[string]funcSig{
 	abi.ExportClose:          {0, 1, true},
 	abi.ExportDescribe:       {0, 1, true},
 	abi.ExportInitialize:     {0, 0, true},
+	abi.ExportSnapshot:       {0, 1, true},
+	abi.ExportRestore:        {2, 1, true},
 }
 
 // Host functions of ABI v1 and their signatures, from package abi.

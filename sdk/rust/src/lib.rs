@@ -115,6 +115,22 @@ pub trait Plugin: Sized {
     fn close(&mut self, _out: &mut Output) -> Result<(), Error> {
         Ok(())
     }
+    /// Whether the operator keeps operator state (abi.ExportSnapshot):
+    /// what it holds in its own fields beyond keyed state, checkpointed
+    /// through `snapshot` and `restore`. Without it the SDK answers the
+    /// host's calls unsupported and the host checkpoints none.
+    const OPERATOR_STATE: bool = false;
+    /// The operator state as bytes, at a checkpoint; it must not change it.
+    fn snapshot(&self) -> Result<Vec<u8>, Error> {
+        Ok(Vec::new())
+    }
+    /// Bytes `snapshot` returned, given back after open and before the
+    /// first record when the job starts from a checkpoint: once per
+    /// snapshot the subtask gets (several or none after a rescale), so it
+    /// merges them into the state (a count adds).
+    fn restore(&mut self, _state: &[u8]) -> Result<(), Error> {
+        Ok(())
+    }
 }
 
 /// Keeps the records for which `filter` is true.
@@ -202,6 +218,16 @@ macro_rules! __operator {
         #[no_mangle]
         pub extern "C" fn sluice_close() -> i32 {
             unsafe { $crate::rt::close(&mut __SLUICE_OP) }
+        }
+        #[cfg(target_arch = "wasm32")]
+        #[no_mangle]
+        pub extern "C" fn sluice_snapshot() -> i32 {
+            unsafe { $crate::rt::snapshot(&__SLUICE_OP) }
+        }
+        #[cfg(target_arch = "wasm32")]
+        #[no_mangle]
+        pub extern "C" fn sluice_restore(ptr: i32, len: i32) -> i32 {
+            unsafe { $crate::rt::restore(&mut __SLUICE_OP, $crate::rt::input(ptr, len)) }
         }
     };
 }

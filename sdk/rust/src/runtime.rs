@@ -542,6 +542,50 @@ pub mod rt {
         st
     }
 
+    /// sluice_snapshot: `Plugin::snapshot`'s bytes as one msgpack bin on
+    /// port 0; unsupported without `Plugin::OPERATOR_STATE`.
+    pub fn snapshot<P: Plugin>(slot: &Option<P>) -> i32 {
+        with_engine(|e| {
+            e.begin_call();
+            let op = match slot.as_ref() {
+                Some(op) if P::OPERATOR_STATE => op,
+                Some(_) => return e.fail(Error::new(Status::UNSUPPORTED, NO_STATE), Status::UNSUPPORTED),
+                None => return e.fail(Error::new(Status::UNSUPPORTED, "snapshot called before open"), Status::UNSUPPORTED),
+            };
+            match op.snapshot() {
+                Ok(state) => {
+                    let mut b = Vec::with_capacity(state.len() + 5);
+                    b.put_bin(&state);
+                    host::emit(0, &b, 1)
+                }
+                Err(err) => e.fail(err.prefixed("snapshot: "), Status::USER),
+            }
+        })
+    }
+
+    /// sluice_restore: one element, the bin `snapshot` emitted, handed to
+    /// `Plugin::restore`.
+    pub fn restore<P: Plugin>(slot: &mut Option<P>, element: &[u8]) -> i32 {
+        with_engine(|e| {
+            e.begin_call();
+            let op = match slot.as_mut() {
+                Some(op) if P::OPERATOR_STATE => op,
+                Some(_) => return e.fail(Error::new(Status::UNSUPPORTED, NO_STATE), Status::UNSUPPORTED),
+                None => return e.fail(Error::new(Status::UNSUPPORTED, "restore called before open"), Status::UNSUPPORTED),
+            };
+            let state = match (crate::skip(element, 0), Value::from_raw(element).as_bin()) {
+                (Ok(end), Some(b)) if end == element.len() => b,
+                _ => return e.fail(Error::malformed("restore: the element is not the msgpack bin the SDK snapshots"), Status::MALFORMED),
+            };
+            match op.restore(state) {
+                Ok(()) => 0,
+                Err(err) => e.fail(err.prefixed("restore: "), Status::USER),
+            }
+        })
+    }
+
+    const NO_STATE: &str = "the operator declares no operator state (Plugin::OPERATOR_STATE)";
+
     /// sluice_describe: {kind, sdk, name, outputs, keyed} on port 0 (the
     /// keys of abi.Describe plus "keyed", as sdk/go).
     pub fn describe<P: Plugin>(kind: Kind) -> i32 {

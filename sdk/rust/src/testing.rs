@@ -71,6 +71,16 @@ impl<P: Plugin> Harness<P> {
         rt::close(&mut self.op)
     }
 
+    /// sluice_snapshot: the state is then one emit on port 0.
+    pub fn snapshot(&mut self) -> i32 {
+        rt::snapshot(&self.op)
+    }
+
+    /// sluice_restore with one element (a msgpack bin).
+    pub fn restore(&mut self, element: &[u8]) -> i32 {
+        rt::restore(&mut self.op, element)
+    }
+
     /// Takes what was emitted so far: (port, bytes, count) per emit.
     pub fn take_emits(&self) -> Vec<(i32, Vec<u8>, i32)> {
         fake(|f| std::mem::take(&mut f.emits))

@@ -338,3 +338,51 @@ fn partition_emits_little_endian_channels() {
     assert_eq!(h.error(), "record 0: key must be a string");
     assert_eq!(h.partition(&b, 2, 0), -1);
 }
+
+struct Counter(i64);
+impl Plugin for Counter {
+    const NAME: &'static str = "counter";
+    const OPERATOR_STATE: bool = true;
+    fn open(_: &Context, _: Value<'static>) -> Result<Self, Error> {
+        Ok(Counter(0))
+    }
+    fn snapshot(&self) -> Result<Vec<u8>, Error> {
+        Ok(self.0.to_le_bytes().to_vec())
+    }
+    fn restore(&mut self, state: &[u8]) -> Result<(), Error> {
+        self.0 += i64::from_le_bytes(state.try_into().map_err(|_| Error::malformed("8 bytes"))?);
+        Ok(())
+    }
+}
+impl Filter for Counter {
+    fn filter(&mut self, _: &Record) -> Result<bool, Error> {
+        self.0 += 1;
+        Ok(true)
+    }
+}
+
+#[test]
+fn operator_state_snapshot_and_restore() {
+    let mut h = Harness::<Counter>::new();
+    assert_eq!(h.snapshot(), -4, "before open");
+    assert_eq!(h.open(EMPTY), 0);
+    assert_eq!(h.filter(&batch(&[(1, 1), (2, 1), (3, 1)]), 3), 0);
+    h.take_emits();
+    assert_eq!(h.snapshot(), 0);
+    let emits = h.take_emits();
+    let mut want = vec![0xc4, 8];
+    want.extend_from_slice(&3i64.to_le_bytes());
+    assert_eq!(emits, vec![(0, want.clone(), 1)]);
+    let mut h2 = Harness::<Counter>::new();
+    assert_eq!(h2.open(EMPTY), 0);
+    assert_eq!(h2.restore(&want), 0);
+    assert_eq!(h2.restore(&want), 0); // a rescale's second element: merged
+    assert_eq!(h2.operator().map(|c| c.0), Some(6));
+    assert_eq!(h2.restore(&[0xa1, b'x']), -1);
+    assert!(h2.error().contains("not the msgpack bin"), "{}", h2.error());
+    // an operator without operator state answers unsupported
+    let mut p = Harness::<Positive>::new();
+    assert_eq!(p.open(EMPTY), 0);
+    assert_eq!(p.snapshot(), -4);
+    assert!(p.error().contains("declares no operator state"), "{}", p.error());
+}

@@ -29,6 +29,10 @@ type Exports struct {
 	Close func() int32
 	// Describe is sluice_describe.
 	Describe func() int32
+	// Snapshot is sluice_snapshot.
+	Snapshot func() int32
+	// Restore is sluice_restore with the element already in a slice.
+	Restore func(element []byte) int32
 }
 
 // Guest holds the SDK's entry points (set natively by package sdk).

@@ -19,6 +19,7 @@ var Usage = map[string]string{
 	"batch-bytes":                   "bytes per batch between tasks",
 	"linger":                        "longest a partly filled batch waits before it is sent",
 	"queue-capacity":                "batches each channel between tasks holds before the sender waits",
+	"seed":                          "seeds the channels REBALANCE starts at and SHUFFLE picks: another seed, other channels (the same seed, the same channels every run)",
 	"restart-attempts":              "plugin instances an operator subtask may replace within restart-window after a poisoned record",
 	"restart-delay":                 "delay before each plugin instance replacement",
 	"restart-window":                "sliding window restart-attempts counts in",
@@ -58,7 +59,7 @@ func AddFlags(fs *pflag.FlagSet, keys ...string) {
 	def := map[string]any{
 		"slots": hs.Slots, "memory-pages": hs.MemoryPages, "call-timeout": hs.CallTimeout,
 		"max-output-bytes": hs.MaxOutputBytes, "max-module-bytes": hs.MaxModuleBytes, "cache-dir": hs.CacheDir,
-		"batch-size": hs.BatchSize, "batch-bytes": hs.BatchBytes, "linger": hs.Linger, "queue-capacity": hs.QueueCapacity,
+		"batch-size": hs.BatchSize, "batch-bytes": hs.BatchBytes, "linger": hs.Linger, "queue-capacity": hs.QueueCapacity, "seed": hs.Seed,
 		"restart-attempts": hs.RestartAttempts, "restart-delay": hs.RestartDelay, "restart-window": hs.RestartWindow,
 		"job-memory": hs.JobMemory, "data-roots": hs.DataRoots, "fuel-rate": hs.FuelRate, "call-fuel": hs.CallFuel, "state-memory": hs.StateMemory,
 		"checkpoint-interval": hs.CheckpointInterval, "checkpoint-mode": hs.CheckpointMode, "checkpoint-timeout": hs.CheckpointTimeout,

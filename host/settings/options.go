@@ -41,5 +41,6 @@ func (s Settings) RuntimeOptions() runtime.Options {
 		Linger:        s.Linger,
 		QueueCapacity: s.QueueCapacity,
 		StateBytes:    s.StateMemoryBytes(),
+		Seed:          s.Seed,
 	}
 }

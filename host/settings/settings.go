@@ -32,6 +32,9 @@ type Settings struct {
 	BatchBytes     int           `mapstructure:"batch-bytes"`      // bytes per batch between tasks
 	Linger         time.Duration `mapstructure:"linger"`           // longest a partial batch waits
 	QueueCapacity  int           `mapstructure:"queue-capacity"`   // batches per channel between tasks
+	// Seed seeds the channels REBALANCE starts at and SHUFFLE draws: the
+	// same seed picks the same channels on every run (0, the default).
+	Seed int64 `mapstructure:"seed"`
 
 	// Sandbox: the restart policy, job memory and data roots (sandbox.go).
 	Sandbox `mapstructure:",squash"`
@@ -88,7 +91,7 @@ func (s Settings) Validate() error {
 
 // Keys lists every setting's key, in declaration order.
 var Keys = []string{"slots", "memory-pages", "call-timeout", "max-output-bytes", "max-module-bytes",
-	"cache-dir", "batch-size", "batch-bytes", "linger", "queue-capacity"}
+	"cache-dir", "batch-size", "batch-bytes", "linger", "queue-capacity", "seed"}
 
 // Load reads the settings: defaults, then the host config file (when file
 // is not empty), then SLUICE_* environment variables (from env, e.g.
@@ -216,6 +219,7 @@ func setDefaults(v *viper.Viper, s Settings) {
 	v.SetDefault("batch-bytes", s.BatchBytes)
 	v.SetDefault("linger", s.Linger)
 	v.SetDefault("queue-capacity", s.QueueCapacity)
+	v.SetDefault("seed", s.Seed)
 	setSandboxDefaults(v, s.Sandbox)
 	setCheckpointingDefaults(v, s.Checkpointing)
 }

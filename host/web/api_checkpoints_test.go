@@ -115,3 +115,35 @@ func (a *testAPI) status(id string) server.JobStatus {
 	a.ok(tokenA, "GET", "/v1/jobs/"+id, nil, http.StatusOK, &s)
 	return s
 }
+
+// TestCheckpointMetricsInPrometheus: a checkpointed job's statistics
+// under Flink's names, with the tenant and job_id labels; a job without
+// checkpointing has none.
+func TestCheckpointMetricsInPrometheus(t *testing.T) {
+	a, _ := startCkptAPI(t)
+	st := a.submit(tokenA, ckptJob)
+	plain := a.submit(tokenA, strings.Replace(ckptJob, "checkpointing: { interval: 20ms }\n", "", 1))
+	waitFor(t, "two completed checkpoints", func() bool { return a.checkpoints(st.ID).Counts.Completed >= 2 })
+	text := a.ok(tokenAdmin, "GET", "/metrics", nil, http.StatusOK, nil).String()
+	after := a.checkpoints(st.ID)
+	id := `job_id="` + st.ID + `"`
+	for _, c := range []struct {
+		name     string
+		min, max float64
+	}{
+		{"sluice_job_numberOfCompletedCheckpoints", 2, float64(after.Counts.Completed)},
+		{"sluice_job_numberOfFailedCheckpoints", 0, float64(after.Counts.Failed)},
+		{"sluice_job_numberOfInProgressCheckpoints", 0, 1}, // max-concurrent 1
+		{"sluice_job_lastCheckpointSize", 1, 1 << 30},
+		{"sluice_job_lastCheckpointDuration", 0, 1 << 30},
+	} {
+		v, ok := series(text, c.name, id, `tenant="a"`)
+		if !ok || v < c.min || v > c.max {
+			t.Errorf("%s{%s}: %v (found %v), want %v to %v", c.name, id, v, ok, c.min, c.max)
+		}
+	}
+	if _, ok := series(text, "sluice_job_numberOfCompletedCheckpoints", `job_id="`+plain.ID+`"`); ok {
+		t.Errorf("a job without checkpointing has checkpoint series")
+	}
+	a.ok(tokenA, "POST", "/v1/jobs/"+plain.ID+"/cancel", nil, http.StatusOK, nil)
+}

@@ -57,9 +57,6 @@ func (s *Server) faultTolerance(t *tenant, p *pipeline.Pipeline) (ft faultTolera
 	if s.cfg.Host.CheckpointStorage == "" {
 		return ft, false, errorf(Invalid, where, "this server keeps no checkpoints (its checkpoint-storage setting is not set): remove checkpointing: interval, or ask the operator to set checkpoint-storage")
 	}
-	if p.Name != filepath.Base(p.Name) || p.Name == "." || p.Name == ".." {
-		return ft, false, errorf(Invalid, where, "the job's name %q names its checkpoint folder: use no slashes", p.Name)
-	}
 	dir := s.tenantCheckpointDir(t)
 	storage := dir
 	if p.Checkpointing != nil {
@@ -125,8 +122,10 @@ func (j *Job) checkpointPaths() map[checkpoint.ID]string {
 }
 
 // startMastered starts the job master on ctx and returns once its first
-// execution started, or with why it could not.
-func startMastered(ctx context.Context, g *plan.JobGraph, ft faultTolerance, deps runtime.Deps) (*mastered, error) {
+// execution started, or with why it could not. The job's checkpoints go
+// to <storage>/<job id>/chk-<n>, as Flink's: two jobs of a tenant with one
+// name keep apart.
+func startMastered(ctx context.Context, jobID string, g *plan.JobGraph, ft faultTolerance, deps runtime.Deps) (*mastered, error) {
 	mctx, cancel := context.WithCancel(ctx)
 	r := &mastered{cancel: cancel, done: make(chan struct{}), savepoint: ft.savepoints, paths: map[checkpoint.ID]string{}}
 	first := make(chan error, 1)
@@ -149,7 +148,7 @@ func startMastered(ctx context.Context, g *plan.JobGraph, ft faultTolerance, dep
 		r.mu.Unlock()
 		return exec, nil
 	}
-	m, err := jobmaster.New(jobmaster.Config{Job: g.Name, Checkpoint: ft.checkpoint, Restart: ft.restart, Log: deps.Logger,
+	m, err := jobmaster.New(jobmaster.Config{Job: jobID, Checkpoint: ft.checkpoint, Restart: ft.restart, Log: deps.Logger,
 		Observe: func(e jobmaster.Event) {
 			if e.Kind == jobmaster.Completed {
 				r.completed(e.ID, e.Path)

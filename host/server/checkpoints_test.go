@@ -60,7 +60,7 @@ func TestTenantJobCheckpointsIntoItsFolder(t *testing.T) {
 		t.Fatalf("latest %+v: want every subtask acknowledged", *c.Latest)
 	}
 	meta := filepath.Join(c.Latest.Path, "_metadata")
-	if want := filepath.Join(root, "a", "mine", "ticks") + string(filepath.Separator); !strings.HasPrefix(meta, want) {
+	if want := filepath.Join(root, "a", "mine", st.ID) + string(filepath.Separator); !strings.HasPrefix(meta, want) {
 		t.Fatalf("checkpoint at %s, want under %s", meta, want)
 	}
 	if _, err := os.Stat(meta); err != nil {
@@ -140,5 +140,35 @@ func TestSavepointNeedsCheckpointing(t *testing.T) {
 	}
 	if _, err := s.Cancel(tenantA, st.ID); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestJobsOfOneNameKeepApart: two running jobs of a tenant with one name
+// checkpoint into folders of their own (their ids, as Flink's), so that
+// neither's retain removes the other's checkpoints.
+func TestJobsOfOneNameKeepApart(t *testing.T) {
+	cfg, root := ckptConfig(t)
+	s := newTestServer(t, cfg)
+	var ids []string
+	for range 2 {
+		st, err := s.Submit(t.Context(), tenantA, []byte(ckptJob("")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, st.ID)
+	}
+	for _, id := range ids {
+		c := waitCheckpoints(t, s, id, func(c Checkpoints) bool { return c.Counts.Completed >= 3 })
+		if want := filepath.Join(root, "a", id); filepath.Dir(c.Latest.Path) != want {
+			t.Fatalf("job %s checkpoints at %s, want in %s", id, c.Latest.Path, want)
+		}
+		if c.Counts.Failed != 0 {
+			t.Fatalf("job %s: %d failed checkpoints: %+v", id, c.Counts.Failed, c.History)
+		}
+	}
+	for _, id := range ids {
+		if _, err := s.Cancel(tenantA, id); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

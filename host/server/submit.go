@@ -100,7 +100,7 @@ func (s *Server) start(ctx context.Context, t *tenant, pr *prepared, u usage) (*
 	var exec running
 	if ckpt {
 		conns.builtin.Checkpointed = true
-		j.master, err = startMastered(jctx, pr.graph, ft, deps)
+		j.master, err = startMastered(jctx, j.ID, pr.graph, ft, deps)
 		j.checkpointed, exec = true, j.master
 	} else {
 		exec, err = runtime.Start(jctx, pr.graph, deps)

@@ -109,6 +109,23 @@ type Master struct {
 	jobDir  string
 	acks    *ackQueue
 	reqs    chan savepointReq
+
+	mu    sync.Mutex
+	stats checkpoint.Stats // the latest, for Stats
+}
+
+// Stats returns the job's checkpoint statistics as of the loop's latest
+// step; safe to call from any goroutine while Run runs.
+func (m *Master) Stats() checkpoint.Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.stats
+}
+
+func (m *Master) publish(s checkpoint.Stats) {
+	m.mu.Lock()
+	m.stats = s
+	m.mu.Unlock()
 }
 
 // New checks the configuration.
@@ -141,9 +158,32 @@ func New(cfg Config, start Starter) (*Master, error) {
 
 // savepointReq is a savepoint asked for by TriggerSavepoint.
 type savepointReq struct {
-	dir   string
-	stop  bool
+	dir       string
+	stop      bool
+	triggered chan checkpoint.ID // the savepoint's id, once triggered
+	reply     chan savepointReply
+}
+
+// Savepoint is a savepoint triggered and not yet known to be complete.
+type Savepoint struct {
+	ID    checkpoint.ID
 	reply chan savepointReply
+}
+
+// Wait returns the savepoint's folder once it is complete, or why it
+// failed.
+func (s *Savepoint) Wait(ctx context.Context) (string, error) {
+	select {
+	case r := <-s.reply:
+		return r.path, r.err
+	case <-ctx.Done():
+		select { // an answer that came with the end wins
+		case r := <-s.reply:
+			return r.path, r.err
+		default:
+			return "", ctx.Err()
+		}
+	}
 }
 
 type savepointReply struct {
@@ -155,20 +195,34 @@ type savepointReply struct {
 // returns its path once it is complete; with stop the job then finishes
 // (stop-with-savepoint) and Run returns.
 func (m *Master) TriggerSavepoint(ctx context.Context, dir string, stop bool) (string, error) {
-	if dir == "" {
-		return "", errors.New("savepoint: no target folder")
+	sp, err := m.RequestSavepoint(ctx, dir, stop)
+	if err != nil {
+		return "", err
 	}
-	req := savepointReq{dir: dir, stop: stop, reply: make(chan savepointReply, 1)}
+	return sp.Wait(ctx)
+}
+
+// RequestSavepoint triggers a savepoint into a new folder under dir and
+// returns once it is triggered (its id known) or refused; Savepoint.Wait
+// waits for it to complete. With stop the job then finishes
+// (stop-with-savepoint) and Run returns.
+func (m *Master) RequestSavepoint(ctx context.Context, dir string, stop bool) (*Savepoint, error) {
+	if dir == "" {
+		return nil, errors.New("savepoint: no target folder")
+	}
+	req := savepointReq{dir: dir, stop: stop, triggered: make(chan checkpoint.ID, 1), reply: make(chan savepointReply, 1)}
 	select {
 	case m.reqs <- req:
 	case <-ctx.Done():
-		return "", ctx.Err()
+		return nil, ctx.Err()
 	}
 	select {
-	case r := <-req.reply:
-		return r.path, r.err
+	case id := <-req.triggered:
+		return &Savepoint{ID: id, reply: req.reply}, nil
+	case r := <-req.reply: // refused before it was triggered
+		return nil, r.err
 	case <-ctx.Done():
-		return "", ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 
@@ -197,6 +251,7 @@ func (m *Master) Run(ctx context.Context) (*Result, error) {
 			var out outcome
 			out, res.Last, err = c.supervise(ctx, exec, tick)
 			res.Stats = c.coord.Stats()
+			m.publish(res.Stats)
 			switch out {
 			case finished:
 				res.Savepoint = c.stopped
@@ -380,6 +435,7 @@ func (c *core) attach(exec Execution, restore *checkpoint.Reader) error {
 func (c *core) supervise(ctx context.Context, exec Execution, tick <-chan time.Time) (outcome, *runtime.Result, error) {
 	m := c.m
 	for {
+		m.publish(c.coord.Stats())
 		select {
 		case <-ctx.Done():
 			exec.Cancel()
@@ -398,6 +454,7 @@ func (c *core) supervise(ctx context.Context, exec Execution, tick <-chan time.T
 				continue
 			}
 			c.savepoints[id] = req
+			req.triggered <- id // buffered: never blocks
 			c.perform(now, actions)
 		case <-exec.Done():
 			res, err := exec.Wait()

@@ -429,3 +429,46 @@ func TestNeedsStorage(t *testing.T) {
 		t.Fatalf("no storage: %v", err)
 	}
 }
+
+// TestRequestSavepointAnswersOnTrigger: RequestSavepoint returns the
+// savepoint's id while its tasks have not acknowledged; Stats shows it in
+// progress, then failed once it times out, which Wait reports.
+func TestRequestSavepointAnswersOnTrigger(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Checkpoint.Timeout = 500 * time.Millisecond })
+	h.engine.behave = func(int, checkpoint.ID) string { return "silent" }
+	sp, err := h.m.RequestSavepoint(context.Background(), t.TempDir(), false)
+	if err != nil || sp.ID != 1 {
+		t.Fatalf("savepoint %+v, %v", sp, err)
+	}
+	waitStats := func(what string, ok func(checkpoint.Stats) bool) checkpoint.Stats {
+		t.Helper()
+		giveUp := time.After(10 * time.Second) // a hang, not a timing assertion
+		for {
+			s := h.m.Stats()
+			if ok(s) {
+				return s
+			}
+			select {
+			case <-giveUp:
+				t.Fatalf("no %s in the statistics: %+v", what, s)
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
+	s := waitStats("savepoint in progress", func(s checkpoint.Stats) bool { return s.NumberOfInProgressCheckpoints == 1 })
+	if len(s.History) != 1 || s.History[0].Kind != checkpoint.KindSavepoint || s.History[0].Status != checkpoint.StatusInProgress {
+		t.Fatalf("history %+v", s.History)
+	}
+	h.at(600 * time.Millisecond) // past the timeout, before the first periodic checkpoint
+	h.expect(Aborted, 1)
+	if _, err := sp.Wait(context.Background()); err == nil || !strings.Contains(err.Error(), "savepoint 1 aborted") {
+		t.Fatalf("Wait: %v, want the abort", err)
+	}
+	waitStats("failed savepoint", func(s checkpoint.Stats) bool {
+		return s.NumberOfFailedCheckpoints == 1 && s.NumberOfInProgressCheckpoints == 0
+	})
+	h.engine.exec(0).finish(nil)
+	if rr := h.end(); rr.err != nil {
+		t.Fatal(rr.err)
+	}
+}

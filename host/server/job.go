@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/plan"
 	"github.com/sluicehq/sluice/host/plugin"
 	"github.com/sluicehq/sluice/host/runtime"
@@ -40,7 +41,11 @@ type Job struct {
 	// exec is the running job: through its plugin set it holds every
 	// compiled module and instance. Nil once ended (final holds the
 	// metrics), so that an ended job in the history keeps no module.
-	exec *runtime.Execution
+	exec running
+	// master is the job master of a job with checkpointing, nil without
+	// and once ended (ckFinal and ckPaths then hold what it showed)
+	master       *mastered
+	checkpointed bool
 	// stop cancels the job's context, which bounds its plugin calls: a
 	// cancel interrupts a call in progress instead of waiting out its
 	// call-timeout (the calls ran under the server's context)
@@ -60,6 +65,8 @@ type Job struct {
 	window     time.Duration
 	exceptions []Exception
 	dropped    int // exceptions beyond maxExceptions
+	ckFinal    checkpoint.Stats
+	ckPaths    map[checkpoint.ID]string
 }
 
 // usage is what a job holds of its tenant's quotas.
@@ -247,7 +254,10 @@ func (s *Server) watch(j *Job) {
 				s.log.Warn("closing a job's plugin host", "job", j.ID, "error", cerr)
 			}
 			j.mu.Lock()
-			j.exec, j.host = nil, nil
+			if j.master != nil {
+				j.ckFinal, j.ckPaths = j.master.m.Stats(), j.master.checkpointPaths()
+			}
+			j.exec, j.host, j.master = nil, nil, nil
 			j.mu.Unlock()
 			s.release(j)
 			s.log.Info("job ended", "job", j.ID, "tenant", j.Tenant, "state", j.status().State, "error", err)

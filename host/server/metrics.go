@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
@@ -249,6 +250,9 @@ type JobSample struct {
 	Uptime           time.Duration
 	Metrics          JobMetrics
 	Errors           map[string]map[string]int64 // operator -> kind -> count, plugins and the job's failure
+	// Checkpoints are the job's checkpoint statistics; nil when it takes
+	// no checkpoints.
+	Checkpoints *checkpoint.Stats
 }
 
 // Monitor returns the metrics of every tenant and running job (admin
@@ -270,6 +274,9 @@ func (s *Server) Monitor() Monitor {
 	for _, j := range running {
 		js := JobSample{Tenant: j.Tenant, ID: j.ID, Name: j.Name, Uptime: time.Since(j.Submitted), Metrics: j.metrics(),
 			Errors: map[string]map[string]int64{}}
+		if st, on := j.checkpointStats(); on {
+			js.Checkpoints = &st
+		}
 		for _, pc := range js.Metrics.Plugins {
 			for k, v := range pc.Errors {
 				if js.Errors[pc.Operator] == nil {

@@ -65,10 +65,15 @@ func (s *Server) start(ctx context.Context, t *tenant, pr *prepared, u usage) (*
 		graph: pr.graph, planJSON: writePlan(pr.graph), plugins: map[string]string{}, need: u,
 		out: newTail(s.cfg.Server.OutputRecords, s.cfg.Server.OutputBytes), done: make(chan struct{}), state: Running}
 	j.meter = &meter{onError: j.addException}
+	ft, ckpt, err := s.faultTolerance(t, pr.pipeline)
+	if err != nil {
+		return nil, err
+	}
 	jctx, stop := context.WithCancel(s.ctx)
 	j.stop = stop
+	conns := newConnectors(j.out)
 	deps := runtime.Deps{
-		Connectors: newConnectors(j.out),
+		Connectors: conns,
 		Logger:     s.log.With("job", j.ID, "tenant", j.Tenant),
 		Options:    s.cfg.Host.RuntimeOptions(),
 	}
@@ -92,7 +97,14 @@ func (s *Server) start(ctx context.Context, t *tenant, pr *prepared, u usage) (*
 	}
 	s.wg.Add(1)
 	s.mu.Unlock()
-	exec, err := runtime.Start(jctx, pr.graph, deps)
+	var exec running
+	if ckpt {
+		conns.builtin.Checkpointed = true
+		j.master, err = startMastered(jctx, j.ID, pr.graph, ft, deps)
+		j.checkpointed, exec = true, j.master
+	} else {
+		exec, err = runtime.Start(jctx, pr.graph, deps)
+	}
 	if err != nil {
 		s.wg.Done()
 		j.closeHost()

@@ -2,7 +2,9 @@ package web
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 
 	"github.com/sluicehq/sluice/host/server"
@@ -112,6 +114,33 @@ func (h *Handler) jobExceptions(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) cancelJob(w http.ResponseWriter, r *http.Request) {
 	answer(w, r, func(p server.Principal, id string) (any, error) { return h.srv.Cancel(p, id) })
+}
+
+func (h *Handler) jobCheckpoints(w http.ResponseWriter, r *http.Request) {
+	answer(w, r, func(p server.Principal, id string) (any, error) { return h.srv.JobCheckpoints(p, id) })
+}
+
+// triggerSavepoint: POST /v1/jobs/{id}/savepoints with {"stop": bool}
+// (an empty body is {"stop": false}), as Flink's POST
+// /jobs/:jobid/savepoints and /stop; 202 with the savepoint's id, its
+// progress in GET /v1/jobs/{id}/checkpoints.
+func (h *Handler) triggerSavepoint(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Stop bool `json:"stop"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
+		writeError(w, http.StatusBadRequest, "request body", `want {"stop": true} or {"stop": false}: %v`, err)
+		return
+	}
+	sp, err := h.srv.TriggerSavepoint(r.Context(), principal(r), r.PathValue("id"), req.Stop)
+	if err != nil {
+		writeServerError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/jobs/"+sp.Job+"/checkpoints")
+	writeJSON(w, http.StatusAccepted, sp)
 }
 
 // jobOutput: GET /v1/jobs/{id}/output?n=N, the newest N records of the

@@ -25,9 +25,6 @@ const chromiumPath = "/usr/bin/chromium"
 // the job graph with its edge labels, the subtask table, the skew charts
 // and the hot keys, sees the figures move, and saves a screenshot.
 func TestDashboardInChromium(t *testing.T) {
-	if _, err := exec.LookPath(chromiumPath); err != nil {
-		t.Fatalf("%s is missing: install Debian's chromium and chromium-driver (scripts/tools-browser.sh, or apt-get install chromium chromium-driver): %v", chromiumPath, err)
-	}
 	hs, ss := testSettings(t)
 	a := startAPI(t, hs, ss, nil)
 	a.ok(tokenA, "POST", "/v1/plugins?name=valid", validWasm(t), 201, nil)
@@ -53,40 +50,18 @@ operators:
 		return len(m.HotKeys) > 0
 	})
 
-	profile := t.TempDir()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1400, 1800),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	defer cancelTab()
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
+	ctx := chromium(t)
 
 	// records in of the first subtask of totals, as the table shows it
 	inOf := `(() => { const r = [...document.querySelectorAll('#subtasks tbody tr')].find(r => r.cells[0].textContent === 'totals');
 	  return r ? parseInt(r.cells[3].textContent.replace(/[^0-9]/g, ''), 10) || 0 : 0; })()`
-	link := chromedp.CSS(`#jobs tbody a[href="#/jobs/` + job.ID + `"]`)
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(a.http.URL+"/ui/"),
-		chromedp.WaitVisible(chromedp.ID("token")),
-		chromedp.SendKeys(chromedp.ID("token"), tokenA),
-		chromedp.Click(chromedp.CSS(`#login-form button[type=submit]`)),
-		chromedp.WaitVisible(link),
-		chromedp.Click(link),
-		chromedp.WaitVisible(chromedp.CSS(`#graph text.edge-label`)),
-		chromedp.WaitVisible(chromedp.CSS(`#subtasks tbody tr`)),
-	)
+	err := openJob(ctx, a, tokenA, job.ID)
+	if err == nil {
+		err = chromedp.Do(ctx,
+			chromedp.WaitVisible(chromedp.CSS(`#graph text.edge-label`)),
+			chromedp.WaitVisible(chromedp.CSS(`#subtasks tbody tr`)),
+		)
+	}
 	if err != nil {
 		t.Fatalf("in the dashboard: %v; the page: %s", err, pageState(ctx))
 	}
@@ -175,6 +150,77 @@ operators:
 	}
 	t.Logf("screenshot of the dashboard of job %s: %s (%d bytes); edge labels %q, %d subtask rows, %d hot keys, totals records in %d",
 		job.ID, path, len(png), labels, rows, hotRows, before)
+}
+
+// chromium starts headless Chromium for the test; its tab's context
+// ends with the test, or after two minutes.
+func chromium(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := exec.LookPath(chromiumPath); err != nil {
+		t.Fatalf("%s is missing: install Debian's chromium and chromium-driver (scripts/tools-browser.sh, or apt-get install chromium chromium-driver): %v", chromiumPath, err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1800),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(cancelTab)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// openJob signs in with token and opens the job from the list.
+func openJob(ctx context.Context, a *testAPI, token, id string) error {
+	link := chromedp.CSS(`#jobs tbody a[href="#/jobs/` + id + `"]`)
+	return chromedp.Do(ctx,
+		chromedp.Navigate(a.http.URL+"/ui/"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), token),
+		chromedp.Click(chromedp.CSS(`#login-form button[type=submit]`)),
+		chromedp.WaitVisible(link),
+		chromedp.Click(link),
+	)
+}
+
+// TestDashboardShowsCheckpoints: a checkpointed job's page shows its
+// completed checkpoints in the counts and the history, and its "Stop with
+// savepoint" button ends the job FINISHED with the savepoint in the
+// history.
+func TestDashboardShowsCheckpoints(t *testing.T) {
+	ctx := chromium(t)
+	a, _ := startCkptAPI(t)
+	job := a.submit(tokenA, ckptJob)
+	if err := openJob(ctx, a, tokenA, job.ID); err != nil {
+		t.Fatalf("in the dashboard: %v; the page: %s", err, pageState(ctx))
+	}
+	completed := `[...document.querySelectorAll('#checkpoints tbody tr')].some(r => r.cells.length === 9 && r.cells[1].textContent === 'checkpoint' && r.cells[2].textContent === 'COMPLETED') && ` +
+		`/completed [1-9]/.test(document.getElementById('checkpoint-counts').textContent) && document.getElementById('checkpoint-latest').textContent.startsWith('latest completed: checkpoint')`
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](completed, chromedp.WithPollingTimeout(time.Minute))); err != nil {
+		t.Fatalf("no completed checkpoint in the dashboard: %v; the page: %s", err, pageState(ctx))
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.ID("stop-savepoint")), chromedp.Click(chromedp.ID("stop-savepoint"))); err != nil {
+		t.Fatalf("stop with savepoint: %v; the page: %s", err, pageState(ctx))
+	}
+	if end := a.wait(job.ID); end.State != server.Finished {
+		t.Fatalf("after the dashboard's stop-with-savepoint: %s %q", end.State, end.Error)
+	}
+	stopped := `document.querySelector('#job-summary .state').textContent === 'FINISHED' && ` +
+		`[...document.querySelectorAll('#checkpoints tbody tr')].some(r => r.cells[1].textContent === 'savepoint' && r.cells[2].textContent === 'COMPLETED' && r.cells[8].textContent.includes('/a/savepoints/')) && ` +
+		`document.getElementById('savepoint-buttons').hidden`
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](stopped, chromedp.WithPollingTimeout(time.Minute))); err != nil {
+		t.Fatalf("the dashboard does not show the job FINISHED with its savepoint: %v; the page: %s", err, pageState(ctx))
+	}
 }
 
 // pageState describes the page for a failure message: its address, what

@@ -60,7 +60,8 @@ func TestOpenAPIMatchesTheRoutes(t *testing.T) {
 		t.Errorf("routes and docs/openapi.yaml differ:\nroutes:     %v\ndocumented: %v", routes, documented)
 	}
 	for name, v := range map[string]any{"JobStatus": server.JobStatus{}, "Output": server.Output{},
-		"OutputRecord": server.OutputRecord{}, "Error": errorBody{}} {
+		"OutputRecord": server.OutputRecord{}, "Error": errorBody{}, "Checkpoints": server.Checkpoints{},
+		"CheckpointInfo": server.CheckpointInfo{}, "Savepoint": server.Savepoint{}} {
 		var fields, props []string
 		rt := reflect.TypeOf(v)
 		for i := range rt.NumField() {

@@ -26,12 +26,17 @@ type collector struct {
 	running, runningQuota, plugins           *prometheus.Desc
 	pluginsQuota, pluginBytes, jobs          *prometheus.Desc
 	rateLimited                              *prometheus.Desc
+	// Flink's checkpoint metrics, under its names (lastCheckpointDuration
+	// in ms, as Flink's)
+	ckDuration, ckSize, ckCompleted *prometheus.Desc
+	ckFailed, ckInProgress          *prometheus.Desc
 }
 
 func newCollector(srv *server.Server) *collector {
 	op := []string{"tenant", "job_id", "operator", "subtask"}
 	task := []string{"tenant", "job_id", "task", "subtask"}
 	tenant := []string{"tenant"}
+	job := []string{"tenant", "job_id"}
 	d := func(name, help string, labels []string) *prometheus.Desc {
 		return prometheus.NewDesc("sluice_"+name, help, labels, nil)
 	}
@@ -63,13 +68,19 @@ func newCollector(srv *server.Server) *collector {
 		pluginBytes:   d("tenant_plugin_bytes", "Bytes of the tenant's stored plugins.", tenant),
 		jobs:          d("tenant_jobs_total", "The tenant's jobs by outcome: submitted, finished, failed, canceled, refused (by a quota).", []string{"tenant", "outcome"}),
 		rateLimited:   d("tenant_rate_limited_total", "The tenant's requests refused with 429.", tenant),
+		ckDuration:    d("job_lastCheckpointDuration", "Time the latest completed checkpoint took, trigger to durable metadata, in ms (Flink lastCheckpointDuration).", job),
+		ckSize:        d("job_lastCheckpointSize", "Bytes of the latest completed checkpoint's state files (Flink lastCheckpointSize).", job),
+		ckCompleted:   d("job_numberOfCompletedCheckpoints", "Checkpoints and savepoints completed (Flink numberOfCompletedCheckpoints).", job),
+		ckFailed:      d("job_numberOfFailedCheckpoints", "Checkpoints and savepoints failed (Flink numberOfFailedCheckpoints).", job),
+		ckInProgress:  d("job_numberOfInProgressCheckpoints", "Checkpoints and savepoints in progress (Flink numberOfInProgressCheckpoints).", job),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.recordsIn, c.recordsOut, c.bytesIn, c.bytesOut, c.logDropped, c.busy, c.idle,
 		c.backPressured, c.skew, c.calls, c.errors, c.duration, c.memory, c.restart, c.uptime, c.slots, c.slotsQuota,
-		c.pages, c.pagesQuota, c.running, c.runningQuota, c.plugins, c.pluginsQuota, c.pluginBytes, c.jobs, c.rateLimited} {
+		c.pages, c.pagesQuota, c.running, c.runningQuota, c.plugins, c.pluginsQuota, c.pluginBytes, c.jobs, c.rateLimited,
+		c.ckDuration, c.ckSize, c.ckCompleted, c.ckFailed, c.ckInProgress} {
 		ch <- d
 	}
 }
@@ -107,6 +118,16 @@ func (c *collector) tenant(ch chan<- prometheus.Metric, u server.Usage) {
 func (c *collector) job(ch chan<- prometheus.Metric, j server.JobSample) {
 	m := j.Metrics
 	ch <- prometheus.MustNewConstMetric(c.uptime, prometheus.GaugeValue, j.Uptime.Seconds(), j.Tenant, j.ID)
+	if s := j.Checkpoints; s != nil {
+		g := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, j.Tenant, j.ID)
+		}
+		g(c.ckDuration, float64(s.LastCheckpointDuration.Milliseconds()))
+		g(c.ckSize, float64(s.LastCheckpointSize))
+		g(c.ckCompleted, float64(s.NumberOfCompletedCheckpoints))
+		g(c.ckFailed, float64(s.NumberOfFailedCheckpoints))
+		g(c.ckInProgress, float64(s.NumberOfInProgressCheckpoints))
+	}
 	for _, op := range m.Operators {
 		for _, s := range op.Subtasks {
 			l := []string{j.Tenant, j.ID, op.ID, strconv.Itoa(s.Subtask)}

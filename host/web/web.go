@@ -104,6 +104,8 @@ func (h *Handler) routes() {
 	api("GET /v1/jobs/{id}/exceptions", h.jobExceptions)
 	api("GET /v1/jobs/{id}/output", h.jobOutput)
 	api("POST /v1/jobs/{id}/cancel", h.cancelJob)
+	api("GET /v1/jobs/{id}/checkpoints", h.jobCheckpoints)
+	api("POST /v1/jobs/{id}/savepoints", h.triggerSavepoint)
 	h.mux.Handle("/v1/", h.authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// this catch-all matches every method, so the mux's own 405 never
 		// comes: a path that exists for other methods says which

@@ -179,9 +179,10 @@ function records(j) {
 async function refreshJob(id) {
   if (view.final) return;
   if (!view.plan) view.plan = await api("/v1/jobs/" + id + "/plan");
-  const [job, metrics, exc, out] = await Promise.all([
+  const [job, metrics, exc, out, ckpts] = await Promise.all([
     api("/v1/jobs/" + id), api("/v1/jobs/" + id + "/metrics"),
     api("/v1/jobs/" + id + "/exceptions"), api("/v1/jobs/" + id + "/output?n=20"),
+    api("/v1/jobs/" + id + "/checkpoints"),
   ]);
   $("job-title").textContent = job.name + " (" + job.id + ")";
   const summary = $("job-summary");
@@ -202,6 +203,7 @@ async function refreshJob(id) {
     const mean = p.count ? (1e6 * p.sum_seconds / p.count).toFixed(1) + " µs" : "–";
     return [p.operator, p.plugin, p.subtask, calls, mean, errs, p.restarts, bytes(p.memory_bytes)];
   }));
+  checkpointSection(job, ckpts);
   const tbody = $("exceptions").tBodies[0];
   fillRows(tbody, exc.exceptions.map((e) => [time(e.time), e.operator || "–", e.subtask >= 0 ? e.subtask : "–",
     e.kind + (e.root ? " (root cause)" : ""), e.message]));
@@ -213,6 +215,26 @@ async function refreshJob(id) {
   $("output").textContent = out.records.map((r) => r.sink + "[" + r.subtask + "] " + JSON.stringify(r.value)).join("\n") +
     (out.total > out.records.length ? "\n… " + fmt(out.total) + " records in all" : "");
   if (ENDED.has(job.state)) view.final = true;
+}
+
+// checkpointSection shows the checkpoint statistics as Flink's Web UI:
+// the counts under Flink's names, the latest completed, and the history.
+function checkpointSection(job, c) {
+  const n = c.counts;
+  $("checkpoint-counts").textContent = c.checkpointing
+    ? `completed ${n.numberOfCompletedCheckpoints} · failed ${n.numberOfFailedCheckpoints} · in progress ${n.numberOfInProgressCheckpoints}` +
+      (c.restored ? ` · restored from ${c.restored}` : "")
+    : "The job takes no checkpoints: set checkpointing: interval in its pipeline.";
+  const l = c.latest_completed;
+  $("checkpoint-latest").textContent = l
+    ? `latest completed: ${l.kind || "checkpoint"} ${l.id}, ${duration(l.end_to_end_duration_ms)}, ${bytes(l.state_size)}` + (l.external_path ? ` in ${l.external_path}` : "")
+    : "";
+  $("savepoint-buttons").hidden = !c.checkpointing || ENDED.has(job.state);
+  fillRows($("checkpoints").tBodies[0], c.history.map((h) => {
+    const align = (h.subtasks || []).reduce((a, s) => Math.max(a, s.alignment_duration_ms), 0);
+    return [h.id, h.kind, h.status, time(h.trigger_timestamp), duration(h.end_to_end_duration_ms), bytes(h.state_size),
+      h.num_acknowledged_subtasks + " / " + h.num_subtasks, align + " ms", h.failure_message || h.external_path || ""];
+  }));
 }
 
 // ---- the job graph ----------------------------------------------------
@@ -395,6 +417,18 @@ $("cancel").addEventListener("click", async () => {
   try { await api("/v1/jobs/" + view.job + "/cancel", { method: "POST" }); } catch (err) { $("job-error").textContent = err.message; }
   refresh();
 });
+
+for (const [button, stop] of [["savepoint", false], ["stop-savepoint", true]]) {
+  $(button).addEventListener("click", async () => {
+    if (!view.job) return;
+    try {
+      await api("/v1/jobs/" + view.job + "/savepoints", {
+        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ stop }),
+      });
+    } catch (err) { $("job-error").textContent = err.message; }
+    refresh();
+  });
+}
 
 window.addEventListener("hashchange", route);
 route();

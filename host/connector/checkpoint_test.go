@@ -14,22 +14,6 @@ import (
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
-// The engine's optional interfaces, as host/runtime declares them.
-type checkpointedSource interface {
-	SnapshotState(id checkpoint.ID) (split, union [][]byte, err error)
-	RestoreState(r checkpoint.Restore) error
-}
-
-type snapshotter interface {
-	SnapshotState(id checkpoint.ID) (checkpoint.SubtaskState, error)
-	RestoreState(r checkpoint.Restore) error
-}
-
-type checkpointListener interface {
-	NotifyCheckpointComplete(id checkpoint.ID) error
-	NotifyCheckpointAborted(id checkpoint.ID)
-}
-
 // checkpointedFile writes n records as JSON lines (every tenth line blank,
 // line bad a malformed record) or CSV, and returns every record's JSON.
 func checkpointedFile(t *testing.T, dir string, csv bool, n, bad int) []string {
@@ -90,7 +74,7 @@ func TestFileSourceRestoresItsPosition(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				cs, ok := src.(checkpointedSource)
+				cs, ok := src.(runtime.CheckpointedSource)
 				if !ok {
 					t.Fatalf("the file source is no CheckpointedSource")
 				}
@@ -128,7 +112,7 @@ func TestFileSourceRestoresItsPosition(t *testing.T) {
 					if err := src.Open(&runtime.OpenContext{Operator: "read", Subtask: sub, Parallelism: newP}); err != nil {
 						t.Fatal(err)
 					}
-					if err := src.(checkpointedSource).RestoreState(checkpoint.Restore{Union: union}); err != nil {
+					if err := src.(runtime.CheckpointedSource).RestoreState(checkpoint.Restore{Union: union}); err != nil {
 						t.Fatal(err)
 					}
 					if err := src.Run(context.Background(), c); err != nil {
@@ -152,9 +136,9 @@ func TestFileSourceRestoresItsPosition(t *testing.T) {
 				if err := src.Open(&runtime.OpenContext{Operator: "read", Parallelism: 1}); err != nil {
 					t.Fatal(err)
 				}
-				err := src.(checkpointedSource).RestoreState(checkpoint.Restore{Union: union})
+				err := src.(runtime.CheckpointedSource).RestoreState(checkpoint.Restore{Union: union})
 				wantErrContaining(t, err, "in.jsonl has 3 bytes", "the file changed")
-				err = src.(checkpointedSource).RestoreState(checkpoint.Restore{Union: [][]byte{{9, 9}}})
+				err = src.(runtime.CheckpointedSource).RestoreState(checkpoint.Restore{Union: [][]byte{{9, 9}}})
 				wantErrContaining(t, err, "restoring the position", "not a file connector state")
 				src.Close()
 			}
@@ -197,8 +181,8 @@ func readText(t *testing.T, path string) string {
 
 type txSink interface {
 	runtime.Operator
-	snapshotter
-	checkpointListener
+	runtime.Snapshotter
+	runtime.CheckpointListener
 }
 
 func openTxSink(t *testing.T, b *Builtin, path string, sub, par int) txSink {

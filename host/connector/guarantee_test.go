@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/runtime"
 )
 
 // TestGuaranteesMatchTheConnectors: host plan's claims are the code's: a
@@ -28,7 +29,7 @@ func TestGuaranteesMatchTheConnectors(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
-		_, implements := src.(checkpointedSource)
+		_, implements := src.(runtime.CheckpointedSource)
 		if r := SourceReplay(typ); r.Replayable != implements {
 			t.Errorf("source %s: replayable %v, but CheckpointedSource %v", typ, r.Replayable, implements)
 		}
@@ -40,8 +41,8 @@ func TestGuaranteesMatchTheConnectors(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
-		_, snap := s.(snapshotter)
-		_, listen := s.(checkpointListener)
+		_, snap := s.(runtime.Snapshotter)
+		_, listen := s.(runtime.CheckpointListener)
 		if exact, _ := SinkGuarantee(typ); exact != (snap && listen) && typ != "discard" {
 			t.Errorf("sink %s: exactly-once %v, but Snapshotter %v, CheckpointListener %v", typ, exact, snap, listen)
 		}

@@ -131,14 +131,7 @@ func startMastered(ctx context.Context, jobID string, g *plan.JobGraph, ft fault
 	first := make(chan error, 1)
 	var once sync.Once
 	start := func(ctx context.Context, acks jobmaster.Acks, restore *checkpoint.Reader) (jobmaster.Execution, error) {
-		d := deps
-		d.Checkpoints = acks
-		if restore != nil {
-			d.Restore = restore
-		}
-		d.Options.CheckpointMode = ft.checkpoint.Mode
-		d.Options.FinalCheckpoint = ft.checkpoint.Interval > 0
-		exec, err := runtime.Start(ctx, g, d)
+		exec, err := jobmaster.StartEngine(ctx, g, deps, acks, restore, ft.checkpoint)
 		once.Do(func() { first <- err })
 		if err != nil {
 			return nil, err

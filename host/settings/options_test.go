@@ -61,12 +61,8 @@ var notSettings = map[string]string{
 	"plugin.CheckOutput":      "always on outside benchmarks",
 	"runtime.DrainTimeout":    "the engine's default",
 	"runtime.HotKeyShare":     "the summary's default",
-	"runtime.FinalCheckpoint": "set by host run from the checkpoint interval",
-	// the engine side of #25 adds it: the job's mode, from the pipeline's
-	// checkpointing: over checkpoint-mode, set per execution by the job
-	// master's starter (cmd/host/run_wire.go); an entry for a field that
-	// does not exist is not checked
-	"runtime.CheckpointMode": "the job's checkpointing mode, set per execution (cmd/host/run_wire.go)",
+	"runtime.FinalCheckpoint": "set per execution from the checkpoint interval (jobmaster.StartEngine)",
+	"runtime.CheckpointMode":  "the job's checkpointing mode, from the pipeline's checkpointing: over checkpoint-mode, set per execution (jobmaster.StartEngine)",
 }
 
 // leaf is one setting: its field name and where it is in Settings.

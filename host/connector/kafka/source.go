@@ -372,20 +372,34 @@ func (s *Source) Run(ctx context.Context, out runtime.Collector) error {
 	}
 	interval := s.cfg.DiscoveryInterval
 	next := time.Now().Add(interval)
+	mb, _ := out.(runtime.SourceMailbox) // set while the job checkpoints
 	for {
 		if s.cfg.Bounded && s.allDone() {
 			return nil
 		}
-		pctx, cancel := ctx, context.CancelFunc(func() {})
-		if interval > 0 {
-			pctx, cancel = context.WithDeadline(ctx, next)
+		// a poll waits at most pollSlice: a source with no records still
+		// takes its checkpoint barriers promptly, and its waiting shows as
+		// idle time while it waits, not only once records come
+		deadline := time.Now().Add(pollSlice)
+		if interval > 0 && next.Before(deadline) {
+			deadline = next
 		}
+		pctx, cancel := context.WithDeadline(ctx, deadline)
 		waited := time.Now()
 		fetches := s.cl.PollFetches(pctx)
 		s.open.AddIdle(time.Since(waited)) // waiting for the broker is idle time, as Flink counts it
 		cancel()
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if mb != nil {
+			select {
+			case <-mb.Pending():
+				if err := mb.Yield(); err != nil {
+					return err
+				}
+			default:
+			}
 		}
 		if err := s.fetchErr(fetches); err != nil {
 			return err
@@ -401,6 +415,9 @@ func (s *Source) Run(ctx context.Context, out runtime.Collector) error {
 		}
 	}
 }
+
+// pollSlice is the longest one poll of the brokers waits.
+const pollSlice = 100 * time.Millisecond
 
 // fetchErr is the first error of a poll that is not a timeout of the poll
 // itself; franz-go retries what can be retried before it reports it.

@@ -132,13 +132,16 @@ func startMastered(ctx context.Context, jobID string, g *plan.JobGraph, ft fault
 	var once sync.Once
 	start := func(ctx context.Context, acks jobmaster.Acks, restore *checkpoint.Reader) (jobmaster.Execution, error) {
 		exec, err := jobmaster.StartEngine(ctx, g, deps, acks, restore, ft.checkpoint)
+		if err == nil {
+			r.mu.Lock()
+			r.cur = exec
+			r.mu.Unlock()
+		}
+		// after cur is set: the caller's watch reads it at once
 		once.Do(func() { first <- err })
 		if err != nil {
 			return nil, err
 		}
-		r.mu.Lock()
-		r.cur = exec
-		r.mu.Unlock()
 		return exec, nil
 	}
 	m, err := jobmaster.New(jobmaster.Config{Job: jobID, Checkpoint: ft.checkpoint, Restart: ft.restart, Log: deps.Logger,

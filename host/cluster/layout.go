@@ -1,0 +1,311 @@
+package cluster
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plan"
+	"github.com/sluicehq/sluice/partition"
+)
+
+// Config is the cluster a job is planned for.
+type Config struct {
+	// Brokers are the Kafka brokers of the cluster, as given to
+	// --cluster; the planner only records them.
+	Brokers []string
+	// MaxPartitions caps the partition count of an internal topic that
+	// carries a redistributing edge; 0 means no cap: the topic has one
+	// partition per key group of its downstream operator (its max
+	// parallelism). Under a cap P, partition p holds the key-group range
+	// KeyGroupRange(maxP, P, p), so whole key groups map to a partition.
+	MaxPartitions int
+}
+
+// Layout is a job planned for a cluster.
+type Layout struct {
+	Job     string
+	Brokers []string
+	// Group is the consumer group every instance of the job joins:
+	// "sluice.<job>". Its assignment decides which instance runs which
+	// units.
+	Group string
+	// TransactionalIDPrefix: instance I's producer is
+	// "<prefix>.<I>", one Kafka transaction per checkpoint (Kafka
+	// Streams' exactly-once v2).
+	TransactionalIDPrefix string
+	// Restore says where a unit's keyed state comes from when it moves:
+	// "checkpoint" (RATIONALE.md, "Cluster: restore from checkpoints").
+	Restore string
+	Edges   []Edge   // every edge of the job graph, in its order
+	Stages  []*Stage // connected parts of the graph without crossing edges
+}
+
+// Edge is one edge of the job graph and whether it crosses instances.
+type Edge struct {
+	From, To     string
+	SideOutput   string
+	ShipStrategy string
+	// Crosses: the edge redistributes through an internal topic.
+	// FORWARD and RESCALE stay inside an instance (local, pointwise).
+	Crosses bool
+	Reason  string // why it crosses or stays
+	// Topic and Partitions of a crossing edge. A HASH record with key
+	// group kg is written to partition OperatorIndexForKeyGroup(maxP,
+	// Partitions, kg).
+	Topic      string
+	Partitions int
+	// Assigned: the topic's partitions are handed out by the group (all
+	// but BROADCAST, which every owner of a downstream unit reads whole).
+	Assigned bool
+	Stage    int // the downstream stage
+}
+
+// Stage is a part of the job connected by edges that stay inside an
+// instance (Kafka Streams' sub-topology). Its units are what the group
+// hands out: an instance runs a stage for the units it owns.
+type Stage struct {
+	Index     int
+	Operators []string // in the job graph's order
+	// UnitKind is "partition" (unit p reads partition p of every
+	// assigned input topic) or "subtask" (unit i is subtask i of the
+	// stage's operators: a stage fed by sources or broadcast only).
+	UnitKind string
+	Units    []Unit
+	// Keyed is the keyed entry operator whose key groups the units
+	// split, "" when none; MaxParallelism is its max parallelism.
+	Keyed          string
+	MaxParallelism int
+	// Broadcast lists the broadcast topics every owner reads in full.
+	Broadcast []string
+}
+
+// Unit is one unit of work of a stage: Kafka Streams' task, and for a
+// keyed stage one contiguous range of whole key groups.
+type Unit struct {
+	Stage, Index int
+	// KeyGroups is the inclusive key-group range of a keyed stage's unit;
+	// HasKeyGroups is false for stages without keyed state.
+	KeyGroups    plan.KeyGroupRange
+	HasKeyGroups bool
+}
+
+// ID is the unit's name, "s<stage>/<index>".
+func (u Unit) ID() string { return fmt.Sprintf("s%d/%d", u.Stage, u.Index) }
+
+// Crosses reports whether an edge of strategy shipStrategy goes between
+// instances: every redistributing strategy does; FORWARD and RESCALE,
+// pointwise and local, stay inside an instance.
+func Crosses(shipStrategy string) bool { return !partition.IsPointwise(shipStrategy) }
+
+var topicChar = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+
+// maxTopicLength is Kafka's limit on a topic name.
+const maxTopicLength = 249
+
+// Topic is the internal topic of edge from -> to of job:
+// "sluice.<job>.<from>-<to>", with ".<side output>" for a side output and
+// ".in<n>" for input n > 0 of a two-input operator (both inputs may come
+// from one operator). Operator ids and job names are [A-Za-z0-9_-], legal
+// in topic names; anything else would become '_'.
+func Topic(job, from, side, to string, input int) string {
+	t := "sluice." + job + "." + from + "-" + to
+	if side != "" {
+		t += "." + side
+	}
+	if input > 0 {
+		t += ".in" + strconv.Itoa(input)
+	}
+	return topicChar.ReplaceAllString(t, "_")
+}
+
+// Plan lays g out on the cluster cfg.
+func Plan(g *plan.JobGraph, cfg Config) (*Layout, error) {
+	if cfg.MaxPartitions < 0 {
+		return nil, fmt.Errorf("cluster: max partitions %d: want 0 (one per key group) or more", cfg.MaxPartitions)
+	}
+	if g.Mode == pipeline.Batch {
+		return nil, fmt.Errorf("cluster: job %s runs in batch mode: across instances only streaming jobs are planned (their checkpoints and Kafka transactions carry exactly-once)", g.Name)
+	}
+	l := &Layout{
+		Job:                   g.Name,
+		Brokers:               append([]string(nil), cfg.Brokers...),
+		Group:                 "sluice." + g.Name,
+		TransactionalIDPrefix: "sluice." + g.Name,
+		Restore:               "checkpoint",
+	}
+	byID := map[string]*plan.Operator{}
+	for _, op := range g.Operators {
+		byID[op.ID] = op
+	}
+	stageOf := stages(g)
+	for _, s := range stageOf.list {
+		l.Stages = append(l.Stages, &Stage{Index: len(l.Stages), Operators: s})
+	}
+	seen := map[string]string{}
+	var errs []string
+	for _, e := range g.Edges {
+		down := byID[e.To]
+		le := Edge{From: e.From, To: e.To, SideOutput: e.SideOutput, ShipStrategy: e.ShipStrategy,
+			Crosses: Crosses(e.ShipStrategy), Stage: stageOf.index[e.To]}
+		if !le.Crosses {
+			le.Reason = e.ShipStrategy + " is pointwise: stays inside an instance"
+			l.Edges = append(l.Edges, le)
+			continue
+		}
+		le.Topic = Topic(g.Name, e.From, e.SideOutput, e.To, e.InputIndex)
+		if other, dup := seen[le.Topic]; dup {
+			errs = append(errs, fmt.Sprintf("edges %s and %s would share internal topic %s", other, plan.EdgeKey(e.From, e.To), le.Topic))
+		}
+		seen[le.Topic] = plan.EdgeKey(e.From, e.To)
+		if len(le.Topic) > maxTopicLength {
+			errs = append(errs, fmt.Sprintf("edge %s: internal topic name %s is longer than Kafka's %d characters: shorten the job name or operator ids", plan.EdgeKey(e.From, e.To), le.Topic, maxTopicLength))
+		}
+		le.Assigned = true
+		switch e.ShipStrategy {
+		case plan.Broadcast:
+			le.Partitions, le.Assigned = 1, false
+			le.Reason = "BROADCAST: one partition, read in full by every instance that runs '" + e.To + "'"
+		case plan.Global:
+			le.Partitions = 1
+			le.Reason = "GLOBAL: one partition, owned by one instance (subtask 0 of '" + e.To + "')"
+		case plan.Custom:
+			le.Partitions = down.Parallelism
+			le.Reason = fmt.Sprintf("CUSTOM: one partition per channel of '%s' (%d)", e.To, down.Parallelism)
+		default:
+			le.Partitions = partitions(down.MaxParallelism, cfg.MaxPartitions)
+			le.Reason = fmt.Sprintf("%s redistributes: %d partitions over the %d key groups of '%s'", e.ShipStrategy, le.Partitions, down.MaxParallelism, e.To)
+		}
+		l.Edges = append(l.Edges, le)
+	}
+	for _, s := range l.Stages {
+		if msg := l.units(s, byID); msg != "" {
+			errs = append(errs, msg)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("cluster: job %s: %s", g.Name, strings.Join(errs, "; "))
+	}
+	return l, nil
+}
+
+// partitions is the partition count of a topic into an operator of max
+// parallelism maxP: maxP, at most max when max > 0.
+func partitions(maxP, max int) int {
+	if max > 0 && max < maxP {
+		return max
+	}
+	return maxP
+}
+
+// units gives stage s its units, or says why it cannot be laid out.
+func (l *Layout) units(s *Stage, byID map[string]*plan.Operator) string {
+	in := map[string]bool{}
+	for _, id := range s.Operators {
+		in[id] = true
+	}
+	n, from := 0, ""
+	for _, e := range l.Edges {
+		if !e.Crosses || !in[e.To] {
+			continue
+		}
+		if !e.Assigned {
+			s.Broadcast = append(s.Broadcast, e.Topic)
+			continue
+		}
+		if n != 0 && e.Partitions != n {
+			return fmt.Sprintf("operators %s and %s run together in one instance (FORWARD/RESCALE between them) but their input topics have %d and %d partitions: give the edge between them a partition (e.g. hash)",
+				from, e.To, n, e.Partitions)
+		}
+		n, from = e.Partitions, e.To
+		if e.ShipStrategy == plan.Hash {
+			op := byID[e.To]
+			if s.Keyed != "" && s.Keyed != op.ID && s.MaxParallelism != op.MaxParallelism {
+				return fmt.Sprintf("keyed operators %s and %s run together in one instance but have max parallelism %d and %d",
+					s.Keyed, op.ID, s.MaxParallelism, op.MaxParallelism)
+			}
+			s.Keyed, s.MaxParallelism = op.ID, op.MaxParallelism
+		}
+	}
+	sort.Strings(s.Broadcast)
+	if n > 0 {
+		for _, id := range s.Operators {
+			if op := byID[id]; op.Kind == pipeline.KindSource {
+				return fmt.Sprintf("source '%s' runs in one instance-local stage (%s) with '%s', which reads an internal topic: across instances a stage's units are either source subtasks or topic partitions; give the edge out of '%s' a partition (e.g. rebalance or hash)",
+					id, strings.Join(s.Operators, ", "), from, id)
+			}
+		}
+		s.UnitKind = "partition"
+		for p := 0; p < n; p++ {
+			u := Unit{Stage: s.Index, Index: p}
+			if s.Keyed != "" {
+				a, b := partition.KeyGroupRange(s.MaxParallelism, n, p)
+				u.KeyGroups, u.HasKeyGroups = plan.KeyGroupRange{Start: a, End: b}, true
+			}
+			s.Units = append(s.Units, u)
+		}
+		return ""
+	}
+	// Fed by sources or broadcast only: a unit is a subtask of the stage,
+	// which then must have one parallelism throughout.
+	s.UnitKind = "subtask"
+	par := 0
+	for _, id := range s.Operators {
+		op := byID[id]
+		if par != 0 && op.Parallelism != par {
+			return fmt.Sprintf("operators of one instance-local stage (%s) have parallelisms %d and %d: across instances a RESCALE inside a stage fed by sources is not planned yet; give the edge a partition (e.g. rebalance)",
+				strings.Join(s.Operators, ", "), par, op.Parallelism)
+		}
+		par = op.Parallelism
+	}
+	for i := 0; i < par; i++ {
+		s.Units = append(s.Units, Unit{Stage: s.Index, Index: i})
+	}
+	return ""
+}
+
+type stageIndex struct {
+	list  [][]string
+	index map[string]int
+}
+
+// stages splits g's operators into the connected parts left when the
+// crossing edges are cut, numbered by their first operator in g's order.
+func stages(g *plan.JobGraph) stageIndex {
+	parent := map[string]string{}
+	var find func(string) string
+	find = func(x string) string {
+		if parent[x] == x {
+			return x
+		}
+		parent[x] = find(parent[x])
+		return parent[x]
+	}
+	for _, op := range g.Operators {
+		parent[op.ID] = op.ID
+	}
+	for _, e := range g.Edges {
+		if !Crosses(e.ShipStrategy) {
+			if a, b := find(e.From), find(e.To); a != b {
+				parent[b] = a
+			}
+		}
+	}
+	si := stageIndex{index: map[string]int{}}
+	root := map[string]int{}
+	for _, op := range g.Operators {
+		r := find(op.ID)
+		i, ok := root[r]
+		if !ok {
+			i = len(si.list)
+			root[r] = i
+			si.list = append(si.list, nil)
+		}
+		si.list[i] = append(si.list[i], op.ID)
+		si.index[op.ID] = i
+	}
+	return si
+}

@@ -3,6 +3,8 @@ package cluster
 import (
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // Member is one instance's view of its units in the job's consumer group:
@@ -223,8 +225,18 @@ func sortUnits(ids []string) {
 
 // parseUnit reads "s<stage>/<index>"; other ids give -1, -1.
 func parseUnit(id string) (stage, index int) {
-	if _, err := fmt.Sscanf(id, "s%d/%d", &stage, &index); err != nil {
+	rest, ok := strings.CutPrefix(id, "s")
+	if !ok {
 		return -1, -1
 	}
-	return stage, index
+	a, b, ok := strings.Cut(rest, "/")
+	if !ok {
+		return -1, -1
+	}
+	st, err1 := strconv.Atoi(a)
+	ix, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil || st < 0 || ix < 0 {
+		return -1, -1
+	}
+	return st, ix
 }

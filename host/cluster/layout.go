@@ -168,16 +168,23 @@ func Plan(g *plan.JobGraph, cfg Config) (*Layout, error) {
 		switch e.ShipStrategy {
 		case plan.Broadcast:
 			le.Partitions, le.Assigned = 1, false
-			le.Reason = "BROADCAST: one partition, read in full by every instance that runs '" + e.To + "'"
+			le.Reason = "read in full by every instance that runs '" + e.To + "'"
 		case plan.Global:
 			le.Partitions = 1
-			le.Reason = "GLOBAL: one partition, owned by one instance (subtask 0 of '" + e.To + "')"
+			le.Reason = "owned by one instance, which runs subtask 0 of '" + e.To + "'"
 		case plan.Custom:
 			le.Partitions = down.Parallelism
-			le.Reason = fmt.Sprintf("CUSTOM: one partition per channel of '%s' (%d)", e.To, down.Parallelism)
+			le.Reason = fmt.Sprintf("partition = the channel the partitioner picks, one per subtask of '%s'", e.To)
 		default:
 			le.Partitions = partitions(down.MaxParallelism, cfg.MaxPartitions)
-			le.Reason = fmt.Sprintf("%s redistributes: %d partitions over the %d key groups of '%s'", e.ShipStrategy, le.Partitions, down.MaxParallelism, e.To)
+			switch e.ShipStrategy {
+			case plan.Hash:
+				le.Reason = fmt.Sprintf("partition = key group * %d / %d: whole key groups of '%s' per partition", le.Partitions, down.MaxParallelism, e.To)
+			case plan.Rebalance:
+				le.Reason = "round robin over the partitions from each upstream subtask"
+			case plan.Shuffle:
+				le.Reason = "a random partition per record"
+			}
 		}
 		l.Edges = append(l.Edges, le)
 	}

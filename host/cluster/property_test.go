@@ -312,3 +312,49 @@ func TestStickyMoves(t *testing.T) {
 		}
 	}
 }
+
+// TestMovesAgainstFlinkRanges: on 128 units of one key group each, the
+// key groups a join or a leave moves, sticky against Flink's ranges
+// (instance i of n owning KeyGroupRange(128, n, i), as a Flink rescale
+// from a savepoint redistributes them). The figures are RATIONALE.md's.
+func TestMovesAgainstFlinkRanges(t *testing.T) {
+	l := layout(t, planBody(t, `operators:
+  - { id: a, source: { type: generator, preset: sequence, count: 10 }, parallelism: 1 }
+  - { id: k, key-by: id, sum: id, parallelism: 1 }
+`), Config{})
+	flink := func(a, b int) int {
+		moved := 0
+		for kg := 0; kg < 128; kg++ {
+			if kg*a/128 != kg*b/128 {
+				moved++
+			}
+		}
+		return moved
+	}
+	for _, c := range []struct{ from, to, sticky, flink int }{
+		{2, 3, 42, 63}, {3, 4, 32, 65}, {4, 5, 25, 62}, {4, 3, 32, 65}, {3, 2, 43, 63},
+	} {
+		s := newSim(t, l)
+		for i := 0; i < c.from; i++ {
+			s.join()
+		}
+		s.settle()
+		before := s.owners()
+		if c.to > c.from {
+			s.join()
+		} else {
+			s.stop(s.names()[c.from-1])
+		}
+		s.settle()
+		moved := 0
+		for u, o := range s.owners() {
+			if un, _ := l.Unit(u); un.Stage == 1 && before[u] != o {
+				moved++
+			}
+		}
+		if moved != c.sticky || flink(c.from, c.to) != c.flink {
+			t.Errorf("%d -> %d instances: sticky moves %d key groups, Flink's ranges %d; want %d and %d",
+				c.from, c.to, moved, flink(c.from, c.to), c.sticky, c.flink)
+		}
+	}
+}

@@ -30,7 +30,7 @@ func WriteText(w io.Writer, l *Layout, instances int) error {
 			fmt.Fprintf(tw, "  %s\t%s\tstays inside an instance\n", name, e.ShipStrategy)
 			continue
 		}
-		fmt.Fprintf(tw, "  %s\t%s\tcrosses: topic %s, %d partition%s\t%s\n", name, e.ShipStrategy, e.Topic, e.Partitions, plural(e.Partitions), e.Reason)
+		fmt.Fprintf(tw, "  %s\t%s\tcrosses: topic %s, %d partition%s; %s\n", name, e.ShipStrategy, e.Topic, e.Partitions, plural(e.Partitions), e.Reason)
 	}
 	tw.Flush()
 	fmt.Fprintf(b, "\nstages (run by an instance for the units it owns)\n")

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -73,6 +74,68 @@ func TestBalanceFreshIsContiguous(t *testing.T) {
 			}
 			if !reflect.DeepEqual(sizes, flink) {
 				t.Errorf("U=%d n=%d: share sizes %v, Flink's ranges %v", U, n, sizes, flink)
+			}
+		}
+	}
+}
+
+// TestBalanceNeverHandsOverAClaimedUnit: for random members with
+// disjoint claims over random stages, Balance never gives a unit one
+// member claims to another, gives each unit to at most one member, keeps
+// every share within one of the others, and leaves a unit unassigned only
+// while its claimant must give it up.
+func TestBalanceNeverHandsOverAClaimedUnit(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 28))
+	for round := 0; round < 2000; round++ {
+		stages := make([][]string, 1+r.IntN(3))
+		for s := range stages {
+			stages[s] = span(s, 0, r.IntN(20))
+		}
+		members := 1 + r.IntN(8)
+		subs := make([]Subscription, members)
+		claimant := map[string]string{}
+		for i := range subs {
+			subs[i].Member = instanceName(i)
+		}
+		for _, units := range stages {
+			for _, u := range units {
+				if i := r.IntN(members + 2); i < members { // some units unclaimed
+					subs[i].Owned = append(subs[i].Owned, u)
+					claimant[u] = subs[i].Member
+				}
+			}
+		}
+		got := Balance(stages, subs)
+		owner := map[string]string{}
+		for m, units := range got {
+			for _, u := range units {
+				if o, dup := owner[u]; dup {
+					t.Fatalf("round %d: %s given to %s and %s", round, u, o, m)
+				}
+				owner[u] = m
+				if c := claimant[u]; c != "" && c != m {
+					t.Fatalf("round %d: %s, claimed by %s, given to %s", round, u, c, m)
+				}
+			}
+		}
+		for s, units := range stages {
+			hi := 0
+			for _, sub := range subs {
+				n := 0
+				for _, u := range got[sub.Member] {
+					if st, _ := parseUnit(u); st == s {
+						n++
+					}
+				}
+				hi = max(hi, n)
+			}
+			if hi > (len(units)+members-1)/members {
+				t.Fatalf("round %d: stage %d: a member got %d of %d units among %d members", round, s, hi, len(units), members)
+			}
+			for _, u := range units {
+				if owner[u] == "" && claimant[u] == "" {
+					t.Fatalf("round %d: free unit %s left unassigned", round, u)
+				}
 			}
 		}
 	}

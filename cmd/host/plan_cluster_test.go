@@ -17,7 +17,7 @@ func TestPlanCluster(t *testing.T) {
 		"enriched -> totals  HASH [accountId]  not chained", // the plan comes first
 		"cluster (brokers k1:9092,k2:9092): consumer group sluice.quickstart,",
 		"  txns -> valid       FORWARD  stays inside an instance\n",
-		"  enriched -> totals  HASH     crosses: topic sluice.quickstart.enriched-totals, 8 partitions; partition = key group * 8 / 128: whole key groups of 'totals' per partition\n",
+		"  enriched -> totals  HASH     crosses: topic sluice.quickstart.enriched.totals, 8 partitions; partition = key group * 8 / 128: whole key groups of 'totals' per partition\n",
 		"  stage 1: totals, out\n    8 units (one per partition of its input topics); keyed 'totals', 128 key groups, unit 0 = key groups [0-15]\n",
 		"sample assignment, 3 instances starting together\n",
 		"  instance-0: stage 0 units [0]; stage 1 units [3-5] (key groups [48-95])\n",
@@ -64,7 +64,7 @@ func TestPlanClusterJSON(t *testing.T) {
 		t.Fatalf("%v:\n%s", err, out)
 	}
 	if doc.Job != "quickstart" || doc.Group != "sluice.quickstart" || doc.Restore != "checkpoint" || len(doc.Brokers) != 1 ||
-		len(doc.Edges) != 4 || !doc.Edges[2].Crosses || doc.Edges[2].Topic != "sluice.quickstart.enriched-totals" ||
+		len(doc.Edges) != 4 || !doc.Edges[2].Crosses || doc.Edges[2].Topic != "sluice.quickstart.enriched.totals" ||
 		doc.Edges[2].Partitions != 128 || doc.Edges[0].Crosses {
 		t.Errorf("document: %+v", doc)
 	}

@@ -107,17 +107,18 @@ var topicChar = regexp.MustCompile(`[^A-Za-z0-9._-]`)
 const maxTopicLength = 249
 
 // Topic is the internal topic of edge from -> to of job:
-// "sluice.<job>.<from>-<to>", with ".<side output>" for a side output and
-// ".in<n>" for input n > 0 of a two-input operator (both inputs may come
-// from one operator). Operator ids and job names are [A-Za-z0-9_-], legal
-// in topic names; anything else would become '_'.
+// "sluice.<job>.<from>.<to>", then ".side.<tag>" for side output tag and
+// ".in.<n>" for input n > 0 of a two-input operator (both inputs may come
+// from one operator). Job names, operator ids and tags are
+// [A-Za-z0-9_-]: they hold no '.', so the name is unambiguous, and every
+// character is legal in a topic name (anything else would become '_').
 func Topic(job, from, side, to string, input int) string {
-	t := "sluice." + job + "." + from + "-" + to
+	t := "sluice." + job + "." + from + "." + to
 	if side != "" {
-		t += "." + side
+		t += ".side." + side
 	}
 	if input > 0 {
-		t += ".in" + strconv.Itoa(input)
+		t += ".in." + strconv.Itoa(input)
 	}
 	return topicChar.ReplaceAllString(t, "_")
 }

@@ -46,7 +46,7 @@ func TestLayoutQuickstart(t *testing.T) {
 		t.Fatalf("crossing edges %+v, want enriched -> totals only", crossing)
 	}
 	e := crossing[0]
-	if e.From != "enriched" || e.To != "totals" || e.Topic != "sluice.quickstart.enriched-totals" || e.Partitions != 128 || !e.Assigned {
+	if e.From != "enriched" || e.To != "totals" || e.Topic != "sluice.quickstart.enriched.totals" || e.Partitions != 128 || !e.Assigned {
 		t.Errorf("crossing edge %+v", e)
 	}
 	if len(l.Stages) != 2 || strings.Join(l.Stages[0].Operators, ",") != "txns,valid,enriched" ||
@@ -137,7 +137,7 @@ func TestLayoutStrategies(t *testing.T) {
 		}
 	}
 	l := layout(t, planFile(t, "broadcast"), Config{})
-	if s := l.Stages[1]; strings.Join(s.Broadcast, ",") != "sluice.broadcast.rules-out" || len(s.Units) != 3 {
+	if s := l.Stages[1]; strings.Join(s.Broadcast, ",") != "sluice.broadcast.rules.out" || len(s.Units) != 3 {
 		t.Errorf("broadcast stage %+v", s)
 	}
 }
@@ -158,7 +158,7 @@ operators:
 			topics = append(topics, e.Topic)
 		}
 	}
-	if strings.Join(topics, " ") != "sluice.t.a-j sluice.t.a-j.in1" {
+	if strings.Join(topics, " ") != "sluice.t.a.j sluice.t.a.j.in.1" {
 		t.Errorf("topics %v", topics)
 	}
 }
@@ -224,5 +224,23 @@ func golden(t *testing.T, file string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("layout differs from %s (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", file, got, want)
+	}
+}
+
+func TestTopicNames(t *testing.T) {
+	for _, c := range []struct {
+		from, side, to string
+		input          int
+		want           string
+	}{
+		{"a", "", "b", 0, "sluice.j.a.b"},
+		{"a-b", "", "c", 0, "sluice.j.a-b.c"}, // not sluice.j.a.b-c's name: ids hold no '.'
+		{"a", "", "b-c", 0, "sluice.j.a.b-c"},
+		{"hot", "alerts", "out", 0, "sluice.j.hot.out.side.alerts"},
+		{"a", "late", "j", 1, "sluice.j.a.j.side.late.in.1"},
+	} {
+		if got := Topic("j", c.from, c.side, c.to, c.input); got != c.want {
+			t.Errorf("Topic(%s, %q, %s, %d) = %s, want %s", c.from, c.side, c.to, c.input, got, c.want)
+		}
 	}
 }

@@ -71,8 +71,9 @@ type Stage struct {
 	Index     int
 	Operators []string // in the job graph's order
 	// UnitKind is "partition" (unit p reads partition p of every
-	// assigned input topic) or "subtask" (unit i is subtask i of the
-	// stage's operators: a stage fed by sources or broadcast only).
+	// assigned input topic) or "subtask" (a stage fed by sources or
+	// broadcast only: a unit is a group of subtasks that its pointwise
+	// edges connect, see Unit.Subtasks).
 	UnitKind string
 	Units    []Unit
 	// Keyed is the keyed entry operator whose key groups the units
@@ -91,6 +92,9 @@ type Unit struct {
 	// HasKeyGroups is false for stages without keyed state.
 	KeyGroups    plan.KeyGroupRange
 	HasKeyGroups bool
+	// Subtasks of a "subtask" unit: operator id -> the subtasks the unit
+	// runs, a group that pointwise edges connect.
+	Subtasks map[string][]int
 }
 
 // ID is the unit's name, "s<stage>/<index>".
@@ -257,22 +261,72 @@ func (l *Layout) units(s *Stage, byID map[string]*plan.Operator) string {
 		}
 		return ""
 	}
-	// Fed by sources or broadcast only: a unit is a subtask of the stage,
-	// which then must have one parallelism throughout.
+	// Fed by sources or broadcast only: a unit is a group of subtasks
+	// that pointwise edges (FORWARD i -> i, RESCALE's subsets) connect,
+	// Flink's pointwise pairing; with one parallelism throughout, one
+	// subtask of each operator.
 	s.UnitKind = "subtask"
-	par := 0
-	for _, id := range s.Operators {
-		op := byID[id]
-		if par != 0 && op.Parallelism != par {
-			return fmt.Sprintf("operators of one instance-local stage (%s) have parallelisms %d and %d: across instances a RESCALE inside a stage fed by sources is not planned yet; give the edge a partition (e.g. rebalance)",
-				strings.Join(s.Operators, ", "), par, op.Parallelism)
-		}
-		par = op.Parallelism
-	}
-	for i := 0; i < par; i++ {
-		s.Units = append(s.Units, Unit{Stage: s.Index, Index: i})
+	for i, group := range l.pointwiseGroups(s, in, byID) {
+		s.Units = append(s.Units, Unit{Stage: s.Index, Index: i, Subtasks: group})
 	}
 	return ""
+}
+
+// pointwiseGroups splits the subtasks of stage s into the groups its
+// pointwise edges connect, ordered by their lowest subtask of the
+// stage's first operator; each group maps operator id to its subtasks.
+func (l *Layout) pointwiseGroups(s *Stage, in map[string]bool, byID map[string]*plan.Operator) []map[string][]int {
+	type node struct {
+		op  string
+		sub int
+	}
+	parent := map[node]node{}
+	var find func(node) node
+	find = func(x node) node {
+		if parent[x] == x {
+			return x
+		}
+		parent[x] = find(parent[x])
+		return parent[x]
+	}
+	union := func(a, b node) {
+		if ra, rb := find(a), find(b); ra != rb {
+			parent[rb] = ra
+		}
+	}
+	var nodes []node
+	for _, id := range s.Operators {
+		for i := 0; i < byID[id].Parallelism; i++ {
+			n := node{id, i}
+			parent[n] = n
+			nodes = append(nodes, n)
+		}
+	}
+	for _, e := range l.Edges {
+		if e.Crosses || !in[e.From] || !in[e.To] {
+			continue
+		}
+		up, down := byID[e.From].Parallelism, byID[e.To].Parallelism
+		for i := 0; i < up; i++ {
+			first, end := partition.PointwiseTargets(i, up, down)
+			for j := first; j < end; j++ {
+				union(node{e.From, i}, node{e.To, j})
+			}
+		}
+	}
+	index := map[node]int{}
+	var groups []map[string][]int
+	for _, n := range nodes { // operators in order, subtasks ascending
+		r := find(n)
+		g, ok := index[r]
+		if !ok {
+			g = len(groups)
+			index[r] = g
+			groups = append(groups, map[string][]int{})
+		}
+		groups[g][n.op] = append(groups[g][n.op], n.sub)
+	}
+	return groups
 }
 
 type stageIndex struct {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -167,7 +168,6 @@ func TestLayoutRefused(t *testing.T) {
 	for _, c := range []struct{ file, want string }{
 		{"connect", "source 'txns' runs in one instance-local stage (txns, checked, out) with 'checked', which reads an internal topic"},
 		{"batch", "runs in batch mode: across instances only streaming jobs are planned"},
-		{"rescale", "operators of one instance-local stage (numbers, out) have parallelisms 2 and 4"},
 	} {
 		_, err := Plan(planFile(t, c.file), Config{})
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "cluster: job "+c.file) {
@@ -241,6 +241,39 @@ func TestTopicNames(t *testing.T) {
 	} {
 		if got := Topic("j", c.from, c.side, c.to, c.input); got != c.want {
 			t.Errorf("Topic(%s, %q, %s, %d) = %s, want %s", c.from, c.side, c.to, c.input, got, c.want)
+		}
+	}
+}
+
+// TestSubtaskUnits: a stage fed by sources has one unit per group of
+// subtasks its pointwise edges connect (Flink's connectPointwise pairs).
+func TestSubtaskUnits(t *testing.T) {
+	l := layout(t, planFile(t, "rescale"), Config{}) // numbers (2) RESCALE out (4)
+	s := l.Stages[0]
+	if len(l.Stages) != 1 || s.UnitKind != "subtask" || len(s.Units) != 2 {
+		t.Fatalf("stages %+v", l.Stages)
+	}
+	want := []map[string][]int{{"numbers": {0}, "out": {0, 1}}, {"numbers": {1}, "out": {2, 3}}}
+	for i, u := range s.Units {
+		if !reflect.DeepEqual(u.Subtasks, want[i]) {
+			t.Errorf("unit %d runs %v, want %v", i, u.Subtasks, want[i])
+		}
+	}
+	l = layout(t, planBody(t, `operators:
+  - { id: a, source: { type: generator, preset: sequence, count: 10 }, parallelism: 6 }
+  - { id: b, partition: rescale, sink: { type: discard }, parallelism: 4 }
+`), Config{})
+	// 6 -> 4: upstream i feeds ((i+1)*4-1)/6: 0 -> 0; 1, 2 -> 1; 3 -> 2; 4, 5 -> 3
+	want = []map[string][]int{{"a": {0}, "b": {0}}, {"a": {1, 2}, "b": {1}}, {"a": {3}, "b": {2}}, {"a": {4, 5}, "b": {3}}}
+	for i, u := range l.Stages[0].Units {
+		if !reflect.DeepEqual(u.Subtasks, want[i]) {
+			t.Errorf("6 -> 4: unit %d runs %v, want %v", i, u.Subtasks, want[i])
+		}
+	}
+	l = layout(t, planFile(t, "quickstart"), Config{})
+	for i, u := range l.Stages[0].Units {
+		if w := map[string][]int{"txns": {i}, "valid": {i}, "enriched": {i}}; !reflect.DeepEqual(u.Subtasks, w) {
+			t.Errorf("quickstart unit %d runs %v, want %v", i, u.Subtasks, w)
 		}
 	}
 }

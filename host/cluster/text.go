@@ -72,6 +72,13 @@ func unitKind(s *Stage) string {
 	if s.UnitKind == "partition" {
 		return "one per partition of its input topics"
 	}
+	for _, u := range s.Units {
+		for _, subs := range u.Subtasks {
+			if len(subs) > 1 {
+				return "one per group of subtasks its pointwise edges connect"
+			}
+		}
+	}
 	return "one per subtask"
 }
 

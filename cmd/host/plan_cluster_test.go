@@ -93,7 +93,7 @@ func TestPlanClusterRefused(t *testing.T) {
 		{[]string{"plan", "--instances", "3", "configs/quickstart.yaml"}, "--instances and --max-partitions need --cluster BROKERS"},
 		{[]string{"plan", "--cluster", "k:9092", "--format", "dot", "configs/quickstart.yaml"}, "--cluster prints text or json, not dot"},
 		{[]string{"plan", "--cluster", "k:9092", "--instances", "-1", "configs/quickstart.yaml"}, "--instances -1: want 0 to 1000"},
-		{[]string{"plan", "--cluster", "k:9092", "configs/connect.yaml"}, "cluster: job connect: source 'txns' runs in one instance-local stage"},
+		{[]string{"plan", "--cluster", "k:9092", "configs/batch.yaml"}, "cluster: job batch runs in batch mode"},
 	} {
 		t.Run(c.want, func(t *testing.T) { // runHost changes directory: one per test
 			code, out, errs := runHost(t, c.args...)

@@ -216,16 +216,37 @@ func partitions(maxP, max int) int {
 // units gives stage s its units, or says why it cannot be laid out.
 func (l *Layout) units(s *Stage, byID map[string]*plan.Operator) string {
 	in := map[string]bool{}
+	source := ""
 	for _, id := range s.Operators {
 		in[id] = true
+		if source == "" && byID[id].Kind == pipeline.KindSource {
+			source = id
+		}
 	}
 	n, from := 0, ""
-	for _, e := range l.Edges {
+	for i := range l.Edges {
+		e := &l.Edges[i]
 		if !e.Crosses || !in[e.To] {
 			continue
 		}
 		if !e.Assigned {
 			s.Broadcast = append(s.Broadcast, e.Topic)
+			continue
+		}
+		if source != "" {
+			// The stage's units are its source's subtask groups: a topic
+			// into it has a partition per subtask of its reader, the
+			// channel Flink's partitioner picks, and the unit running
+			// subtask j reads partition j.
+			if e.ShipStrategy == plan.Hash {
+				return fmt.Sprintf("keyed operator '%s' runs in one instance-local stage (%s) with source '%s': give the edges out of '%s' a partition (e.g. rebalance)",
+					e.To, strings.Join(s.Operators, ", "), source, source)
+			}
+			if e.ShipStrategy != plan.Global {
+				e.Partitions = byID[e.To].Parallelism
+				e.Reason = fmt.Sprintf("%s: one partition per subtask of '%s', which runs with source '%s': partition = the channel %s picks, read by the unit running that subtask",
+					e.ShipStrategy, e.To, source, e.ShipStrategy)
+			}
 			continue
 		}
 		if n != 0 && e.Partitions != n {
@@ -244,12 +265,6 @@ func (l *Layout) units(s *Stage, byID map[string]*plan.Operator) string {
 	}
 	sort.Strings(s.Broadcast)
 	if n > 0 {
-		for _, id := range s.Operators {
-			if op := byID[id]; op.Kind == pipeline.KindSource {
-				return fmt.Sprintf("source '%s' runs in one instance-local stage (%s) with '%s', which reads an internal topic: across instances a stage's units are either source subtasks or topic partitions; give the edge out of '%s' a partition (e.g. rebalance or hash)",
-					id, strings.Join(s.Operators, ", "), from, id)
-			}
-		}
 		s.UnitKind = "partition"
 		for p := 0; p < n; p++ {
 			u := Unit{Stage: s.Index, Index: p}
@@ -261,7 +276,8 @@ func (l *Layout) units(s *Stage, byID map[string]*plan.Operator) string {
 		}
 		return ""
 	}
-	// Fed by sources or broadcast only: a unit is a group of subtasks
+	// Fed by sources (and topics read per subtask) or broadcast only: a
+	// unit is a group of subtasks
 	// that pointwise edges (FORWARD i -> i, RESCALE's subsets) connect,
 	// Flink's pointwise pairing; with one parallelism throughout, one
 	// subtask of each operator.

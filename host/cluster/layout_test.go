@@ -120,6 +120,8 @@ func TestLayoutStrategies(t *testing.T) {
 		{"custom-partitioner", "txns", "by-country", 4, true, "partition"},
 		{"shuffle", "", "", 128, true, "partition"},
 		{"rebalance", "", "", 128, true, "partition"},
+		// a topic into a stage with a source: one partition per subtask of its reader
+		{"connect", "limits", "checked", 2, true, "subtask"},
 	} {
 		l := layout(t, planFile(t, c.file), Config{})
 		found := false
@@ -166,13 +168,21 @@ operators:
 
 func TestLayoutRefused(t *testing.T) {
 	for _, c := range []struct{ file, want string }{
-		{"connect", "source 'txns' runs in one instance-local stage (txns, checked, out) with 'checked', which reads an internal topic"},
 		{"batch", "runs in batch mode: across instances only streaming jobs are planned"},
 	} {
 		_, err := Plan(planFile(t, c.file), Config{})
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "cluster: job "+c.file) {
 			t.Errorf("%s: %v, want %q", c.file, err, c.want)
 		}
+	}
+	_, err := Plan(planBody(t, `operators:
+  - { id: a, source: { type: generator, preset: sequence, count: 10 }, parallelism: 2 }
+  - { id: k, input: [a], key-by: id, sum: id, parallelism: 2 }
+  - { id: b, source: { type: generator, preset: sequence, count: 10 }, parallelism: 2 }
+  - { id: u, input: [k, b], sink: { type: discard }, parallelism: 2 }
+`), Config{})
+	if want := "keyed operator 'k' runs in one instance-local stage (b, k, u) with source 'b'"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("keyed with a source: %v, want %q", err, want)
 	}
 	if _, err := Plan(planFile(t, "quickstart"), Config{MaxPartitions: -1}); err == nil {
 		t.Error("negative max partitions accepted")

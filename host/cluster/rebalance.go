@@ -3,10 +3,9 @@ package cluster
 import "strconv"
 
 // Rebalance is one rebalance of generation gen over the units of each
-// stage (see Balance) as the group coordinator
-// runs it: every member in members joins with its Subscription, the
-// leader's Balance assigns units, and each member steps through its
-// assignment (checkpoints: the last completed checkpoint per unit, as
+// stage, as the group coordinator runs it: every member in members joins
+// with its Subscription, the leader's Balance assigns units, and each
+// member steps through its assignment (checkpoints: the last completed checkpoint per unit, as
 // Event.Checkpoints). It returns the members' actions in member order and
 // whether a member asked to rejoin (it revoked units, which the next
 // rebalance hands out). Members that are gone (killed, stopped) must not

@@ -294,7 +294,7 @@ func (o *windowOp) record(r *abi.Record, out Collector) error {
 		ts = 0
 	case o.assigner.EventTime:
 		if !r.HasTime {
-			return errors.New("record has no event time (Flink: Record has Long.MIN_VALUE timestamp (= no timestamp marker)): an event-time window needs timestamps from the source's watermarks:")
+			return errors.New("record has no event time (Flink: Record has Long.MIN_VALUE timestamp (= no timestamp marker)): an event-time window needs timestamps, which a source's watermarks assign")
 		}
 		ts = r.Time
 	}

@@ -369,3 +369,54 @@ func TestWindowCloseFiresEverything(t *testing.T) {
 		t.Fatal("MaxWatermark")
 	}
 }
+
+// A record an event-time window cannot take (no event time, no field)
+// goes to the on-error with its position; under fail the job fails.
+func TestWindowBadRecordsGoToOnError(t *testing.T) {
+	h := newWin(t, pipeline.KindSum, tumbling3s, false, 0, 127)
+	var failures []*RecordFailure
+	h.op.reject = func(f *RecordFailure) error { failures = append(failures, f); return nil }
+	var w abi.Writer
+	w.Append(0, false, abi.AppendStr(nil, "a"), enc("k", "a", "v", 1))
+	w.Append(5, true, abi.AppendStr(nil, "a"), enc("k", "a"))
+	w.Append(7, true, abi.AppendStr(nil, "a"), enc("k", "a", "v", 2))
+	if err := h.op.Process(0, w.Buf, w.Count, h.out); err != nil {
+		t.Fatal(err)
+	}
+	if len(failures) != 2 || failures[0].Position != 1 || failures[1].Position != 2 ||
+		!strings.Contains(failures[0].Err.Error(), "record has no event time") || !strings.Contains(failures[1].Err.Error(), `no field "v"`) {
+		t.Fatalf("failures %+v", failures)
+	}
+	h.wm(MaxWatermark)
+	h.expect(`0 2999 "a" {"k":"a","v":2,"window_start":0,"window_end":3000}`)
+
+	h = newWin(t, pipeline.KindSum, tumbling3s, false, 0, 127)
+	w.Reset()
+	w.Append(0, false, abi.AppendStr(nil, "a"), enc("k", "a", "v", 1))
+	err := h.op.Process(0, w.Buf, w.Count, h.out)
+	if err == nil || !strings.Contains(err.Error(), "window sum: input record 1: record has no event time") {
+		t.Fatalf("under fail: %v", err)
+	}
+}
+
+// Allowed lateness on sessions: a record within the lateness joins its
+// session; one that extends it past the watermark waits for the new
+// end, one inside it fires it again at once.
+func TestWindowSessionLateness(t *testing.T) {
+	h := newWin(t, pipeline.KindCount, pipeline.Window{Type: pipeline.WindowSession, Gap: time.Second, AllowedLateness: time.Second}, true, 0, 127)
+	h.in("a@0", "a@500")
+	h.wm(1499)
+	h.expect(`0 1499 "a" {"k":"a","count":2,"window_start":0,"window_end":1500}`)
+	// [700,1700) extends the fired session to [0,1700), whose end the
+	// watermark has not reached: it fires when it does
+	h.in("a@700")
+	h.expect()
+	h.wm(1699)
+	h.expect(`0 1699 "a" {"k":"a","count":3,"window_start":0,"window_end":1700}`)
+	h.in("a@200") // [200,1200) lies inside [0,1700), already fired: it fires again at once
+	h.expect(`0 1699 "a" {"k":"a","count":4,"window_start":0,"window_end":1700}`)
+	h.wm(2699) // the cleanup time 1699 + 1000
+	h.expect()
+	h.in("a@100") // its session [100,1100) is past cleanup: late
+	h.expect(`1 100 "a" {"k":"a","v":1}`)
+}

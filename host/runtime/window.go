@@ -602,6 +602,9 @@ func (o *windowOp) registerCleanup(kg int, key []byte, w window.Window) {
 	if t == math.MaxInt64 || o.assigner.Type == window.GlobalT {
 		return // the global window is never cleaned up
 	}
+	if t == w.MaxTimestamp() {
+		return // no lateness: the trigger's timer at the max timestamp is the same timer
+	}
 	domain := domainProcessing
 	if o.assigner.IsEventTime() {
 		domain = domainEvent

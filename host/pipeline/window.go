@@ -101,6 +101,10 @@ func (d *decoder) window(n *yaml.Node, all bool, where string) *Window {
 			}
 			continue
 		}
+		if _, isType := windowKeys[k]; isType && w.Type == "" {
+			d.errorf(kv.Key, "%s of %s: write the window's type as type: %s (with its %v)", what, where, k, windowKeys[k])
+			continue
+		}
 		switch k {
 		case "type":
 		case "size":

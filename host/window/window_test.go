@@ -192,3 +192,34 @@ func TestHashSetOrder(t *testing.T) {
 		t.Fatalf("lost windows: %v", got)
 	}
 }
+
+// Against the definition, over a grid of times, offsets and sizes: the
+// start is offset + k*size for the k that puts ts in [start, start+size);
+// a sliding assigner gives every window of that form holding ts, once.
+func TestAssignAgainstDefinition(t *testing.T) {
+	for size := int64(1); size <= 9; size++ {
+		for offset := -size + 1; offset < size; offset++ {
+			for ts := int64(-40); ts <= 40; ts++ {
+				s := StartWithOffset(ts, offset, size)
+				if s > ts || ts >= s+size || ((s-offset)%size+size)%size != 0 {
+					t.Fatalf("StartWithOffset(%d, %d, %d) = %d", ts, offset, size, s)
+				}
+				for slide := int64(1); slide <= size; slide++ {
+					if offset <= -slide || offset >= slide {
+						continue
+					}
+					got := Assigner{Type: Sliding, Size: size, Slide: slide, Offset: offset}.Assign(ts, nil)
+					var want []Window
+					for start := ts - size - slide; start <= ts; start++ {
+						if ((start-offset)%slide+slide)%slide == 0 && start <= ts && ts < start+size {
+							want = append(want, Window{start, start + size})
+						}
+					}
+					if !sameSet(got, want) || len(got) != len(want) {
+						t.Fatalf("sliding %d/%d/%d at %d: %v, want %v", size, slide, offset, ts, got, want)
+					}
+				}
+			}
+		}
+	}
+}

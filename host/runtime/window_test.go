@@ -126,8 +126,9 @@ func sumOut(key string, v, start, end int64) string {
 var tumbling3s = pipeline.Window{Type: pipeline.WindowTumbling, Size: 3 * time.Second}
 
 // The input and watermarks of Flink's WindowOperatorTest
-// .testTumblingEventTimeWindows (size 3 s, sum): each window fires once,
-// when the watermark reaches its max timestamp, stamped with it.
+// .testTumblingEventTimeWindows (size 3 s, sum), with its snapshot and
+// restore after 2999: each window fires once, when the watermark reaches
+// its max timestamp, stamped with it.
 func TestWindowTumblingFlinkWindowOperatorTest(t *testing.T) {
 	h := newWin(t, pipeline.KindSum, tumbling3s, false, 0, 127)
 	h.in("key2@3999", "key2@3000", "key1@20", "key1@0", "key1@999", "key2@1998", "key2@1999", "key2@1000")
@@ -136,6 +137,8 @@ func TestWindowTumblingFlinkWindowOperatorTest(t *testing.T) {
 	h.expect()
 	h.wm(2999)
 	h.expect(sumOut("key1", 3, 0, 3000), sumOut("key2", 3, 0, 3000))
+	// do a snapshot, close and restore again
+	h = h.restore(pipeline.KindSum, tumbling3s)
 	h.wm(3999)
 	h.wm(4999)
 	h.expect()
@@ -149,8 +152,9 @@ func TestWindowTumblingFlinkWindowOperatorTest(t *testing.T) {
 	}
 }
 
-// WindowOperatorTest.testSlidingEventTimeWindows's input (size 3 s,
-// slide 1 s, sum).
+// WindowOperatorTest.testSlidingEventTimeWindows (size 3 s, slide 1 s,
+// sum), every record and watermark, the snapshot and restore after 2999
+// included.
 func TestWindowSlidingFlinkWindowOperatorTest(t *testing.T) {
 	h := newWin(t, pipeline.KindSum, pipeline.Window{Type: pipeline.WindowSliding, Size: 3 * time.Second, Slide: time.Second}, false, 0, 127)
 	h.in("key2@3999", "key2@3000", "key1@20", "key1@0", "key1@999", "key2@1998", "key2@1999", "key2@1000")
@@ -160,6 +164,8 @@ func TestWindowSlidingFlinkWindowOperatorTest(t *testing.T) {
 	h.expect(sumOut("key1", 3, -1000, 2000), sumOut("key2", 3, -1000, 2000))
 	h.wm(2999)
 	h.expect(sumOut("key1", 3, 0, 3000), sumOut("key2", 3, 0, 3000))
+	// do a snapshot, close and restore again
+	h = h.restore(pipeline.KindSum, pipeline.Window{Type: pipeline.WindowSliding, Size: 3 * time.Second, Slide: time.Second})
 	h.wm(3999)
 	h.expect(sumOut("key2", 5, 1000, 4000))
 	h.wm(4999)
@@ -419,4 +425,42 @@ func TestWindowSessionLateness(t *testing.T) {
 	h.expect()
 	h.in("a@100") // its session [100,1100) is past cleanup: late
 	h.expect(`1 100 "a" {"k":"a","v":1}`)
+}
+
+// restore reopens h's operator on a copy of its state, as a restart from
+// a snapshot does.
+func (h *winHarness) restore(kind pipeline.Kind, w pipeline.Window) *winHarness {
+	h.t.Helper()
+	start, groups := h.store.SnapshotKeyGroups()
+	m := map[int][]byte{}
+	for i, g := range groups {
+		if len(g) > 0 {
+			m[start+i] = g
+		}
+	}
+	n := newWin(h.t, kind, w, false, 0, 127)
+	st := NewKeyedStore(128, 0, 127)
+	if err := st.RestoreKeyGroups(m); err != nil {
+		h.t.Fatal(err)
+	}
+	n.store, n.op.timers = st, nil
+	if err := n.op.Open(&OpenContext{State: st, Port: func(string) int { return -1 }}); err != nil {
+		h.t.Fatal(err)
+	}
+	return n
+}
+
+// WindowOperatorTest.testSessionWindows (gap 3 s, the sum of the values,
+// a snapshot and restore in the middle), every record and watermark.
+func TestWindowSessionsFlinkWindowOperatorTest(t *testing.T) {
+	w := pipeline.Window{Type: pipeline.WindowSession, Gap: 3 * time.Second}
+	h := newWin(t, pipeline.KindSum, w, false, 0, 127)
+	h.in("key2@0=1", "key2@1000=2", "key2@2500=3", "key1@10=1", "key1@1000=2")
+	h = h.restore(pipeline.KindSum, w)
+	h.in("key1@2500=3", "key2@5501=4", "key2@6000=5", "key2@6000=5", "key2@6050=6")
+	h.wm(12000)
+	h.expect(sumOut("key1", 6, 10, 5500), sumOut("key2", 6, 0, 5500), sumOut("key2", 20, 5501, 9050))
+	h.in("key2@15000=10", "key2@15000=20")
+	h.wm(17999)
+	h.expect(sumOut("key2", 30, 15000, 18000))
 }

@@ -58,9 +58,10 @@ func (p *part) done() bool { return p.stop >= 0 && p.next >= p.stop }
 // was restored and from the configured start otherwise.
 //
 // The engine calls RestoreState (when restoring) before Run, SnapshotState
-// between two of Run's Emit calls (its positions cover every batch whose
-// Emit has returned), and NotifyCheckpointComplete when a checkpoint
-// completes; these may come from another goroutine than Run's.
+// inside Run's Emit once the batch is handed on, or between two Emit calls
+// (its positions cover every batch Emit was called with), and
+// NotifyCheckpointComplete when a checkpoint completes; these may come
+// from another goroutine than Run's.
 type Source struct {
 	cfg                  SourceConfig
 	subtask, parallelism int
@@ -445,18 +446,15 @@ func (s *Source) allDone() bool {
 	return true
 }
 
-// emit decodes the records of a poll into batches and hands them on;
-// after each Emit it records the positions the batch reached.
+// emit decodes the records of a poll into batches and hands them on. The
+// positions a batch reaches are recorded before its Emit: the engine
+// snapshots the source inside Emit, once the batch is handed on, and that
+// snapshot must be past the batch (else a restore reads it again).
 func (s *Source) emit(fs kgo.Fetches, out runtime.Collector) error {
 	s.w.Reset()
 	reached := map[topicPartition]int64{} // next offsets of what s.w holds
 	var hws []kgo.FetchTopicPartition
 	flush := func() error {
-		if s.w.Count > 0 {
-			if err := out.Emit(0, s.w.Buf, s.w.Count); err != nil {
-				return err
-			}
-		}
 		s.mu.Lock()
 		for tp, next := range reached {
 			if p := s.parts[tp]; p != nil && next > p.next {
@@ -465,6 +463,11 @@ func (s *Source) emit(fs kgo.Fetches, out runtime.Collector) error {
 		}
 		s.records += int64(s.w.Count)
 		s.mu.Unlock()
+		if s.w.Count > 0 {
+			if err := out.Emit(0, s.w.Buf, s.w.Count); err != nil {
+				return err
+			}
+		}
 		s.w.Reset()
 		clear(reached)
 		return nil

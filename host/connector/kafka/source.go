@@ -378,28 +378,52 @@ func (s *Source) Run(ctx context.Context, out runtime.Collector) error {
 		if s.cfg.Bounded && s.allDone() {
 			return nil
 		}
-		// a poll waits at most pollSlice: a source with no records still
-		// takes its checkpoint barriers promptly, and its waiting shows as
+		// a poll waits at most pollSlice, so that its waiting shows as
 		// idle time while it waits, not only once records come
 		deadline := time.Now().Add(pollSlice)
 		if interval > 0 && next.Before(deadline) {
 			deadline = next
 		}
 		pctx, cancel := context.WithDeadline(ctx, deadline)
+		// mail (a barrier to inject) ends the wait at once, as Flink's
+		// mailbox does, so an idle source's checkpoints take no longer
+		// than a busy one's
+		var mail, watched chan struct{}
+		if mb != nil {
+			mail, watched = make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(watched)
+				select {
+				case <-mb.Pending():
+					close(mail)
+					cancel()
+				case <-pctx.Done():
+				}
+			}()
+		}
 		waited := time.Now()
 		fetches := s.cl.PollFetches(pctx)
 		s.open.AddIdle(time.Since(waited)) // waiting for the broker is idle time, as Flink counts it
 		cancel()
+		if watched != nil {
+			<-watched
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if mb != nil {
+			woke := false
 			select {
+			case <-mail:
+				woke = true
 			case <-mb.Pending():
+				woke = true
+			default:
+			}
+			if woke {
 				if err := mb.Yield(); err != nil {
 					return err
 				}
-			default:
 			}
 		}
 		if err := s.fetchErr(fetches); err != nil {

@@ -380,7 +380,9 @@ func (s *Sink) commit(ctx context.Context, p pendingTxn) error {
 			return s.errorf(fmt.Sprintf("committing transaction %s", p.c.TransactionalID), err)
 		}
 		p.cl.Close()
-	} else if err := s.resumeCommit(ctx, p.c); err != nil {
+	} else if err := s.resumeCommit(ctx, p.c); errors.Is(err, errNotCommitted) {
+		return nil // logged; neither committed by us nor an error
+	} else if err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -392,10 +394,14 @@ func (s *Sink) commit(ctx context.Context, p pendingTxn) error {
 // resumeCommit commits a transaction another producer opened: a raw
 // EndTxn with its producer id and epoch, what Flink's
 // FlinkKafkaInternalProducer.resumeTransaction does by reflection. A
-// transaction already committed (a retry: EndTxn v5 detects it) is a
-// success; one the broker no longer holds open (aborted by its timeout, or
-// fenced) is reported and skipped, as Flink's KafkaCommitter does: its
-// records are lost, and the log says so.
+// transaction already committed is a success: a retry of our own raw
+// EndTxn (EndTxn v5 detects it), or one whose state the broker describes
+// as committed (the crashed run's client committed it, bumping its epoch,
+// so the committable's epoch is stale). One the broker no longer holds
+// open otherwise is reported and skipped (errNotCommitted), as Flink's
+// KafkaCommitter does; when the broker says it aborted it (its timeout
+// passed, or it was fenced), its records are lost and it counts as
+// aborted.
 func (s *Sink) resumeCommit(ctx context.Context, c Committable) error {
 	err := retried(ctx, func() error {
 		req := kmsg.NewPtrEndTxnRequest()
@@ -411,15 +417,38 @@ func (s *Sink) resumeCommit(ctx context.Context, c Committable) error {
 		return nil
 	case errors.Is(err, kerr.InvalidTxnState), errors.Is(err, kerr.ProducerFenced),
 		errors.Is(err, kerr.InvalidProducerEpoch), errors.Is(err, kerr.UnknownProducerID), errors.Is(err, kerr.InvalidProducerIDMapping):
-		slog.Warn("kafka sink: a restored transaction could not be committed: the broker no longer holds it open (its timeout passed, or a newer producer fenced it); its records are not visible",
-			"operator", s.cfg.Operator, "subtask", s.subtask, "transactional-id", c.TransactionalID, "checkpoint", c.Checkpoint, "error", err)
-		s.mu.Lock()
-		s.aborted++
-		s.mu.Unlock()
-		return nil
+		// the broker holds it open no more: committed already (the crashed
+		// run's own client committed it, bumping the epoch, before the
+		// crash), or aborted; its state says which when the broker still
+		// keeps it
+		state := ""
+		if d, derr := kadm.NewClient(s.admin).DescribeTransactions(ctx, c.TransactionalID); derr == nil {
+			if t, ok := d[c.TransactionalID]; ok && t.Err == nil {
+				state = t.State
+			}
+		}
+		if state == "CompleteCommit" || state == "PrepareCommit" {
+			return nil // committed: the caller counts it
+		}
+		msg := "kafka sink: a restored transaction could not be committed: the broker no longer holds it open; if the crashed run had not committed it itself, it was aborted (its timeout passed, or a newer producer fenced it) and its records are not visible"
+		if state == "CompleteAbort" || state == "PrepareAbort" {
+			msg = "kafka sink: a restored transaction could not be committed: the broker aborted it (its timeout passed, or a newer producer fenced it); its records are not visible"
+		}
+		slog.Warn(msg, "operator", s.cfg.Operator, "subtask", s.subtask, "transactional-id", c.TransactionalID,
+			"checkpoint", c.Checkpoint, "state", state, "error", err)
+		if state == "CompleteAbort" || state == "PrepareAbort" {
+			s.mu.Lock()
+			s.aborted++
+			s.mu.Unlock()
+		}
+		return errNotCommitted
 	}
 	return s.errorf(fmt.Sprintf("committing restored transaction %s of checkpoint %d", c.TransactionalID, c.Checkpoint), err)
 }
+
+// errNotCommitted: resumeCommit found the transaction no longer open and
+// logged it (it is not the job's error).
+var errNotCommitted = errors.New("the transaction is no longer open")
 
 // retried runs do until it returns nil or an error that is not
 // retriable, with a growing pause between attempts, at most 50 of them.
@@ -590,7 +619,7 @@ func (s *Sink) Close(out runtime.Collector) error {
 type SinkMetrics struct {
 	Written   int64 // records the brokers acknowledged
 	Committed int64 // transactions committed
-	Aborted   int64 // lingering transactions aborted, and restored ones the broker no longer held
+	Aborted   int64 // lingering transactions aborted, and restored ones the broker says it aborted
 }
 
 // Metrics returns the sink's figures; it may be called from any

@@ -16,8 +16,8 @@ type step struct {
 }
 
 func w(ch int, wm int64, want ...string) step { return step{"wm", ch, wm, want} }
-func idle(ch int, want ...string) step      { return step{"idle", ch, 0, want} }
-func active(ch int, want ...string) step    { return step{"active", ch, 0, want} }
+func idle(ch int, want ...string) step        { return step{"idle", ch, 0, want} }
+func active(ch int, want ...string) step      { return step{"active", ch, 0, want} }
 
 func render(o Output) []string {
 	var out []string

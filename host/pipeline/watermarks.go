@@ -147,3 +147,6 @@ func (d *decoder) timestamp(n *yaml.Node, what string, w *Watermarks) bool {
 	}
 	return true
 }
+
+// Active reports whether w generates watermarks (nil or none do not).
+func (w *Watermarks) Active() bool { return w != nil && w.Strategy.Active() }

@@ -46,8 +46,8 @@ type sortedInput struct {
 
 	last    lastRecord
 	w       abi.Writer
-	scratch []byte  // a run of one input's records, in feeding order, when sorting moved them
-	pos     []int64 // their positions
+	scratch []byte            // a run of one input's records, in feeding order, when sorting moved them
+	pos     []int64           // their positions
 	wm      deferredWatermark // given after the held input, in Close
 }
 

@@ -73,7 +73,12 @@ type OperatorMetrics struct {
 	// past the kept tail (a plugin operator's log flood).
 	LogLinesDropped int64             `json:"log_lines_dropped"`
 	Skew            float64           `json:"skew"`
-	Subtasks        []OperatorSubtask `json:"subtasks"`
+	// CurrentInputWatermark and CurrentOutputWatermark are the lowest over
+	// the subtasks, epoch ms (Flink's currentInputWatermark and
+	// currentOutputWatermark); absent before the first watermark.
+	CurrentInputWatermark  *int64            `json:"current_input_watermark,omitempty"`
+	CurrentOutputWatermark *int64            `json:"current_output_watermark,omitempty"`
+	Subtasks               []OperatorSubtask `json:"subtasks"`
 }
 
 // OperatorSubtask is one subtask of an operator: Flink's numRecordsIn,
@@ -86,6 +91,17 @@ type OperatorSubtask struct {
 	BytesOut   int64 `json:"bytes_out"`
 	// LogLinesDropped: the subtask's guest log lines dropped.
 	LogLinesDropped int64 `json:"log_lines_dropped"`
+	// The subtask's current watermarks; absent before the first.
+	CurrentInputWatermark  *int64 `json:"current_input_watermark,omitempty"`
+	CurrentOutputWatermark *int64 `json:"current_output_watermark,omitempty"`
+}
+
+// watermarkOf is wm for JSON: nil before the first watermark.
+func watermarkOf(wm int64) *int64 {
+	if wm == runtime.MinWatermark {
+		return nil
+	}
+	return &wm
 }
 
 // HotKey is a key carrying more than half of a HASH edge's records.
@@ -185,10 +201,14 @@ func (j *Job) metrics() JobMetrics {
 	for _, op := range res.Operators {
 		om := OperatorMetrics{ID: op.ID, Kind: op.Kind, Task: taskOf(j, op.ID), Parallelism: op.Parallelism,
 			RecordsIn: op.RecordsIn, RecordsOut: op.RecordsOut, BytesIn: op.BytesIn, BytesOut: op.BytesOut, Skew: op.Skew,
-			LogLinesDropped: op.LogLinesDropped,
-			Subtasks:        make([]OperatorSubtask, 0, len(op.Subtasks))}
+			LogLinesDropped:        op.LogLinesDropped,
+			CurrentInputWatermark:  watermarkOf(op.InputWatermark),
+			CurrentOutputWatermark: watermarkOf(op.OutputWatermark),
+			Subtasks:               make([]OperatorSubtask, 0, len(op.Subtasks))}
 		for _, sm := range op.Subtasks {
-			om.Subtasks = append(om.Subtasks, OperatorSubtask{sm.Subtask, sm.RecordsIn, sm.RecordsOut, sm.BytesIn, sm.BytesOut, sm.LogLinesDropped})
+			om.Subtasks = append(om.Subtasks, OperatorSubtask{Subtask: sm.Subtask, RecordsIn: sm.RecordsIn, RecordsOut: sm.RecordsOut,
+				BytesIn: sm.BytesIn, BytesOut: sm.BytesOut, LogLinesDropped: sm.LogLinesDropped,
+				CurrentInputWatermark: watermarkOf(sm.InputWatermark), CurrentOutputWatermark: watermarkOf(sm.OutputWatermark)})
 		}
 		m.Operators = append(m.Operators, om)
 	}

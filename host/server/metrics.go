@@ -71,8 +71,8 @@ type OperatorMetrics struct {
 	BytesOut    int64  `json:"bytes_out"`
 	// LogLinesDropped counts the lines of guest stdout and stderr dropped
 	// past the kept tail (a plugin operator's log flood).
-	LogLinesDropped int64             `json:"log_lines_dropped"`
-	Skew            float64           `json:"skew"`
+	LogLinesDropped int64   `json:"log_lines_dropped"`
+	Skew            float64 `json:"skew"`
 	// CurrentInputWatermark and CurrentOutputWatermark are the lowest over
 	// the subtasks, epoch ms (Flink's currentInputWatermark and
 	// currentOutputWatermark); absent before the first watermark.

@@ -612,3 +612,54 @@ operators:
 		t.Errorf("%d records late", n)
 	}
 }
+
+// A union and a two-input operator combine their inputs' watermarks
+// through the valve: the minimum over both sources, which advance at
+// different speeds, so no record is late, rising to the end of time.
+func TestWatermarksUnionAndConnect(t *testing.T) {
+	for _, shape := range []string{"input: [fast, slow]\n    process: spy", "connect: [fast, slow]\n    co-map: side"} {
+		src := `
+version: 1
+name: two
+parallelism: 2
+` + etPlugins + `  side: { path: side.wasm }
+operators:
+  - id: fast
+    source: { type: generator, preset: sequence, count: 1, watermarks: { strategy: monotonous, interval: 1ms } }
+  - id: slow
+    source: { type: generator, preset: sequence, count: 1, watermarks: { strategy: monotonous, interval: 1ms } }
+  - id: both
+    ` + shape + `
+  - id: w
+    process: spy
+  - id: out
+    sink: { type: discard }
+`
+		conn := &etConnectors{fakeConnectors: newFakeConnectors(), clock: newFakeClock(), step: time.Millisecond,
+			times: func(op string, sub int) []int64 {
+				var ts []int64
+				speed := int64(1)
+				if op == "fast" {
+					speed = 7
+				}
+				for i := int64(0); i < 100; i++ {
+					ts = append(ts, i*speed+int64(sub))
+				}
+				return ts
+			},
+			value: func(t int64) []byte { return enc("n", t) }}
+		log, _ := runET(t, src, conn, func(p *pipeline.Pipeline) { p.Chaining = false })
+		for _, key := range []string{"w/0", "w/1"} {
+			wms := log.get(key)
+			if !strictlyRising(wms) || len(wms) == 0 || wms[len(wms)-1] != MaxWatermark {
+				t.Fatalf("%q: %s saw %v", shape, key, wms)
+			}
+			if n := log.late[key]; n != 0 {
+				t.Errorf("%q: %s: %d records late", shape, key, n)
+			}
+		}
+		if both := log.get("both/0"); strings.HasPrefix(shape, "input") && (len(both) == 0 || both[len(both)-1] != MaxWatermark) {
+			t.Errorf("the union spy saw %v", both)
+		}
+	}
+}

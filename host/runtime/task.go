@@ -243,6 +243,9 @@ func (s *subtask) drain() {
 // that reached it before the failure.
 func (s *subtask) closeChain(emit bool) error {
 	for _, co := range s.ops {
+		if co.op == nil && emit && s.err == nil && !s.e.hardStopped() && !s.e.failed() {
+			_ = co.endWatermark() // a source: its input ended (no operator to call)
+		}
 		if co.op == nil || co.closed {
 			continue
 		}

@@ -301,10 +301,17 @@ func (o *chainOp) endWatermark() error {
 	return nil
 }
 
+// stoppedAtSavepoint reports whether the subtask took the barrier of a
+// stop-with-savepoint: what ends after it is not the end of the input,
+// and no end of event time follows (Flink's stop-with-savepoint without
+// --drain does not advance to the end of event time, or every window
+// would fire before the job resumes from the savepoint and fire again).
+func (s *subtask) stoppedAtSavepoint() bool { return s.ck != nil && s.ck.stopID != 0 }
+
 // endOutputs sends the end of event time on every network output before
 // its end, once the whole chain closed.
 func (s *subtask) endOutputs() error {
-	if !s.e.et {
+	if !s.e.et || s.stoppedAtSavepoint() {
 		return nil
 	}
 	for _, o := range s.outs {
@@ -329,6 +336,9 @@ func (s *subtask) inputTime(m message) error {
 	case msgStatus:
 		out = v.InputStatus(m.idle, int(m.channel))
 	case msgEnd:
+		if s.stoppedAtSavepoint() {
+			return nil // the job stops to resume: its input did not end
+		}
 		// an ended channel holds nothing back: active, at the end of time
 		if err := s.valveOut(v.InputStatus(false, int(m.channel))); err != nil {
 			return err

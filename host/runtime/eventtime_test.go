@@ -663,3 +663,52 @@ operators:
 		}
 	}
 }
+
+// A stop-with-savepoint ends the job without the end of event time (no
+// window fires before the job resumes), as Flink's stop without --drain.
+func TestWatermarksStopWithSavepoint(t *testing.T) {
+	src := `
+version: 1
+name: stop
+` + etPlugins + `
+operators:
+  - id: src
+    parallelism: 2
+    source:
+      type: generator
+      preset: sequence
+      watermarks: { strategy: monotonous, interval: 1ms }
+  - id: w
+    parallelism: 1
+    process: spy
+  - id: out
+    sink: { type: discard }
+`
+	conn := &etConnectors{fakeConnectors: newFakeConnectors(), clock: newFakeClock(), step: time.Millisecond,
+		times: func(_ string, sub int) []int64 { return []int64{int64(sub) + 1} },
+		hold:  make(chan struct{}), holdOn: func(int) bool { return true }}
+	defer close(conn.hold)
+	log := newSpyLog()
+	acks := NewAckRecorder()
+	e, err := Start(context.Background(), planYAML(t, src, nil), conn.clock.deps(Deps{Plugins: &spyPlugins{newFakePlugins(), log}, Connectors: conn, Checkpoints: acks}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for wm := range log.seen { // let watermarks flow first
+		if wm > 5 {
+			break
+		}
+	}
+	if err := e.TriggerCheckpoint(1, checkpoint.KindSavepoint, time.Now(), true); err != nil {
+		t.Fatal(err)
+	}
+	acks.WaitAcked(t, e, 1)
+	e.NotifyCheckpointComplete(1)
+	if _, err := e.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	wms := log.get("w/0")
+	if len(wms) == 0 || !strictlyRising(wms) || slices.Contains(wms, MaxWatermark) {
+		t.Fatalf("w saw %v: rising, and no end of event time after a stop-with-savepoint", wms)
+	}
+}

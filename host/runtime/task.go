@@ -243,7 +243,7 @@ func (s *subtask) drain() {
 // that reached it before the failure.
 func (s *subtask) closeChain(emit bool) error {
 	for _, co := range s.ops {
-		if co.op == nil && emit && s.err == nil && !s.e.hardStopped() && !s.e.failed() {
+		if co.op == nil && emit && s.err == nil && !s.e.hardStopped() && !s.e.failed() && !s.stoppedAtSavepoint() {
 			_ = co.endWatermark() // a source: its input ended (no operator to call)
 		}
 		if co.op == nil || co.closed {
@@ -253,7 +253,9 @@ func (s *subtask) closeChain(emit bool) error {
 		var out Collector
 		if emit && s.err == nil && !s.e.hardStopped() && !s.e.failed() {
 			out = co.out
-			if err := co.endWatermark(); err != nil {
+			if s.stoppedAtSavepoint() {
+				// no end of event time: the job resumes from the savepoint
+			} else if err := co.endWatermark(); err != nil {
 				_ = co.op.Close(nil)
 				return err
 			}

@@ -68,6 +68,8 @@ func (p *Pipeline) ParallelismOf(op *Operator) int {
 		return op.Parallelism
 	case op.Source != nil && op.Source.NonParallel():
 		return 1
+	case op.Window != nil && op.Window.All: // Flink's windowAll
+		return 1
 	case p.Parallelism > 0:
 		return p.Parallelism
 	}

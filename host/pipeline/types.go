@@ -107,6 +107,10 @@ type Operator struct {
 	// one is kept; by default, the first.
 	Last bool
 
+	// Window is the operator's window: or window-all: (window.go); nil
+	// for a rolling aggregation.
+	Window *Window
+
 	// Inputs in order. For a co-map or co-process these are the two
 	// connected inputs (connect: [a, b]); otherwise one input, or several
 	// for a union. Resolved by the parser: an operator with no input: (and

@@ -16,6 +16,9 @@ type Watermarks struct {
 	Pos Pos
 	// KeyPos holds where each key was written.
 	KeyPos map[string]Pos
+	// Invalid: the mapping was written with errors (reported): lint does
+	// not also say the source has no watermarks.
+	Invalid bool
 }
 
 // WatermarksKeys are the keys of watermarks:.
@@ -43,19 +46,19 @@ func (d *decoder) watermarks(n *yaml.Node, what string) *Watermarks {
 	if dn := deref(n); dn.Kind == yaml.ScalarNode {
 		k, ok := d.oneOf(n, what+" strategy", watermark.Kinds...)
 		if !ok {
-			return nil
+			return &Watermarks{Pos: w.Pos, Invalid: true}
 		}
 		w.Kind = k
 		w.KeyPos["strategy"] = nodePos(dn)
 		if k == watermark.BoundedOutOfOrderness {
 			d.errorf(n, "%s: bounded-out-of-orderness needs max-out-of-orderness: write {strategy: bounded-out-of-orderness, max-out-of-orderness: 5s}", what)
-			return nil
+			return &Watermarks{Pos: w.Pos, Invalid: true}
 		}
 		return w
 	}
 	ps, ok := d.mapping(n, what)
 	if !ok {
-		return nil
+		return &Watermarks{Pos: w.Pos, Invalid: true}
 	}
 	before := len(d.errs)
 	for _, kv := range ps {
@@ -86,28 +89,28 @@ func (d *decoder) watermarks(n *yaml.Node, what string) *Watermarks {
 		}
 	}
 	if len(d.errs) > before {
-		return nil
+		return &Watermarks{Pos: w.Pos, Invalid: true}
 	}
 	_, hasBound := w.KeyPos["max-out-of-orderness"]
 	switch w.Kind {
 	case "":
 		d.errorf(n, "%s needs a strategy: one of %s", what, strings.Join(watermark.Kinds, ", "))
-		return nil
+		return &Watermarks{Pos: w.Pos, Invalid: true}
 	case watermark.BoundedOutOfOrderness:
 		if !hasBound {
 			d.errorf(n, "%s: bounded-out-of-orderness needs max-out-of-orderness (how late a record may be, as 5s)", what)
-			return nil
+			return &Watermarks{Pos: w.Pos, Invalid: true}
 		}
 	case watermark.Monotonous:
 		if hasBound {
 			d.errorf(deref(n), "%s: monotonous takes no max-out-of-orderness (it is bounded-out-of-orderness with 0): write one strategy or the other", what)
-			return nil
+			return &Watermarks{Pos: w.Pos, Invalid: true}
 		}
 	case watermark.None:
 		for _, k := range WatermarksKeys[1:] {
 			if p, set := w.KeyPos[k]; set {
 				d.errs.errorf(d.file, p, "%s: strategy none generates no watermarks: %s has no effect, remove it", what, k)
-				return nil
+				return &Watermarks{Pos: w.Pos, Invalid: true}
 			}
 		}
 	}
@@ -148,5 +151,10 @@ func (d *decoder) timestamp(n *yaml.Node, what string, w *Watermarks) bool {
 	return true
 }
 
-// Active reports whether w generates watermarks (nil or none do not).
-func (w *Watermarks) Active() bool { return w != nil && w.Strategy.Active() }
+// Active reports whether w generates watermarks (nil, none or an
+// invalid one do not).
+func (w *Watermarks) Active() bool { return w != nil && !w.Invalid && w.Strategy.Active() }
+
+// Written reports whether a strategy that generates watermarks was
+// written, valid or not (lint's question before a window).
+func (w *Watermarks) Written() bool { return w != nil && (w.Invalid || w.Strategy.Active()) }

@@ -50,6 +50,7 @@ func WriteText(w io.Writer, g *JobGraph) error {
 
 	writeKeyGroups(ew, g)
 	writeWatermarks(ew, g)
+	writeWindows(ew, g)
 
 	ew.printf("\nslots\n")
 	for _, gr := range g.Groups {

@@ -712,3 +712,56 @@ operators:
 		t.Fatalf("w saw %v: rising, and no end of event time after a stop-with-savepoint", wms)
 	}
 }
+
+// Windows fire on the engine's watermarks while the source still runs: a
+// tumbling count over a monotonous source emits each window once the
+// watermark passed its end, long before the input ends.
+func TestWatermarksFireWindowsMidStream(t *testing.T) {
+	src := `
+version: 1
+name: win
+operators:
+  - id: src
+    source:
+      type: generator
+      preset: sequence
+      watermarks: { strategy: monotonous, interval: 1ms }
+  - id: win
+    key-by: sub
+    window: { type: tumbling, size: 10ms }
+    count: true
+  - id: out
+    sink: { type: discard }
+`
+	conn := &etConnectors{fakeConnectors: newFakeConnectors(), clock: newFakeClock(), step: time.Millisecond,
+		times: func(string, int) []int64 {
+			ts := make([]int64, 100)
+			for i := range ts {
+				ts[i] = int64(i)
+			}
+			return ts
+		},
+		hold: make(chan struct{}), holdOn: func(int) bool { return true }}
+	e, err := Start(context.Background(), planYAML(t, src, nil), conn.clock.deps(Deps{Plugins: newFakePlugins(), Connectors: conn}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(30 * time.Second) // a failure guard, not a measurement
+	for len(conn.records("out")) < 5 {
+		select {
+		case <-deadline:
+			close(conn.hold)
+			e.Wait()
+			t.Fatalf("no windows fired while the source ran: %v", conn.jsons("out"))
+		case <-time.After(time.Millisecond):
+		}
+	}
+	close(conn.hold)
+	if _, err := e.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	first := conn.records("out")[0].JSON
+	if !strings.Contains(first, `"count":10`) || !strings.Contains(first, `"window_start":0`) || !strings.Contains(first, `"window_end":10`) {
+		t.Errorf("the first window: %s", first)
+	}
+}

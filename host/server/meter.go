@@ -276,6 +276,17 @@ func (k *meteredKeySelector) Close() error {
 	return k.k.Close()
 }
 
+// ProcessWatermark passes watermarks through to a plugin operator that
+// takes them (runtime.WatermarkOperator): the runtime finds the interface
+// on this wrapper. One that does not take them ignores them, as the
+// runtime does.
+func (o *meteredOperator) ProcessWatermark(wm int64, out runtime.Collector) error {
+	if w, ok := o.op.(runtime.WatermarkOperator); ok {
+		return w.ProcessWatermark(wm, out)
+	}
+	return nil
+}
+
 // LogLinesDropped passes the plugin operator's count of dropped guest
 // log lines through (runtime.GuestLog): the runtime finds it on the
 // operator it is given, this wrapper.

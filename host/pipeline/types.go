@@ -27,7 +27,10 @@ type Pipeline struct {
 	// restart-strategy: keys (checkpointing.go); nil when not written.
 	Checkpointing   *Checkpointing
 	RestartStrategy *RestartStrategy
-	Pos             Pos
+	// State is the state: key, every keyed operator's state backend
+	// unless it writes its own (state.go); nil when not written.
+	State *StateSpec
+	Pos   Pos
 	// KeyPos holds where each top-level key was written (for example
 	// KeyPos["slots"]), so later stages can point at a setting.
 	KeyPos map[string]Pos
@@ -121,6 +124,7 @@ type Operator struct {
 	Config           map[string]any
 	ConfigPos        map[string]Pos // as Plugin.ConfigPos, for the operator's config
 	OnError          string         // "" (fail), "fail", "skip", "dead-letter"
+	State            *StateSpec     // its state: key; nil when not written
 	// KeyPos holds where each key of the operator was written (for
 	// example KeyPos["parallelism"]), so later stages can point at it.
 	KeyPos map[string]Pos

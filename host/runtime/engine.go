@@ -100,6 +100,9 @@ type Deps struct {
 	// Restore gives each subtask the state it starts with; nil: a fresh
 	// start.
 	Restore Restorer
+	// StateBackends opens keyed state on the backends other than the heap
+	// (host/state/pebblestate); nil: heap only.
+	StateBackends StateBackends
 	Options
 }
 

@@ -37,6 +37,8 @@ var reaches = map[string]string{
 	"FuelRate":        "plugin.FuelRate",
 	"CallFuel":        "plugin.CallFuel",
 	"StateMemory":     "runtime.StateBytes",
+	"StateBackend":    "elsewhere: plan.Options.StateBackend, for a keyed operator whose state: names no backend (cmd/host planOptions)",
+	"StateDir":        "elsewhere: plan.Options.StateDir and pebblestate.Backends.Root (cmd/host)",
 
 	"CheckpointInterval":          "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
 	"CheckpointMode":              "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",

@@ -93,6 +93,7 @@ func leaves(t reflect.Type, prefix []int) []leaf {
 var validOther = map[string]any{
 	"CheckpointMode":     "at-least-once",
 	"RestartStrategy":    "fixed-delay",
+	"StateBackend":       "pebble",
 	"CheckpointInterval": time.Second,
 }
 

@@ -48,12 +48,24 @@ type Store struct {
 	opt              Options
 	maxP, start, end int
 	batch            *pebble.Batch // the call in progress, or nil
-	kbuf, kbuf2      []byte
-	measured         int64 // the database's bytes when last measured
-	since            int64 // bytes written since
+	// written holds the call's writes by database key (nil value: a
+	// delete): a read of a key the call wrote is served from it, others
+	// from the database: the indexed batch would serve both, at the
+	// cost of a read merging batch and database on every Get.
+	written     map[string][]byte
+	kbuf, kbuf2 []byte
+	measured    int64 // the database's bytes when last measured
+	since       int64 // bytes written since
 }
 
 const prefixLen = 4
+
+// The block cache and the memtable of one subtask's database: state past
+// them lives on disk.
+const (
+	cacheBytes    = 32 << 20
+	memTableBytes = 32 << 20
+)
 
 // Open creates the database of the subtask owning key groups [start, end]
 // of maxParallelism in o.Dir, which must not hold one: a subtask's state
@@ -66,10 +78,18 @@ func Open(o Options, maxParallelism, start, end int) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(o.Dir), 0o755); err != nil {
 		return nil, fmt.Errorf("Pebble state of operator %q subtask %d: %w", o.Operator, o.Subtask, err)
 	}
+	cache := pebble.NewCache(cacheBytes)
+	defer cache.Unref() // the database holds its own reference
 	db, err := pebble.Open(o.Dir, &pebble.Options{
 		DisableWAL:    true,
 		ErrorIfExists: true,
 		Logger:        quiet{},
+		Cache:         cache,
+		MemTableSize:  memTableBytes,
+		// a read-modify-write workload rewrites its keys: more L0 files
+		// before compactions kick in and writes stall
+		L0CompactionThreshold: 4,
+		L0StopWritesThreshold: 24,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("Pebble state of operator %q subtask %d in %s: %w", o.Operator, o.Subtask, o.Dir, err)
@@ -134,13 +154,15 @@ func (s *Store) Get(slot int, key []byte, dst []byte) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	var v []byte
-	var closer interface{ Close() error }
 	if s.batch != nil {
-		v, closer, err = s.batch.Get(k)
-	} else {
-		v, closer, err = s.db.Get(k)
+		if v, ok := s.written[string(k)]; ok {
+			if v == nil {
+				return nil, false, nil
+			}
+			return append(dst[:0], v...), true, nil
+		}
 	}
+	v, closer, err := s.db.Get(k)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -163,6 +185,7 @@ func (s *Store) Put(slot int, key, val []byte) error {
 	n := int64(len(k) + len(val))
 	if s.batch != nil {
 		s.since += n
+		s.written[string(k)] = append(make([]byte, 0, max(len(val), 1)), val...)
 		return s.wrap(s.batch.Set(k, val, nil))
 	}
 	if err := s.quota(n); err != nil {
@@ -178,6 +201,7 @@ func (s *Store) Delete(slot int, key []byte) error {
 		return err
 	}
 	if s.batch != nil {
+		s.written[string(k)] = nil
 		return s.wrap(s.batch.Delete(k, nil))
 	}
 	return s.wrap(s.db.Delete(k, pebble.NoSync))
@@ -188,7 +212,14 @@ func (s *Store) BeginCall() {
 	if s.batch != nil {
 		s.batch.Close()
 	}
-	s.batch = s.db.NewIndexedBatch()
+	s.batch = s.db.NewIndexedBatch() // scans in the call see its writes
+	if len(s.written) > 4096 {
+		s.written = nil
+	}
+	if s.written == nil {
+		s.written = map[string][]byte{}
+	}
+	clear(s.written)
 }
 
 // CommitCall applies the call's writes at once, unless they would take

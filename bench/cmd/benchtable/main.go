@@ -59,6 +59,7 @@ var sets = []Set{
 	{Name: "langtest", Pkg: "./plugins/langtest", Bench: "^Benchmark(FilterBatch1024|FilterBatch1024Native|BatchSweep|Sandbox)$", Benchtime: "2s", Quick: "100ms"},
 	{Name: "runtime", Pkg: "./host/runtime", Bench: "^Benchmark(Edge|KeyedShuffle|KeyedShuffleNative|KeyedShuffleParallelism|KeyedShuffleNativeParallelism|Chain3|Quickstart|QuickstartNative)$", Benchtime: "2s", Quick: "100ms"},
 	{Name: "latency", Pkg: "./host/runtime", Bench: "^BenchmarkLatency$", Benchtime: "1x", Quick: "1x"},
+	{Name: "state", Pkg: "./host/state/pebblestate", Bench: "^BenchmarkKeyedAggregation$", Benchtime: "500000x", Quick: "20000x"},
 	{Name: "benthos", Dir: "bench/benthos", Pkg: ".", Bench: "^BenchmarkBenthos$", Benchtime: "200000x", Quick: "20000x"},
 }
 

@@ -58,7 +58,8 @@ type StateBackends interface {
 type BackendRequest struct {
 	Job            string
 	Operator       string
-	Subtask        int
+	Subtask        int // from 0
+	Parallelism    int
 	MaxParallelism int
 	Start, End     int        // the key-group range
 	State          plan.State // the operator's state settings

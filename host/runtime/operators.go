@@ -122,7 +122,7 @@ func (s *subtask) openState(spec *plan.Operator, start, end int) (StateBackend, 
 			return nil, fmt.Errorf("keyed state on the %s backend: the host has none", b)
 		}
 		return s.e.deps.StateBackends.Open(BackendRequest{
-			Job: s.e.job.Name, Operator: spec.ID, Subtask: s.index, MaxParallelism: spec.MaxParallelism,
+			Job: s.e.job.Name, Operator: spec.ID, Subtask: s.index, Parallelism: spec.Parallelism, MaxParallelism: spec.MaxParallelism,
 			Start: start, End: end, State: spec.State,
 		})
 	}

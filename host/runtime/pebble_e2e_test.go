@@ -133,3 +133,16 @@ func TestPebbleCheckpointAcrossBackends(t *testing.T) {
 		})
 	}
 }
+
+// TestPebbleDiskQuota: a job whose keyed state outgrows state: disk-quota
+// fails with an error that names the operator, its subtask and the
+// setting.
+func TestPebbleDiskQuota(t *testing.T) {
+	src := strings.Replace(pluginStateJobOn("pebble, disk-quota: 1"), "count: 6000, rate: 12000, accounts: 40", "count: 200000, accounts: 100000", 1)
+	g, plugins := planCheckpointJob(t, src, 0)
+	_, err := runtime.Run(context.Background(), g, runtime.Deps{Connectors: newMarkConnectors(), Plugins: plugins, StateBackends: pebblestate.Backends{Root: t.TempDir()}})
+	if err == nil || !strings.Contains(err.Error(), `operator "total" subtask`) || !strings.Contains(err.Error(), "past its disk quota of 1048576 bytes (state: disk-quota)") {
+		t.Fatalf("a job past its disk quota: %v", err)
+	}
+	t.Log(err)
+}

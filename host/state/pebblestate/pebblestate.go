@@ -35,10 +35,13 @@ import (
 
 // Options open one subtask's database.
 type Options struct {
-	Dir       string // the database's folder: created, and removed at Close
-	Operator  string // for errors
-	Subtask   int
-	DiskQuota int64 // bytes the database may hold (0: no limit)
+	Dir      string // the database's folder: created, and removed at Close
+	Operator string // for errors
+	Subtask  int    // from 0, shown from 1 as the engine shows it
+	// Parallelism is the operator's, for errors ("subtask 2/3"); 0:
+	// unknown.
+	Parallelism int
+	DiskQuota   int64 // bytes the database may hold (0: no limit)
 }
 
 // Store is the keyed state of one subtask in a Pebble database.
@@ -76,7 +79,7 @@ func Open(o Options, maxParallelism, start, end int) (*Store, error) {
 		return nil, fmt.Errorf("max parallelism %d: the Pebble backend keys key groups in 2 bytes", maxParallelism)
 	}
 	if err := os.MkdirAll(filepath.Dir(o.Dir), 0o755); err != nil {
-		return nil, fmt.Errorf("Pebble state of operator %q subtask %d: %w", o.Operator, o.Subtask, err)
+		return nil, fmt.Errorf("Pebble state of %s: %w", o.who(), err)
 	}
 	cache := pebble.NewCache(cacheBytes)
 	defer cache.Unref() // the database holds its own reference
@@ -92,7 +95,7 @@ func Open(o Options, maxParallelism, start, end int) (*Store, error) {
 		L0StopWritesThreshold: 24,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("Pebble state of operator %q subtask %d in %s: %w", o.Operator, o.Subtask, o.Dir, err)
+		return nil, fmt.Errorf("Pebble state of %s in %s: %w", o.who(), o.Dir, err)
 	}
 	return &Store{db: db, dir: o.Dir, opt: o, maxP: maxParallelism, start: start, end: end}, nil
 }
@@ -271,7 +274,7 @@ func (s *Store) quota(n int64) error {
 	s.measured, s.since = s.size(), n
 	if s.measured+n > s.opt.DiskQuota {
 		s.since = 0
-		return fmt.Errorf("operator %q subtask %d: Pebble keyed state would hold %d bytes, past its disk quota of %d bytes (state: disk-quota)", s.opt.Operator, s.opt.Subtask, s.measured+n, s.opt.DiskQuota)
+		return fmt.Errorf("%s: Pebble keyed state would hold %d bytes, past its disk quota of %d bytes (state: disk-quota)", s.opt.who(), s.measured+n, s.opt.DiskQuota)
 	}
 	return nil
 }
@@ -285,11 +288,19 @@ func (s *Store) size() int64 {
 // Size is the bytes the database holds now, on disk and in memtables.
 func (s *Store) Size() int64 { return s.size() }
 
+// who names the store's operator and subtask, as the engine does.
+func (o Options) who() string {
+	if o.Parallelism > 0 {
+		return fmt.Sprintf("operator %q subtask %d/%d", o.Operator, o.Subtask+1, o.Parallelism)
+	}
+	return fmt.Sprintf("operator %q subtask %d", o.Operator, o.Subtask+1)
+}
+
 func (s *Store) wrap(err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("Pebble state of operator %q subtask %d: %w", s.opt.Operator, s.opt.Subtask, err)
+	return fmt.Errorf("Pebble state of %s: %w", s.opt.who(), err)
 }
 
 type iterable interface {
@@ -525,16 +536,16 @@ func (b Backends) Open(r runtime.BackendRequest) (runtime.StateBackend, error) {
 	}
 	parent := filepath.Join(root, job)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, fmt.Errorf("operator %q subtask %d: the Pebble state folder: %w", r.Operator, r.Subtask, err)
+		return nil, fmt.Errorf("operator %q subtask %d/%d: the Pebble state folder: %w", r.Operator, r.Subtask+1, r.Parallelism, err)
 	}
 	dir, err := os.MkdirTemp(parent, fmt.Sprintf("%s-%d-*", r.Operator, r.Subtask))
 	if err != nil {
-		return nil, fmt.Errorf("operator %q subtask %d: the Pebble state folder: %w", r.Operator, r.Subtask, err)
+		return nil, fmt.Errorf("operator %q subtask %d/%d: the Pebble state folder: %w", r.Operator, r.Subtask+1, r.Parallelism, err)
 	}
 	if err := os.Remove(dir); err != nil { // Pebble creates it, and refuses one that holds a database
 		return nil, err
 	}
-	return Open(Options{Dir: dir, Operator: r.Operator, Subtask: r.Subtask, DiskQuota: r.State.DiskQuota}, r.MaxParallelism, r.Start, r.End)
+	return Open(Options{Dir: dir, Operator: r.Operator, Subtask: r.Subtask, Parallelism: r.Parallelism, DiskQuota: r.State.DiskQuota}, r.MaxParallelism, r.Start, r.End)
 }
 
 var (

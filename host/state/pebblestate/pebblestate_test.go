@@ -110,7 +110,7 @@ func TestDiskQuota(t *testing.T) {
 	for ; i < 10000 && err == nil; i++ {
 		err = st.Put(0, statetest.Key(i), val)
 	}
-	if err == nil || !strings.Contains(err.Error(), `operator "agg" subtask 1`) || !strings.Contains(err.Error(), "disk quota of 4194304 bytes (state: disk-quota)") {
+	if err == nil || !strings.Contains(err.Error(), `operator "agg" subtask 2`) || !strings.Contains(err.Error(), "disk quota of 4194304 bytes (state: disk-quota)") {
 		t.Fatalf("after %d puts of 4 KiB: %v", i, err)
 	}
 	if i < 500 {

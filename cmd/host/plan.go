@@ -8,6 +8,7 @@ import (
 	"github.com/sluicehq/sluice/host/cluster"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
+	"github.com/sluicehq/sluice/host/settings"
 )
 
 func init() { addCommand(newPlanCmd) }
@@ -53,7 +54,7 @@ the plan exists: running across instances is not built yet.`,
 			if err != nil {
 				return planFailed(cmd, err)
 			}
-			opts, err := planOptions(cmd, hs.Slots)
+			opts, err := planOptions(cmd, hs)
 			if err != nil {
 				return err
 			}
@@ -85,6 +86,7 @@ the plan exists: running across instances is not built yet.`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json or dot")
+	settings.AddFlags(cmd.Flags(), "state-backend", "state-dir")
 	cmd.Flags().Int("slots", 0, "task slots this host offers (0: unlimited); the job is refused if it needs more")
 	addModeFlag(cmd)
 	addClusterFlags(cmd)
@@ -99,9 +101,9 @@ func addModeFlag(cmd *cobra.Command) {
 }
 
 // planOptions are the planner's options from the command's flags: the
-// host's slots and --mode.
-func planOptions(cmd *cobra.Command, slots int) (plan.Options, error) {
-	opts := plan.Options{Slots: slots}
+// host's slots, default state backend and --mode.
+func planOptions(cmd *cobra.Command, hs settings.Settings) (plan.Options, error) {
+	opts := plan.Options{Slots: hs.Slots, StateBackend: hs.StateBackend, StateDir: hs.StateDir}
 	switch m, _ := cmd.Flags().GetString("mode"); pipeline.Mode(m) {
 	case "":
 	case pipeline.Streaming, pipeline.Batch, pipeline.Automatic:

@@ -23,6 +23,7 @@ import (
 	"github.com/sluicehq/sluice/host/plugin"
 	"github.com/sluicehq/sluice/host/runtime"
 	"github.com/sluicehq/sluice/host/settings"
+	"github.com/sluicehq/sluice/host/state/pebblestate"
 )
 
 func init() { addCommand(newRunCmd) }
@@ -96,7 +97,7 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 	}
 	if err == nil {
 		var opts plan.Options
-		if opts, err = planOptions(cmd, hs.Slots); err != nil {
+		if opts, err = planOptions(cmd, hs); err != nil {
 			return err
 		}
 		g, err = plan.Plan(p, opts)
@@ -157,6 +158,8 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 		Connectors: conns,
 		Logger:     log,
 		Options:    hs.RuntimeOptions(),
+		// keyed state on Pebble, under state-dir unless the pipeline says
+		StateBackends: pebblestate.Backends{Root: hs.StateDir},
 	}
 	if ckpt.wanted(ft) {
 		return runCheckpointed(ctx, checkpointedRun{file: file, p: p, g: g, deps: deps, conns: conns, ft: ft, flags: ckpt, from: from, log: log, stderr: stderr, stopAnnounce: stopAnnounce})

@@ -12,7 +12,7 @@ import (
 
 // operatorKeys are the keys an operator may hold besides its kind.
 var operatorKeys = []string{"id", "input", "connect", "key-by", "partition", "parallelism",
-	"max-parallelism", "chaining", "start-new-chain", "slot-sharing-group", "config", "on-error", "window", "window-all"}
+	"max-parallelism", "chaining", "start-new-chain", "slot-sharing-group", "config", "on-error", "window", "window-all", "state"}
 
 // Partition strategies a user may name (custom takes a mapping).
 var partitionNames = []string{"forward", "rebalance", "rescale", "shuffle", "global", "broadcast"}
@@ -108,6 +108,8 @@ func (d *decoder) operator(n *yaml.Node, index int) *Operator {
 			op.Window = d.window(v, k == "window-all", where)
 		case "on-error":
 			op.OnError, _ = d.oneOf(v, "on-error", "fail", "skip", "dead-letter")
+		case "state":
+			op.State = d.state(v, "the operator's")
 		default:
 			if d.notSupported(kv.Key, "operator", where) {
 				continue

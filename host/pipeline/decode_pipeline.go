@@ -15,7 +15,7 @@ const (
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 var pipelineKeys = []string{"version", "name", "mode", "parallelism", "max-parallelism",
-	"chaining", "slots", "plugins", "operators", "checkpointing", "restart-strategy", "watermarks"}
+	"chaining", "slots", "plugins", "operators", "checkpointing", "restart-strategy", "watermarks", "state"}
 
 // pipeline decodes the top-level mapping and applies the defaults.
 func (d *decoder) pipeline(n *yaml.Node) *Pipeline {
@@ -71,6 +71,8 @@ func (d *decoder) pipeline(n *yaml.Node) *Pipeline {
 			p.RestartStrategy = d.restartStrategy(v)
 		case "watermarks":
 			p.Watermarks = d.watermarks(v, "the pipeline's watermarks")
+		case "state":
+			p.State = d.state(v, "the pipeline's")
 		default:
 			if !d.notSupported(kv.Key, "pipeline", "the pipeline") {
 				d.unknownKey(kv.Key, "the pipeline", pipelineKeys)

@@ -30,7 +30,10 @@ type Pipeline struct {
 	// Watermarks is the pipeline's watermarks: (watermarks.go), the
 	// strategy of every source that writes none; nil when not written.
 	Watermarks *Watermarks
-	Pos        Pos
+	// State is the state: key, every keyed operator's state backend
+	// unless it writes its own (state.go); nil when not written.
+	State *StateSpec
+	Pos   Pos
 	// KeyPos holds where each top-level key was written (for example
 	// KeyPos["slots"]), so later stages can point at a setting.
 	KeyPos map[string]Pos
@@ -128,6 +131,7 @@ type Operator struct {
 	Config           map[string]any
 	ConfigPos        map[string]Pos // as Plugin.ConfigPos, for the operator's config
 	OnError          string         // "" (fail), "fail", "skip", "dead-letter"
+	State            *StateSpec     // its state: key; nil when not written
 	// KeyPos holds where each key of the operator was written (for
 	// example KeyPos["parallelism"]), so later stages can point at it.
 	KeyPos map[string]Pos

@@ -69,6 +69,24 @@ type Operator struct {
 	Inputs    []*Edge // in input order; Edge.InputIndex tells co-operator sides apart
 	Outputs   []*Edge
 	Spec      *pipeline.Operator // what the user wrote
+	// State is where a keyed operator keeps its keyed state: the
+	// operator's state: setting, else the pipeline's, else the host's
+	// (Options.StateBackend), else the heap.
+	State State
+}
+
+// State is the keyed-state backend of an operator.
+type State struct {
+	Backend string // "heap" or "pebble"
+	// Dir is the folder that holds Pebble's databases, one per keyed
+	// subtask ("": the host's working folder for state).
+	Dir string
+	// DiskQuota caps the bytes one subtask's Pebble database holds (0:
+	// none).
+	DiskQuota int64
+	// Note says why the backend differs from the one asked for ("": it
+	// does not).
+	Note string
 }
 
 // KeyGroupRange is an inclusive range of key groups.

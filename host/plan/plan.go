@@ -19,6 +19,11 @@ type Options struct {
 	// who set it for the plan's mode reason ("--mode").
 	Mode     pipeline.Mode
 	ModeFrom string
+	// StateBackend and StateDir are the host's default state backend of
+	// keyed operators ("": heap) and folder for Pebble's databases; a
+	// pipeline's state: overrides them.
+	StateBackend string
+	StateDir     string
 }
 
 // Plan turns a parsed pipeline into a job graph the way Flink's
@@ -138,6 +143,11 @@ func (pl *planner) operator(spec *pipeline.Operator) {
 		SlotSharingGroup: pl.slotSharingGroup(spec),
 		Keyed:            spec.KeyBy != nil,
 		Spec:             spec,
+	}
+	if op.Keyed {
+		op.State = pl.state(spec)
+	} else if spec.State != nil {
+		pl.errorf(spec.State.Pos, "operator '%s': state: is for keyed operators, and '%s' has no key-by", spec.ID, spec.ID)
 	}
 	pl.byID[op.ID] = op
 	pl.g.Operators = append(pl.g.Operators, op)

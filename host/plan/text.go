@@ -87,7 +87,7 @@ func writeKeyGroups(ew *errWriter, g *JobGraph) {
 			ew.printf("\nkey groups (inclusive ranges per subtask)\n")
 			first = false
 		}
-		ew.printf("  %s: max parallelism %d, parallelism %d\n", op.ID, op.MaxParallelism, op.Parallelism)
+		ew.printf("  %s: max parallelism %d, parallelism %d, state %s\n", op.ID, op.MaxParallelism, op.Parallelism, stateText(op.State))
 		const perLine = 8
 		for i := 0; i < len(op.KeyGroups); i += perLine {
 			var parts []string
@@ -98,6 +98,24 @@ func writeKeyGroups(ew *errWriter, g *JobGraph) {
 			ew.printf("    %s\n", strings.Join(parts, " "))
 		}
 	}
+}
+
+// stateText is an operator's state backend as plan shows it.
+func stateText(s State) string {
+	t := s.Backend
+	if t == "" {
+		t = "heap"
+	}
+	if s.Dir != "" {
+		t += " in " + s.Dir
+	}
+	if s.DiskQuota > 0 {
+		t += fmt.Sprintf(", disk quota %d MiB", s.DiskQuota>>20)
+	}
+	if s.Note != "" {
+		t += " (" + s.Note + ")"
+	}
+	return t
 }
 
 // edgeName is "from -> to", with the side-output tag and the input side of

@@ -15,8 +15,13 @@ import (
 // call found is what undo must restore, and one entry per write let a
 // guest overwriting one key in a loop grow the log without bound (8 MiB
 // a write: the kernel killed the host at 24 GB).
+//
+// A store that applies a call's writes as one batch (runtime.CallBatcher,
+// the Pebble backend) is its own journal: begin starts the batch, undo
+// drops it, commit applies it, and nothing is logged here.
 type journal struct {
 	inner runtime.KeyedState
+	batch runtime.CallBatcher // inner's, or nil
 	log   []undo
 	seen  map[string]struct{} // slot and key of each logged write of the call
 	buf   []byte
@@ -39,8 +44,30 @@ type restorer interface {
 	Restore(slot int, key, val []byte, had bool) error
 }
 
+func newJournal(inner runtime.KeyedState) *journal {
+	j := &journal{inner: inner}
+	j.batch, _ = inner.(runtime.CallBatcher)
+	return j
+}
+
 // begin starts a call: nothing to undo yet.
-func (j *journal) begin() { j.reset() }
+func (j *journal) begin() {
+	if j.batch != nil {
+		j.batch.BeginCall()
+		return
+	}
+	j.reset()
+}
+
+// commit ends a call that stands: its old values are dropped, or its
+// batch applied (which may fail: a disk quota).
+func (j *journal) commit() error {
+	if j.batch != nil {
+		return j.batch.CommitCall()
+	}
+	j.reset()
+	return nil
+}
 
 // reset empties the log, dropping the old values it held (a truncated
 // slice kept them from the garbage collector) and a large seen set.
@@ -59,6 +86,10 @@ func (j *journal) reset() {
 
 // undo restores what the failed call changed.
 func (j *journal) undo() error {
+	if j.batch != nil {
+		j.batch.AbortCall()
+		return nil
+	}
 	for i := len(j.log) - 1; i >= 0; i-- {
 		u := j.log[i]
 		var err error
@@ -105,6 +136,9 @@ func (j *journal) Get(slot int, key []byte, dst []byte) ([]byte, bool, error) {
 }
 
 func (j *journal) Put(slot int, key, val []byte) error {
+	if j.batch != nil {
+		return j.inner.Put(slot, key, val)
+	}
 	if err := j.remember(slot, key); err != nil {
 		return err
 	}
@@ -112,6 +146,9 @@ func (j *journal) Put(slot int, key, val []byte) error {
 }
 
 func (j *journal) Delete(slot int, key []byte) error {
+	if j.batch != nil {
+		return j.inner.Delete(slot, key)
+	}
 	if err := j.remember(slot, key); err != nil {
 		return err
 	}

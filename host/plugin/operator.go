@@ -55,10 +55,12 @@ func (o *Operator) Open(oc *runtime.OpenContext) error {
 	o.r.who.subtask, o.r.who.parallelism = oc.Subtask, oc.Parallelism
 	o.r.env = env{state: oc.State, port: oc.Port}
 	o.policy, o.reject, o.kind = oc.OnError, oc.Reject, oc.Kind
-	if oc.State != nil && o.reject != nil && o.policy != runtime.PolicyFail {
+	_, batched := oc.State.(runtime.CallBatcher)
+	if oc.State != nil && (batched || o.reject != nil && o.policy != runtime.PolicyFail) {
 		// good records of a failed batch run again: their state writes
-		// must count once
-		o.r.journal = &journal{inner: oc.State}
+		// must count once; a batching store applies each call's writes
+		// at once, whatever the policy
+		o.r.journal = newJournal(oc.State)
 		o.r.env.state = o.r.journal
 	}
 	cfg := oc.Config

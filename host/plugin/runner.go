@@ -140,8 +140,11 @@ func (r *runner) invoke(in *instance, e int, mode outMode) (*instance, error) {
 		}
 		return nil, err
 	}
-	if r.journal != nil {
-		r.journal.reset() // the call stands: its old values are dropped now
+	if r.journal != nil { // the call stands: its old values are dropped now, or its batch applied
+		if err := r.journal.commit(); err != nil {
+			r.settle()
+			return nil, in.fail(exportNames[e], fmt.Errorf("%w: applying the call's state writes: %w", ErrState, err))
+		}
 	}
 	return in, nil
 }

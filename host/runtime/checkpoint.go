@@ -433,7 +433,9 @@ func (s *subtask) snapshotOp(co *chainOp, id checkpoint.ID) (st checkpoint.Subta
 	}
 	if co.store != nil {
 		has = true
-		st.FirstKeyGroup, st.KeyGroups = co.store.SnapshotKeyGroups()
+		if st.FirstKeyGroup, st.KeyGroups, err = co.store.Snapshot(); err != nil {
+			return st, true, fmt.Errorf("keyed state: %w", err)
+		}
 	}
 	st.Operator, st.Subtask = co.spec.ID, s.index
 	st.Parallelism, st.MaxParallelism = co.spec.Parallelism, co.spec.MaxParallelism

@@ -18,7 +18,7 @@ type chainOp struct {
 	policy  ErrorPolicy  // the operator's on-error
 	dead    []byte       // scratch for a dead letter
 	logs    atomic.Value // GuestLog of a plugin operator, read by Snapshot
-	store   *KeyedStore  // its keyed state; nil when not keyed
+	store   StateBackend // its keyed state; nil when not keyed
 	gauges  atomic.Value // Gauges of a source or sink that has them, read by Snapshot
 	// wmIn and wmOut are the operator's current input and output
 	// watermark (Flink's currentInputWatermark, currentOutputWatermark),

@@ -103,6 +103,9 @@ type Deps struct {
 	// Now is the engine's processing time (periodic watermarks, idleness);
 	// nil: the wall clock. Tests give a fake one.
 	Now func() time.Time
+	// StateBackends opens keyed state on the backends other than the heap
+	// (host/state/pebblestate); nil: heap only.
+	StateBackends StateBackends
 	Options
 }
 

@@ -87,7 +87,7 @@ func (s *subtask) makeOperator(co *chainOp) error {
 }
 
 // openContext is what co learns when it opens.
-func (s *subtask) openContext(co *chainOp) *OpenContext {
+func (s *subtask) openContext(co *chainOp) (*OpenContext, error) {
 	spec := co.spec
 	ctx := &OpenContext{
 		Operator:       spec.ID,
@@ -105,8 +105,10 @@ func (s *subtask) openContext(co *chainOp) *OpenContext {
 			start, end = spec.KeyGroups[s.index].Start, spec.KeyGroups[s.index].End
 		}
 		ctx.KeyGroupStart, ctx.KeyGroupEnd = start, end
-		st := NewKeyedStore(spec.MaxParallelism, start, end)
-		st.SetLimit(s.e.opts.StateBytes)
+		st, err := s.openState(spec, start, end)
+		if err != nil {
+			return nil, err
+		}
 		ctx.State = st
 		co.store = st
 	}
@@ -117,7 +119,27 @@ func (s *subtask) openContext(co *chainOp) *OpenContext {
 		}
 		return -1
 	}
-	return ctx
+	return ctx, nil
+}
+
+// openState opens the keyed state of spec's subtask over key groups
+// [start, end] on the operator's backend (plan.Operator.State): the heap,
+// held to the state-memory limit, or one Deps.StateBackends opens.
+func (s *subtask) openState(spec *plan.Operator, start, end int) (StateBackend, error) {
+	switch b := spec.State.Backend; b {
+	case "", pipeline.BackendHeap:
+		st := NewKeyedStore(spec.MaxParallelism, start, end)
+		st.SetLimit(s.e.opts.StateBytes)
+		return st, nil
+	default:
+		if s.e.deps.StateBackends == nil {
+			return nil, fmt.Errorf("keyed state on the %s backend: the host has none", b)
+		}
+		return s.e.deps.StateBackends.Open(BackendRequest{
+			Job: s.e.job.Name, Operator: spec.ID, Subtask: s.index, Parallelism: spec.Parallelism, MaxParallelism: spec.MaxParallelism,
+			Start: start, End: end, State: spec.State,
+		})
+	}
 }
 
 // config is a plugin operator's configuration: the plugin's config from

@@ -76,6 +76,7 @@ func (s *subtask) run() {
 		e.fail(s.err) // first: sources stop while this subtask cleans up
 	}
 	_ = s.closeChain(false)
+	s.closeState()
 	if s.source != nil {
 		if cerr := s.source.Close(); cerr != nil && s.err == nil {
 			s.ops[0].fail(cerr)
@@ -117,7 +118,10 @@ func (s *subtask) setup() error {
 	}
 	for i := len(s.ops) - 1; i >= 0; i-- {
 		co := s.ops[i]
-		ctx := s.openContext(co)
+		ctx, oerr := s.openContext(co)
+		if oerr != nil {
+			return co.fail(oerr)
+		}
 		var restored checkpoint.Restore
 		if e.deps.Restore != nil {
 			var err error
@@ -267,6 +271,20 @@ func (s *subtask) closeChain(emit bool) error {
 		}
 	}
 	return nil
+}
+
+// closeState closes the keyed state of the chain's operators (a Pebble
+// database goes with its files), once they are closed.
+func (s *subtask) closeState() {
+	for _, co := range s.ops {
+		if co.store == nil {
+			continue
+		}
+		if err := co.store.Close(); err != nil && s.err == nil {
+			co.fail(fmt.Errorf("closing keyed state: %w", err))
+		}
+		co.store = nil
+	}
 }
 
 func (s *subtask) ownerOf(o *edgeOut) *chainOp {

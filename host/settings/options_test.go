@@ -37,6 +37,8 @@ var reaches = map[string]string{
 	"FuelRate":        "plugin.FuelRate",
 	"CallFuel":        "plugin.CallFuel",
 	"StateMemory":     "runtime.StateBytes",
+	"StateBackend":    "elsewhere: plan.Options.StateBackend, for a keyed operator whose state: names no backend (cmd/host planOptions)",
+	"StateDir":        "elsewhere: plan.Options.StateDir and pebblestate.Backends.Root (cmd/host)",
 
 	"CheckpointInterval":          "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
 	"CheckpointMode":              "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
@@ -91,6 +93,7 @@ func leaves(t reflect.Type, prefix []int) []leaf {
 var validOther = map[string]any{
 	"CheckpointMode":     "at-least-once",
 	"RestartStrategy":    "fixed-delay",
+	"StateBackend":       "pebble",
 	"CheckpointInterval": time.Second,
 }
 

@@ -43,10 +43,18 @@ type Sandbox struct {
 	// stores more fails its call, so a tenant's plugin cannot grow state
 	// until the kernel kills the host. 0: no limit.
 	StateMemory int64 `mapstructure:"state-memory"`
+	// StateBackend is where keyed operators keep their state when the
+	// pipeline's state: names no backend: heap (memory, held to
+	// state-memory) or pebble (on disk, in StateDir).
+	StateBackend string `mapstructure:"state-backend"`
+	// StateDir is the folder of the Pebble databases, one per keyed
+	// subtask, under <state-dir>/<job>/ ("": the system's temporary
+	// folder).
+	StateDir string `mapstructure:"state-dir"`
 }
 
 // SandboxKeys lists the sandbox settings' keys.
-var SandboxKeys = []string{"restart-attempts", "restart-delay", "restart-window", "job-memory", "data-roots", "fuel-rate", "call-fuel", "state-memory"}
+var SandboxKeys = []string{"restart-attempts", "restart-delay", "restart-window", "job-memory", "data-roots", "fuel-rate", "call-fuel", "state-memory", "state-backend", "state-dir"}
 
 func init() { Keys = append(Keys, SandboxKeys...) }
 
@@ -59,6 +67,7 @@ func DefaultSandbox() Sandbox {
 		RestartWindow:   10 * time.Second,
 		JobMemory:       2048, // 128 instances of the default 16 MiB
 		StateMemory:     1024,
+		StateBackend:    "heap",
 	}
 }
 
@@ -75,6 +84,7 @@ func (s Sandbox) validate() []error {
 	check(s.JobMemory >= 0, "job-memory", "must not be negative (MiB; 0: no budget), got %d", s.JobMemory)
 	check(s.FuelRate >= 0, "fuel-rate", "must not be negative (fuel units per second; 0: no cap), got %d", s.FuelRate)
 	check(s.StateMemory >= 0 && s.StateMemory <= 1<<40, "state-memory", "must be 0 to %d (MiB; 0: no limit), got %d", int64(1<<40), s.StateMemory)
+	check(s.StateBackend == "heap" || s.StateBackend == "pebble", "state-backend", "must be heap or pebble, got %q", s.StateBackend)
 	check(s.CallFuel >= 0, "call-fuel", "must not be negative (fuel units a call; 0: call-timeout decides), got %d", s.CallFuel)
 	return errs
 }
@@ -94,4 +104,6 @@ func setSandboxDefaults(v *viper.Viper, s Sandbox) {
 	v.SetDefault("fuel-rate", s.FuelRate)
 	v.SetDefault("call-fuel", s.CallFuel)
 	v.SetDefault("state-memory", s.StateMemory)
+	v.SetDefault("state-backend", s.StateBackend)
+	v.SetDefault("state-dir", s.StateDir)
 }

@@ -64,6 +64,7 @@ var sets = []Set{
 	{Name: "checkpoint-state", Pkg: "./host/runtime", Bench: "^BenchmarkKeyedStoreSnapshot1M$", Benchtime: "3x", Quick: "1x"},
 	{Name: "checkpoint-write", Pkg: "./host/checkpoint", Bench: "^Benchmark(Write1MKeys|Restore1MKeys)$", Benchtime: "10x", Quick: "1x"},
 	{Name: "restart", Pkg: "./cmd/host", Bench: "^BenchmarkRestartAfterKill$", Benchtime: "3x", Quick: "1x"},
+	{Name: "state", Pkg: "./host/state/pebblestate", Bench: "^BenchmarkKeyedAggregation$", Benchtime: "500000x", Quick: "20000x"},
 	{Name: "benthos", Dir: "bench/benthos", Pkg: ".", Bench: "^BenchmarkBenthos$", Benchtime: "200000x", Quick: "20000x"},
 	{Name: "kafka", Pkg: "./cmd/host", Bench: "^BenchmarkKafka$", Benchtime: "200000x", Quick: "20000x"},
 }

@@ -1,0 +1,93 @@
+package runtime_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+const lastNJob = `
+version: 1
+name: last-n
+plugins:
+  lastn: { path: plugins/last-n/last-n.wasm }
+operators:
+  - id: src
+    source: { type: elements, values: [%s] }
+  - id: lastn
+    key-by: account
+    process: lastn
+    parallelism: %d
+    config: { n: %d }
+  - id: out
+    sink: { type: print }
+`
+
+// TestLastNPlugin runs plugins/last-n (list state of the last n amounts
+// and map state of per-merchant counts, per account) from YAML at
+// parallelism 1, 2 and 3, and checks every output record against a model
+// of the transactions computed here: each account's records keep their
+// order through the key-by, so the model is per account.
+func TestLastNPlugin(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	type txn struct {
+		acct, merchant string
+		amount         int
+	}
+	var txns []txn
+	var vals []string
+	for i := 0; i < 300; i++ {
+		x := txn{fmt.Sprintf("acct-%d", r.IntN(12)), fmt.Sprintf("m%d", r.IntN(5)), r.IntN(10000)}
+		txns = append(txns, x)
+		vals = append(vals, fmt.Sprintf("{account: %s, merchant: %s, amount: %d, seq: %d}", x.acct, x.merchant, x.amount, i))
+	}
+	const n = 4
+	// the model: per account, in input order, the record the plugin emits
+	want := map[string][]string{}
+	hist := map[string][]int{}
+	counts := map[string]map[string]int{}
+	for i, x := range txns {
+		hist[x.acct] = append(hist[x.acct], x.amount)
+		last := hist[x.acct][max(0, len(hist[x.acct])-n):]
+		if counts[x.acct] == nil {
+			counts[x.acct] = map[string]int{}
+		}
+		counts[x.acct][x.merchant]++
+		lastJSON, _ := json.Marshal(last)
+		want[x.acct] = append(want[x.acct], fmt.Sprintf(`{"account":%q,"merchant":%q,"amount":%d,"seq":%d,"last":%s,"merchant_count":%d,"merchants":%d}`,
+			x.acct, x.merchant, x.amount, i, lastJSON, counts[x.acct][x.merchant], len(counts[x.acct])))
+	}
+	for _, p := range []int{1, 2, 3} {
+		t.Run(fmt.Sprint("p=", p), func(t *testing.T) {
+			src := fmt.Sprintf(lastNJob, strings.Join(vals, ", "), p, n)
+			res := runPipeline(t, filepath.Join("..", "..", "last-n.yaml"), src, nil, runtime.Options{})
+			if res.err != nil {
+				t.Fatal(res.err)
+			}
+			got := map[string][]string{}
+			for _, l := range res.lines {
+				acct, _ := l.Fields["account"].(string)
+				got[acct] = append(got[acct], l.JSON)
+			}
+			if len(res.lines) != len(txns) {
+				t.Fatalf("%d records out, want %d", len(res.lines), len(txns))
+			}
+			for acct, w := range want {
+				g := got[acct]
+				if len(g) != len(w) {
+					t.Fatalf("%s: %d records, want %d", acct, len(g), len(w))
+				}
+				for i := range w {
+					if g[i] != w[i] {
+						t.Fatalf("%s record %d:\n got %s\nwant %s", acct, i, g[i], w[i])
+					}
+				}
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,7 +16,7 @@ const lastNJob = `
 version: 1
 name: last-n
 plugins:
-  lastn: { path: plugins/last-n/last-n.wasm }
+  lastn: { path: plugins/last-n/%s }
 operators:
   - id: src
     source: { type: elements, values: [%s] }
@@ -62,32 +63,39 @@ func TestLastNPlugin(t *testing.T) {
 		want[x.acct] = append(want[x.acct], fmt.Sprintf(`{"account":%q,"merchant":%q,"amount":%d,"seq":%d,"last":%s,"merchant_count":%d,"merchants":%d}`,
 			x.acct, x.merchant, x.amount, i, lastJSON, counts[x.acct][x.merchant], len(counts[x.acct])))
 	}
-	for _, p := range []int{1, 2, 3} {
-		t.Run(fmt.Sprint("p=", p), func(t *testing.T) {
-			src := fmt.Sprintf(lastNJob, strings.Join(vals, ", "), p, n)
-			res := runPipeline(t, filepath.Join("..", "..", "last-n.yaml"), src, nil, runtime.Options{})
-			if res.err != nil {
-				t.Fatal(res.err)
-			}
-			got := map[string][]string{}
-			for _, l := range res.lines {
-				acct, _ := l.Fields["account"].(string)
-				got[acct] = append(got[acct], l.JSON)
-			}
-			if len(res.lines) != len(txns) {
-				t.Fatalf("%d records out, want %d", len(res.lines), len(txns))
-			}
-			for acct, w := range want {
-				g := got[acct]
-				if len(g) != len(w) {
-					t.Fatalf("%s: %d records, want %d", acct, len(g), len(w))
+	// the Go plugin, and its C build (plugins/last-n/c) when built
+	builds := []string{"last-n.wasm"}
+	if _, err := os.Stat("../../plugins/last-n/last-n-c.wasm"); err == nil || os.Getenv("SLUICE_REQUIRE_LANGS") != "" {
+		builds = append(builds, "last-n-c.wasm")
+	}
+	for _, build := range builds {
+		for _, p := range []int{1, 2, 3} {
+			t.Run(fmt.Sprint(build, "/p=", p), func(t *testing.T) {
+				src := fmt.Sprintf(lastNJob, build, strings.Join(vals, ", "), p, n)
+				res := runPipeline(t, filepath.Join("..", "..", "last-n.yaml"), src, nil, runtime.Options{})
+				if res.err != nil {
+					t.Fatal(res.err)
 				}
-				for i := range w {
-					if g[i] != w[i] {
-						t.Fatalf("%s record %d:\n got %s\nwant %s", acct, i, g[i], w[i])
+				got := map[string][]string{}
+				for _, l := range res.lines {
+					acct, _ := l.Fields["account"].(string)
+					got[acct] = append(got[acct], l.JSON)
+				}
+				if len(res.lines) != len(txns) {
+					t.Fatalf("%d records out, want %d", len(res.lines), len(txns))
+				}
+				for acct, w := range want {
+					g := got[acct]
+					if len(g) != len(w) {
+						t.Fatalf("%s: %d records, want %d", acct, len(g), len(w))
+					}
+					for i := range w {
+						if g[i] != w[i] {
+							t.Fatalf("%s record %d:\n got %s\nwant %s", acct, i, g[i], w[i])
+						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }

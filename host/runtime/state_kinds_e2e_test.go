@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/runtime"
 )
 
@@ -96,6 +98,74 @@ func TestLastNPlugin(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+const lastNCheckpointJob = `
+version: 1
+name: last-n-checkpoint
+parallelism: 2
+plugins:
+  lastn: { path: ../plugins/last-n/last-n.wasm }
+operators:
+  - id: src
+    source: { type: generator, preset: transactions, count: 6000, rate: 12000, accounts: 40 }
+    parallelism: 1 # one source: each account's records keep one order, so "last" is exact
+  - id: lastn
+    key-by: accountId
+    process: lastn
+  - id: out
+    sink: { type: discard }
+`
+
+// TestCheckpointListAndMapState: plugins/last-n's list and map state
+// (the last 3 amounts, a count per merchant) checkpointed at parallelism
+// 2 and restored at 3 and at 1: every account's last record carries the
+// last amounts and the count of an uninterrupted run, and that count is
+// the number of the account's records. The source has one subtask: with
+// two, an account's records would interleave differently from run to run
+// and its last amounts with them.
+func TestCheckpointListAndMapState(t *testing.T) {
+	type fin struct {
+		last  string
+		count int64
+	}
+	final := func(vals [][]byte) (map[string]fin, map[string]int64) {
+		m, n := map[string]fin{}, map[string]int64{}
+		for _, v := range vals {
+			k, _, _ := abi.MapField(v, "accountId")
+			l, _, _ := abi.MapField(v, "last")
+			c, _, _ := abi.MapField(v, "merchant_count")
+			cnt, _ := abi.ReadInt(c)
+			m[string(k)] = fin{string(l), cnt}
+			n[string(k)]++
+		}
+		return m, n
+	}
+	g, plugins := planCheckpointJob(t, lastNCheckpointJob, 0)
+	conn := newMarkConnectors()
+	if _, err := runtime.Run(context.Background(), g, runtime.Deps{Connectors: conn, Plugins: plugins}); err != nil {
+		t.Fatal(err)
+	}
+	want, records := final(conn.committed(0))
+	if len(want) != 40 {
+		t.Fatalf("%d accounts, want 40", len(want))
+	}
+	for k, w := range want {
+		if w.count != records[k] {
+			t.Fatalf("account %s: merchant_count %d, but %d records", k, w.count, records[k])
+		}
+	}
+	for _, p := range []int{3, 1} {
+		got, _ := final(checkpointThenRestore(t, lastNCheckpointJob, 500, p, "lastn", "out"))
+		if len(got) != len(want) {
+			t.Fatalf("p=%d: %d accounts, want %d", p, len(got), len(want))
+		}
+		for k, w := range want {
+			if got[k] != w {
+				t.Errorf("p=%d account %s: %+v after the restore, %+v uninterrupted", p, k, got[k], w)
+			}
 		}
 	}
 }

@@ -65,10 +65,13 @@ func TestLastNPlugin(t *testing.T) {
 		want[x.acct] = append(want[x.acct], fmt.Sprintf(`{"account":%q,"merchant":%q,"amount":%d,"seq":%d,"last":%s,"merchant_count":%d,"merchants":%d}`,
 			x.acct, x.merchant, x.amount, i, lastJSON, counts[x.acct][x.merchant], len(counts[x.acct])))
 	}
-	// the Go plugin, and its C build (plugins/last-n/c) when built
+	// the Go plugin, and its C and AssemblyScript builds (plugins/last-n/c
+	// and as) when built
 	builds := []string{"last-n.wasm"}
-	if _, err := os.Stat("../../plugins/last-n/last-n-c.wasm"); err == nil || os.Getenv("SLUICE_REQUIRE_LANGS") != "" {
-		builds = append(builds, "last-n-c.wasm")
+	for _, b := range []string{"last-n-c.wasm", "last-n-as.wasm"} {
+		if _, err := os.Stat("../../plugins/last-n/" + b); err == nil || os.Getenv("SLUICE_REQUIRE_LANGS") != "" {
+			builds = append(builds, b)
+		}
 	}
 	for _, build := range builds {
 		for _, p := range []int{1, 2, 3} {

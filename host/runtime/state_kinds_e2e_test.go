@@ -65,10 +65,10 @@ func TestLastNPlugin(t *testing.T) {
 		want[x.acct] = append(want[x.acct], fmt.Sprintf(`{"account":%q,"merchant":%q,"amount":%d,"seq":%d,"last":%s,"merchant_count":%d,"merchants":%d}`,
 			x.acct, x.merchant, x.amount, i, lastJSON, counts[x.acct][x.merchant], len(counts[x.acct])))
 	}
-	// the Go plugin, and its C and AssemblyScript builds (plugins/last-n/c
+	// the Go plugin, and its C, Rust and AssemblyScript builds (plugins/last-n/c, rust
 	// and as) when built
 	builds := []string{"last-n.wasm"}
-	for _, b := range []string{"last-n-c.wasm", "last-n-as.wasm"} {
+	for _, b := range []string{"last-n-c.wasm", "last-n-rust.wasm", "last-n-as.wasm"} {
 		if _, err := os.Stat("../../plugins/last-n/" + b); err == nil || os.Getenv("SLUICE_REQUIRE_LANGS") != "" {
 			builds = append(builds, b)
 		}

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"encoding/binary"
 	"strings"
 	"testing"
 
@@ -140,5 +141,56 @@ func TestStateKindMisusePlugin(t *testing.T) {
 	op2 := open(t, m, runtime.OpenContext{Operator: "lastn", KeyGroupStart: 0, KeyGroupEnd: 127, State: runtime.NewKeyedStore(128, 0, 127)})
 	if k := op2.r.env.kinds; k == nil || k.Claim(abi.ImportStatePut, 0, runtime.KindValue) == nil {
 		t.Fatal("slot 0, declared a list by describe, accepted as value state")
+	}
+}
+
+// TestStateKindsUndo: list and map writes of a failed call go through the
+// call's journal like value writes, so undo puts a key's list and map back
+// as the call found them (the on-error narrowing re-runs good records).
+func TestStateKindsUndo(t *testing.T) {
+	store := runtime.NewKeyedStore(128, 0, 127)
+	j := &journal{inner: store}
+	k, err := runtime.NewStateKinds(j, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := abi.AppendStr(nil, "a")
+	j.begin()
+	if err := k.ListAppend(0, key, []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.MapPut(1, key, []byte("m"), []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	j.reset() // that call stood
+	before0, _, _ := store.Get(0, key, nil)
+	before1, _, _ := store.Get(1, key, nil)
+	j.begin()
+	for i := 0; i < 3; i++ {
+		if err := k.ListAppend(0, key, []byte("undone")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := k.MapPut(1, key, []byte("m"), []byte("2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.MapPut(1, key, []byte("n"), []byte("3")); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.ListAppend(2, abi.AppendStr(nil, "new"), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.undo(); err != nil {
+		t.Fatal(err)
+	}
+	after0, _, _ := store.Get(0, key, nil)
+	after1, _, _ := store.Get(1, key, nil)
+	if string(after0) != string(before0) || string(after1) != string(before1) || store.Len(2) != 0 {
+		t.Fatalf("undo left %q %q (want %q %q) and %d lists in slot 2", after0, after1, before0, before1, store.Len(2))
+	}
+	got, _, _ := k.ListGet(0, key, nil)
+	want := append(binary.LittleEndian.AppendUint32(nil, 4), "kept"...)
+	if string(got) != string(want) {
+		t.Fatalf("list after undo: %q", got)
 	}
 }

@@ -44,10 +44,12 @@ demo-plugins: build go-plugins
 
 # The whole suite: unit, golden, end-to-end and plugin tests, the race
 # detector over the packages that run goroutines, then a short fuzz of
-# every decoder.
+# every decoder. cmd/host builds a scaffold of every plugin kind in every
+# language (TestPluginInitKinds, minutes on 2 cores): past go test's default
+# 10-minute limit per package, hence -timeout.
 test: tools build plugins
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout=30m ./...
 	$(MAKE) race
 	$(MAKE) fuzz
 

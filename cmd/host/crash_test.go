@@ -45,12 +45,15 @@ operators:
     sink: { type: file, path: out/totals.jsonl }
 `
 
-// crashJob is one job folder: the pipeline, the plugin, its checkpoints
-// and its output.
+// crashJob is one job folder: the pipeline (<name>.yaml), the plugin, its
+// checkpoints (ckpt/<name>/) and its output; env is added to host run's
+// environment.
 type crashJob struct {
-	t   *testing.T
-	bin string
-	dir string
+	t    *testing.T
+	bin  string
+	dir  string
+	name string
+	env  []string
 }
 
 func newCrashJob(t *testing.T, bin, mode string) *crashJob {
@@ -62,7 +65,7 @@ func newCrashJob(t *testing.T, bin, mode string) *crashJob {
 	}
 	writeFile(t, filepath.Join(dir, "reduce-sum.wasm"), string(wasm))
 	writeFile(t, filepath.Join(dir, "crash.yaml"), fmt.Sprintf(crashPipeline, mode))
-	return &crashJob{t: t, bin: bin, dir: dir}
+	return &crashJob{t: t, bin: bin, dir: dir, name: "crash"}
 }
 
 // start runs host run, from the latest completed checkpoint when there is
@@ -73,8 +76,9 @@ func (j *crashJob) start() (*exec.Cmd, *bytes.Buffer) {
 	if len(j.completed()) > 0 {
 		args = append(args, "--from", "latest")
 	}
-	cmd := exec.Command(j.bin, append(args, "crash.yaml")...)
+	cmd := exec.Command(j.bin, append(args, j.name+".yaml")...)
 	cmd.Dir = j.dir
+	cmd.Env = append(os.Environ(), j.env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -86,7 +90,7 @@ func (j *crashJob) start() (*exec.Cmd, *bytes.Buffer) {
 // checkpoints lists the job's checkpoint folders, and which of them are
 // complete (their _metadata written).
 func (j *crashJob) checkpoints() (all, complete []string) {
-	dirs, _ := filepath.Glob(filepath.Join(j.dir, "ckpt", "crash", "chk-*"))
+	dirs, _ := filepath.Glob(filepath.Join(j.dir, "ckpt", j.name, "chk-*"))
 	for _, d := range dirs {
 		all = append(all, d)
 		if _, err := os.Stat(filepath.Join(d, "_metadata")); err == nil {
@@ -128,15 +132,28 @@ func (j *crashJob) runToEnd() {
 	}
 }
 
-// crash starts the job and kills it with SIGKILL: after a new checkpoint
-// completed and a random pause (so every run makes progress), or, when
-// duringWrite, as soon as a checkpoint folder exists without its
-// _metadata. It reports whether the job had finished before the kill,
-// and whether a checkpoint was incomplete when the process died.
-func (j *crashJob) crash(rng *rand.Rand, duringWrite bool) (finished, midWrite bool) {
+// killPoint is when crash sends SIGKILL.
+type killPoint int
+
+const (
+	// killAfterCheckpoint: a random pause (0-250 ms) after a new
+	// checkpoint completed, so every run makes progress.
+	killAfterCheckpoint killPoint = iota
+	// killDuringWrite: as soon as a checkpoint folder exists without its
+	// _metadata.
+	killDuringWrite
+	// killOnCompletion: as soon as a new checkpoint's _metadata exists,
+	// before the job has heard that it completed, or just after (a
+	// two-phase-commit sink's commit races the kill).
+	killOnCompletion
+)
+
+// crash starts the job and kills it with SIGKILL at the point at. It
+// reports whether the job had finished before the kill, and whether a
+// checkpoint was incomplete when the process died.
+func (j *crashJob) crash(rng *rand.Rand, at killPoint) (finished, midWrite bool) {
 	j.t.Helper()
 	old, done := j.checkpoints()
-	before := len(done)
 	cmd, stderr := j.start()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -155,10 +172,13 @@ func (j *crashJob) crash(rng *rand.Rand, duringWrite bool) (finished, midWrite b
 			j.t.Fatalf("no checkpoint to kill at in 30 s\n%s", stderr)
 		}
 		all, complete := j.checkpoints()
-		if duringWrite && len(all) > len(complete) {
+		if at == killDuringWrite && len(all) > len(complete) {
 			break
 		}
-		if !duringWrite && len(complete) > before {
+		if at == killOnCompletion && newCheckpoint(complete, done) {
+			break
+		}
+		if at == killAfterCheckpoint && newCheckpoint(complete, done) {
 			time.Sleep(time.Duration(rng.IntN(250)) * time.Millisecond)
 			break
 		}
@@ -179,6 +199,17 @@ func (j *crashJob) crash(rng *rand.Rand, duringWrite bool) (finished, midWrite b
 	return false, false
 }
 
+// newCheckpoint is whether complete holds a checkpoint that before does
+// not (retain keeps their number level once it is reached).
+func newCheckpoint(complete, before []string) bool {
+	for _, d := range complete {
+		if !slices.Contains(before, d) {
+			return true
+		}
+	}
+	return false
+}
+
 func crashRun(t *testing.T, mode string, kills int) (reference, got []string, midWrites int) {
 	bin := buildHost(t)
 	ref := newCrashJob(t, bin, mode)
@@ -192,7 +223,11 @@ func crashRun(t *testing.T, mode string, kills int) (reference, got []string, mi
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	killed := 0
 	for killed < kills {
-		finished, mid := job.crash(rng, killed%3 == 2)
+		at := killAfterCheckpoint
+		if killed%3 == 2 {
+			at = killDuringWrite
+		}
+		finished, mid := job.crash(rng, at)
 		if finished {
 			break
 		}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -330,4 +331,110 @@ func TestPlanKafkaPartitions(t *testing.T) {
 		!regexp.MustCompile(`\nkafka source in: partitions per subtask not shown: the brokers did not answer within 2s: .*127\.0\.0\.1`).MatchString(out) {
 		t.Errorf("exit %d, want the plan and a line saying the brokers did not answer:\n%s", code, out)
 	}
+}
+
+// TestKafkaIdleSourceCheckpoints: a Kafka source with nothing to read
+// still takes its checkpoints' barriers, so the job's checkpoints keep
+// completing: topic quiet has 10 records in partition 0 and none in
+// partition 1, so one source subtask reads 10 records and then waits and
+// the other waits from the start. The job runs until five checkpoints
+// completed after the source read the 10 records (checkpoint ids from
+// the checkpoint folder), then is cancelled; its summary counts the
+// completed checkpoints and none failed, and each completion committed
+// the source's offsets to the group: partition 0 at 10, its end.
+func TestKafkaIdleSourceCheckpoints(t *testing.T) {
+	c, err := kafkatest.Start(1, map[string]int32{"quiet": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var recs []*kgo.Record
+	for i := range 10 {
+		recs = append(recs, &kgo.Record{Topic: "quiet", Partition: 0, Value: fmt.Appendf(nil, `{"n":%d}`, i)})
+	}
+	if err := c.Produce(ctx, true, recs...); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "idle.yaml")
+	writeFile(t, p, fmt.Sprintf(`version: 1
+name: idle
+parallelism: 2
+checkpointing: { interval: 20ms, storage: ckpt, retain: 1 }
+restart-strategy: none
+operators:
+  - id: in
+    source: { type: kafka, brokers: %q, topics: [quiet], group-id: g }
+  - id: out
+    sink: { type: discard }
+`, strings.Join(c.Addrs(), ",")))
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var out, errb strings.Builder
+	exited := make(chan int, 1)
+	go func() { exited <- run(rctx, []string{"run", "--progress=none", p}, strings.NewReader(""), &out, &errb) }()
+
+	adm, err := c.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	// the first checkpoint that committed partition 0 at its end, then
+	// five more
+	var from int64 = -1
+	for {
+		if ctx.Err() != nil {
+			stop()
+			<-exited
+			t.Fatalf("no five checkpoints completed after the source read everything\n%s", errb.String())
+		}
+		select {
+		case code := <-exited:
+			t.Fatalf("the job ended by itself (exit %d)\n%s", code, errb.String())
+		default:
+		}
+		last := latestCheckpoint(t, filepath.Join(dir, "ckpt", "idle"))
+		if from < 0 {
+			offs, err := kadm.NewClient(adm).FetchOffsets(ctx, "g")
+			if err == nil {
+				if o, ok := offs.Lookup("quiet", 0); ok && o.At == 10 {
+					from = last
+				}
+			}
+		} else if last >= from+5 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	if code := <-exited; code == 0 {
+		t.Errorf("cancelled, the job exited 0\n%s", errb.String())
+	}
+	summary := errb.String()
+	m := regexp.MustCompile(`checkpoints: numberOfCompletedCheckpoints (\d+), numberOfFailedCheckpoints (\d+)`).FindStringSubmatch(summary)
+	if m == nil {
+		t.Fatalf("the summary has no checkpoint counts:\n%s", summary)
+	}
+	if n, _ := strconv.Atoi(m[1]); int64(n) < from+5 || m[2] != "0" && m[2] != "1" {
+		t.Errorf("the summary counts %s completed and %s failed checkpoints, want at least %d, and none failed but the one the cancellation may abort:\n%s", m[1], m[2], from+5, summary)
+	}
+	if !regexp.MustCompile(`(?m)^source "in" subtask \d topic quiet partition 0: currentOffset 9, committedOffset 10, records-lag 0$`).MatchString(summary) {
+		t.Errorf("the summary should show partition 0 read and committed to its end:\n%s", summary)
+	}
+}
+
+// latestCheckpoint is the highest id of a completed checkpoint (its
+// _metadata written) under jobDir, -1 before one.
+func latestCheckpoint(t *testing.T, jobDir string) int64 {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(jobDir, "chk-*"))
+	high := int64(-1)
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "_metadata")); err == nil {
+			high = max(high, chkID(d))
+		}
+	}
+	return high
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/host/cluster"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
 )
@@ -23,7 +24,14 @@ is not chained, the reason; key-group ranges; the slots the job needs and
 which subtasks share each slot; and hints; for a Kafka source whose brokers
 answer within 2 s, which subtask reads which partitions. --format json and --format dot
 print the same plan for programs and Graphviz. A pipeline that cannot be
-planned exits 1 with every reason.`,
+planned exits 1 with every reason.
+
+--cluster BROKERS lays the job out for several instances sharing it over
+Kafka (docs/cluster.md): which edges cross instances and the internal topic
+each uses, the consumer group, the stages and their units, and with
+--instances N a sample assignment of units, key groups and partitions to N
+instances; with --format json it prints that layout as the document. Only
+the plan exists: running across instances is not built yet.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			write, ok := map[string]func(*cobra.Command, *plan.JobGraph) error{
@@ -53,6 +61,16 @@ planned exits 1 with every reason.`,
 			if err != nil {
 				return planFailed(cmd, err)
 			}
+			layout, instances, err := clusterLayout(cmd, g)
+			if err != nil {
+				return planFailed(cmd, err)
+			}
+			if layout != nil && format != "text" {
+				if format != "json" {
+					return planFailed(cmd, fmt.Errorf("--cluster prints text or json, not %s", format))
+				}
+				return cluster.WriteJSON(cmd.OutOrStdout(), layout, instances)
+			}
 			if err := write(cmd, g); err != nil || format != "text" {
 				return err
 			}
@@ -60,12 +78,16 @@ planned exits 1 with every reason.`,
 				return err
 			}
 			writeKafkaAssignment(cmd.Context(), cmd.OutOrStdout(), g)
+			if layout != nil {
+				return writeCluster(cmd.OutOrStdout(), layout, instances)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json or dot")
 	cmd.Flags().Int("slots", 0, "task slots this host offers (0: unlimited); the job is refused if it needs more")
 	addModeFlag(cmd)
+	addClusterFlags(cmd)
 	addPluginRootFlag(cmd, &roots)
 	return cmd
 }

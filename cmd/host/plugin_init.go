@@ -53,7 +53,8 @@ type initData struct {
 	Keyed    bool   // the kind keeps keyed state (needs a key-by)
 }
 
-// initKinds are the kinds --kind scaffolds (Go), with what each does.
+// initKinds are the kinds --kind scaffolds (in every language), with what
+// each does.
 var initKinds = map[string]string{
 	"filter":      "it keeps the records whose field \"amount\" is greater than zero",
 	"map":         "it adds the field \"positive\", whether the record's \"amount\" is greater than zero",
@@ -76,11 +77,21 @@ func newPluginInitCmd() *cobra.Command {
 		Use:   "init --lang go|rust|c|assemblyscript NAME",
 		Short: "Scaffold a plugin project: source, build, a test with sample records, README",
 		Long: `Init writes a new plugin project NAME into --dir (default ./NAME): the
-source of an operator, a build command, a test with sample records and a
-README. --kind chooses the operator of a Go project (map, filter, flat-map,
-process, reduce or partitioner; default filter, which keeps the records
-whose amount is greater than zero); the other languages scaffold a filter. It builds and
-passes its own test unchanged:
+source of an operator, a build command, a test, sample records (records.jsonl)
+and a README that says what the operator does and how to run it. --kind
+chooses the operator, in every language:
+
+  filter       (default) keeps the records whose amount is greater than zero
+  map          adds "positive": whether the record's amount is greater than zero
+  flat-map     emits each record as many times as its "count" (at most 10)
+  process      sends the records whose amount is over 1000 to the side
+               output "large", the others on
+  reduce       keyed: per key, sums amount into the key's first record and
+               emits the running result (plugin run --key accountId)
+  partitioner  sends each key to the channel its hash gives, as a key-by
+               would; pipeline.yaml runs it behind a partitionCustom
+
+The project builds and passes its own test unchanged:
 
   go              make (GOOS=wasip1) / make test (go test); go.mod replaces
                   the sluice module with the checkout --sdk names
@@ -95,7 +106,7 @@ this command runs from, when it can tell. Outside a checkout (a host
 installed on its own), a Go project gets a copy of the Go SDK in sluice-sdk/,
 which its go.mod replaces the sluice module with (the module is not on the
 module proxy): it builds with no checkout and no network. The other
-languages need a checkout.`,
+languages need a checkout (--sdk).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
@@ -109,9 +120,6 @@ languages need a checkout.`,
 			does, ok := initKinds[kind]
 			if !ok {
 				return fmt.Errorf("--kind %q: want map, filter, flat-map, process, reduce or partitioner", kind)
-			}
-			if kind != "filter" && lang != "go" {
-				return fmt.Errorf("--kind %s: the %s scaffold is a filter; --kind chooses the operator of a Go project (--lang go)", kind, lang)
 			}
 			data := initData{Name: name, Ident: strings.ReplaceAll(name, "-", "_"), Version: buildVersions().Sluice, Host: "host",
 				Kind: kind, Does: does, Keyed: kind == "reduce"}
@@ -150,7 +158,7 @@ languages need a checkout.`,
 	f := cmd.Flags()
 	f.StringVar(&lang, "lang", "", "the plugin's language: go, rust, c or assemblyscript")
 	f.StringVar(&dir, "dir", "", "the project folder to create (default ./NAME)")
-	f.StringVar(&kind, "kind", "filter", "the operator the project makes (go): map, filter, flat-map, process, reduce or partitioner")
+	f.StringVar(&kind, "kind", "filter", "the operator the project makes: map, filter, flat-map, process, reduce or partitioner")
 	f.StringVar(&sdk, "sdk", "", "the sluice checkout whose SDK to use (default: the one this host runs from)")
 	cmd.MarkFlagRequired("lang")
 	// init writes files and runs no plugin: the host settings and the
@@ -253,7 +261,8 @@ func isSluiceRoot(dir string) bool {
 }
 
 // scaffold renders the templates of lang into dir, which must not exist or
-// be empty. A file named plugin.* is named after the plugin.
+// be empty. A file named plugin.* is named after the plugin; a template
+// that renders to nothing but space is not written.
 func scaffold(dir, lang string, data initData) error {
 	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 		return fmt.Errorf("%s exists and is not empty", dir)
@@ -278,6 +287,9 @@ func scaffold(dir, lang string, data initData) error {
 		var out bytes.Buffer
 		if err := t.Execute(&out, data); err != nil {
 			return fmt.Errorf("template %s: %w", p, err)
+		}
+		if len(bytes.TrimSpace(out.Bytes())) == 0 {
+			return nil // a file of other kinds (pipeline.yaml is a partitioner's)
 		}
 		dst := filepath.Join(dir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {

@@ -68,6 +68,8 @@ func (p *Pipeline) ParallelismOf(op *Operator) int {
 		return op.Parallelism
 	case op.Source != nil && op.Source.NonParallel():
 		return 1
+	case op.Window != nil && op.Window.All: // Flink's windowAll
+		return 1
 	case p.Parallelism > 0:
 		return p.Parallelism
 	}
@@ -113,6 +115,10 @@ func (d *decoder) connector(n *yaml.Node, role spec.Role) *Connector {
 	for _, p := range ps {
 		k := p.Key.Value
 		if k == "type" {
+			continue
+		}
+		if k == "watermarks" && role == spec.Source {
+			c.Watermarks = d.sourceWatermarks(p.Val)
 			continue
 		}
 		keys[k], given[k] = p.Key, true

@@ -12,7 +12,7 @@ import (
 
 // operatorKeys are the keys an operator may hold besides its kind.
 var operatorKeys = []string{"id", "input", "connect", "key-by", "partition", "parallelism",
-	"max-parallelism", "chaining", "start-new-chain", "slot-sharing-group", "config", "on-error"}
+	"max-parallelism", "chaining", "start-new-chain", "slot-sharing-group", "config", "on-error", "window", "window-all"}
 
 // Partition strategies a user may name (custom takes a mapping).
 var partitionNames = []string{"forward", "rebalance", "rescale", "shuffle", "global", "broadcast"}
@@ -100,6 +100,12 @@ func (d *decoder) operator(n *yaml.Node, index int) *Operator {
 		case "config":
 			op.Config = d.config(v, "config")
 			op.ConfigPos = configPos(v)
+		case "window", "window-all":
+			if op.Window != nil {
+				d.errorf(kv.Key, "%s gives both window and window-all: give one", where)
+				continue
+			}
+			op.Window = d.window(v, k == "window-all", where)
 		case "on-error":
 			op.OnError, _ = d.oneOf(v, "on-error", "fail", "skip", "dead-letter")
 		default:

@@ -14,7 +14,6 @@ var notYet = map[string]map[string]string{
 		"state-backend": "state backends (Flink's state.backend.type)",
 	},
 	"operator": {
-		"window":           "windows (Flink's window, windowAll and their assigners)",
 		"windows":          "windows (Flink's window, windowAll and their assigners)",
 		"trigger":          "window triggers (Flink's trigger)",
 		"evictor":          "window evictors (Flink's evictor)",

@@ -104,6 +104,10 @@ type Operator struct {
 	// one is kept; by default, the first.
 	Last bool
 
+	// Window is the operator's window: or window-all: (window.go); nil
+	// for a rolling aggregation.
+	Window *Window
+
 	// Inputs in order. For a co-map or co-process these are the two
 	// connected inputs (connect: [a, b]); otherwise one input, or several
 	// for a union. Resolved by the parser: an operator with no input: (and
@@ -195,6 +199,8 @@ type Connector struct {
 	// for a Connector made in code (its methods then read the built-in
 	// connector of its type).
 	Spec *spec.Connector
+	// Watermarks is a source's watermarks: (nil when not given).
+	Watermarks *Watermarks
 }
 
 // Map is a YAML mapping whose key order matters: the records of an

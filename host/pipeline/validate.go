@@ -32,6 +32,7 @@ func (d *decoder) validate(p *Pipeline) {
 		d.parallelism(p, op)
 	}
 	d.cycles(p, byID)
+	d.windows(p, byID)
 	d.filePaths(p)
 	d.unreadDeadLetters(p)
 }
@@ -224,16 +225,17 @@ func (d *decoder) references(p *Pipeline, op *Operator, byID map[string]*Operato
 		case up.Kind == KindSink:
 			d.errs.errorf(d.file, in.Pos, "%s reads sink '%s': a sink has no output", name(op), up.ID)
 		case in.SideOutput == DeadLetter && up.OnError == DeadLetter:
+		case in.SideOutput == LateTag && up.Window != nil:
 		case in.SideOutput == DeadLetter && up.Kind != KindProcess:
 			d.errs.errorf(d.file, in.Pos, "%s reads the dead-letter output of '%s', whose on-error is %s: add on-error: dead-letter to '%s'", name(op), up.ID, onError(up), up.ID)
 		case in.SideOutput != "" && up.Kind != KindProcess:
-			d.errs.errorf(d.file, in.Pos, "%s reads side output %q of '%s', a %s: only process operators emit side outputs (and any operator with on-error: dead-letter emits dead-letter)", name(op), in.SideOutput, up.ID, up.Kind)
+			d.errs.errorf(d.file, in.Pos, "%s reads side output %q of '%s', a %s: only process operators emit side outputs (a windowed operator emits late, any operator with on-error: dead-letter emits dead-letter)", name(op), in.SideOutput, up.ID, up.Kind)
 		}
 	}
 	if pos, ok := op.KeyPos["on-error"]; ok && op.Kind == KindSink {
 		d.errs.errorf(d.file, pos, "%s is a sink: on-error is for sources, plugin operators and aggregations (a sink that cannot write a record fails the job)", name(op))
 	}
-	if op.Kind.NeedsKey() && op.KeyBy == nil {
+	if op.Kind.NeedsKey() && op.KeyBy == nil && (op.Window == nil || !op.Window.All) {
 		d.errs.errorf(d.file, op.KeyPos[string(op.Kind)], "%s is a %s, which needs a keyed stream: add key-by", name(op), op.Kind)
 	}
 	if op.Kind == KindCount && op.KeyBy != nil {

@@ -27,6 +27,8 @@ type jsonOperator struct {
 	Task             int    `json:"task"`
 	// Grants of the operator's plugin; absent when none.
 	Grants []string `json:"grants,omitempty"`
+	// Window: the operator's window (window.go); absent when none.
+	Window *jsonWindow `json:"window,omitempty"`
 }
 
 type jsonTask struct {
@@ -62,7 +64,7 @@ func WriteJSON(w io.Writer, g *JobGraph) error {
 	}
 	for _, op := range g.Operators {
 		doc.Operators = append(doc.Operators, jsonOperator{op.ID, string(op.Kind), op.Parallelism,
-			op.MaxParallelism, op.SlotSharingGroup, op.Task, operatorGrants(g, op)})
+			op.MaxParallelism, op.SlotSharingGroup, op.Task, operatorGrants(g, op), windowJSON(op)})
 	}
 	for _, t := range g.Tasks {
 		doc.Tasks = append(doc.Tasks, jsonTask{t.Index, t.Name, t.Operators, t.Parallelism, t.SlotSharingGroup})

@@ -47,6 +47,7 @@ func WriteText(w io.Writer, g *JobGraph) error {
 	tw.Flush()
 
 	writeKeyGroups(ew, g)
+	writeWindows(ew, g)
 
 	ew.printf("\nslots\n")
 	for _, gr := range g.Groups {

@@ -41,6 +41,20 @@ func (s *subtask) makeOperator(co *chainOp) error {
 		if len(spec.Inputs) > 0 {
 			keyFields = spec.Inputs[0].KeyFields
 		}
+		if spec.Spec.Window != nil { // a window with the aggregation as its function (window.go)
+			w, err := newWindowOp(spec.Spec, keyFields, e.opts.BatchSize)
+			if err != nil {
+				return fmt.Errorf("window: %w", err)
+			}
+			co.op = w
+			co.gauges.Store(w)
+			if batchMode && !spec.Spec.Window.All { // key by key, in event-time order, then the end of time
+				s := newSortedInput(w, spec.Kind, e.opts.BatchSize)
+				s.window = true
+				co.op = s
+			}
+			break
+		}
 		agg := newAggregate(spec.Kind, spec.Spec.Field, keyFields, e.opts.BatchSize)
 		agg.last = spec.Spec.Last
 		co.op = agg
@@ -85,7 +99,7 @@ func (s *subtask) openContext(co *chainOp) *OpenContext {
 		Reject:         co.reject,
 		Kind:           spec.Kind,
 	}
-	if spec.Keyed {
+	if spec.Keyed || (spec.Spec != nil && spec.Spec.Window != nil) { // a window-all keeps keyed state under one key
 		start, end := partition.KeyGroupRange(spec.MaxParallelism, spec.Parallelism, s.index)
 		if s.index < len(spec.KeyGroups) {
 			start, end = spec.KeyGroups[s.index].Start, spec.KeyGroups[s.index].End

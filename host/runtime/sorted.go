@@ -38,6 +38,7 @@ type sortedInput struct {
 	// not read, for its on-error); otherwise it is an error
 	keyless bool
 	at      positioned // inner, when it takes records' positions
+	window  bool       // inner is a window: it emits what its windows fire, not a final per key
 	arrived [2]int64   // records received per input: the next one's position - 1
 
 	store  *KeyedStore
@@ -97,7 +98,9 @@ func isAggregation(kind pipeline.Kind) bool {
 
 // finalOnly reports whether the operator emits only each key's final value
 // in BATCH mode: a reduce or an aggregation.
-func (s *sortedInput) finalOnly() bool { return s.kind == pipeline.KindReduce || isAggregation(s.kind) }
+func (s *sortedInput) finalOnly() bool {
+	return !s.window && (s.kind == pipeline.KindReduce || isAggregation(s.kind))
+}
 
 func (s *sortedInput) Open(ctx *OpenContext) error {
 	st, ok := ctx.State.(*KeyedStore)

@@ -86,6 +86,40 @@ type OperatorSubtask struct {
 	BytesOut   int64 `json:"bytes_out"`
 	// LogLinesDropped: the subtask's guest log lines dropped.
 	LogLinesDropped int64 `json:"log_lines_dropped"`
+	// Gauges are a source's or sink's own figures, named as its Flink
+	// connector names them (a Kafka source's currentOffset, committedOffset
+	// and records-lag per topic and partition; a Kafka sink's
+	// transactions-committed, ...); none for other operators.
+	Gauges []ConnectorGauge `json:"gauges,omitempty"`
+}
+
+// ConnectorGauge is one figure of a connector subtask (runtime.Gauge).
+type ConnectorGauge struct {
+	Name   string       `json:"name"`
+	Labels []GaugeLabel `json:"labels,omitempty"` // what it is about, in order: topic, partition
+	Value  float64      `json:"value"`
+}
+
+// GaugeLabel is one label of a ConnectorGauge.
+type GaugeLabel struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// ConnectorGauges converts the engine's gauges of a connector subtask.
+func ConnectorGauges(gs []runtime.Gauge) []ConnectorGauge {
+	if len(gs) == 0 {
+		return nil
+	}
+	out := make([]ConnectorGauge, 0, len(gs))
+	for _, g := range gs {
+		cg := ConnectorGauge{Name: g.Name, Value: g.Value}
+		for _, l := range g.Labels {
+			cg.Labels = append(cg.Labels, GaugeLabel{Name: l.Name, Value: l.Value})
+		}
+		out = append(out, cg)
+	}
+	return out
 }
 
 // HotKey is a key carrying more than half of a HASH edge's records.
@@ -188,7 +222,8 @@ func (j *Job) metrics() JobMetrics {
 			LogLinesDropped: op.LogLinesDropped,
 			Subtasks:        make([]OperatorSubtask, 0, len(op.Subtasks))}
 		for _, sm := range op.Subtasks {
-			om.Subtasks = append(om.Subtasks, OperatorSubtask{sm.Subtask, sm.RecordsIn, sm.RecordsOut, sm.BytesIn, sm.BytesOut, sm.LogLinesDropped})
+			om.Subtasks = append(om.Subtasks, OperatorSubtask{Subtask: sm.Subtask, RecordsIn: sm.RecordsIn, RecordsOut: sm.RecordsOut,
+				BytesIn: sm.BytesIn, BytesOut: sm.BytesOut, LogLinesDropped: sm.LogLinesDropped, Gauges: ConnectorGauges(sm.Gauges)})
 		}
 		m.Operators = append(m.Operators, om)
 	}

@@ -72,7 +72,7 @@ func New(srv *server.Server, cfg settings.Server) *Handler {
 	h.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sluice_http_requests_total", Help: "HTTP requests by route pattern and status code.",
 	}, []string{"route", "code"})
-	h.registry.MustRegister(h.requests, newCollector(srv),
+	h.registry.MustRegister(h.requests, newCollector(srv), gaugeCollector{monitor: srv.Monitor},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h.routes()
 	return h

@@ -1694,7 +1694,7 @@ static int call(const sl_plugin *p, int32_t port, const sl_record *r, int32_t i)
 	}
 }
 
-static const char *const kind_names[] = {"map", "filter", "flat-map", "process", "partitioner"};
+static const char *const kind_names[] = {"map", "filter", "flat-map", "process", "partitioner", "reduce"};
 
 /* has_callback says whether p provides its kind's callback. */
 static bool has_callback(const sl_plugin *p) {
@@ -1702,7 +1702,8 @@ static bool has_callback(const sl_plugin *p) {
 	case SL_KIND_MAP: return p->map;
 	case SL_KIND_FILTER: return p->filter;
 	case SL_KIND_FLAT_MAP: return p->flat_map;
-	case SL_KIND_PROCESS: return p->process;
+	case SL_KIND_PROCESS:
+	case SL_KIND_REDUCE: return p->process;
 	default: return p->partition;
 	}
 }
@@ -1780,7 +1781,7 @@ int32_t sl__describe(const sl_plugin *p) {
 	for (const char *const *tag = p->outputs; tag && *tag; tag++) n++;
 	sl_put_map(&b, 5); /* abi.Describe (kind, sdk, name, outputs) + keyed, as sdk/go */
 	sl_put_cstr(&b, "kind");
-	sl_put_cstr(&b, kind_names[p->kind <= SL_KIND_PARTITIONER ? p->kind : 0]);
+	sl_put_cstr(&b, kind_names[p->kind <= SL_KIND_REDUCE ? p->kind : 0]);
 	sl_put_cstr(&b, "sdk");
 	sl_put_cstr(&b, "c");
 	sl_put_cstr(&b, "name");
@@ -1789,7 +1790,7 @@ int32_t sl__describe(const sl_plugin *p) {
 	sl_put_array(&b, n);
 	for (const char *const *tag = p->outputs; tag && *tag; tag++) sl_put_cstr(&b, *tag);
 	sl_put_cstr(&b, "keyed");
-	sl_put_bool(&b, p->keyed);
+	sl_put_bool(&b, p->keyed || p->kind == SL_KIND_REDUCE); /* a reduce is keyed */
 	int32_t st = b.oom ? sl_fail(SL_OUT_OF_MEMORY, "out of memory for describe") : sl_host_emit(0, b.p, b.len, 1);
 	free(b.p);
 	return st;

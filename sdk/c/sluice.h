@@ -258,6 +258,10 @@ const char *sl_key_hash(sl_value key, int32_t *hash);
 
 typedef enum {
 	SL_KIND_MAP, SL_KIND_FILTER, SL_KIND_FLAT_MAP, SL_KIND_PROCESS, SL_KIND_PARTITIONER,
+	/* a keyed reduce (Flink's KeyedStream.reduce), describe says "reduce":
+	 * its process callback (input port 0 only) keeps the key's accumulator in
+	 * keyed state (sl_state_get/put) and emits the running result; set keyed */
+	SL_KIND_REDUCE,
 } sl_kind;
 
 typedef struct {
@@ -276,7 +280,7 @@ typedef struct {
 	int (*filter)(const sl_record *in);                  /* 1 keep, 0 drop */
 	int (*map)(const sl_record *in, sl_edit *out);       /* edits, the SDK emits */
 	int (*flat_map)(const sl_record *in);                /* emits 0..n records */
-	int (*process)(int32_t port, const sl_record *in);   /* emits, side outputs, state */
+	int (*process)(int32_t port, const sl_record *in);   /* emits, side outputs, state; also a reduce's */
 	int (*partition)(sl_value key, int32_t n, int32_t *channel);
 	/* Operator state (abi.ExportSnapshot), optional, both or neither: what the
 	 * operator keeps in its own variables, checkpointed. snapshot appends the

@@ -60,6 +60,7 @@ var sets = []Set{
 	{Name: "runtime", Pkg: "./host/runtime", Bench: "^Benchmark(Edge|KeyedShuffle|KeyedShuffleNative|KeyedShuffleParallelism|KeyedShuffleNativeParallelism|Chain3|Quickstart|QuickstartNative)$", Benchtime: "2s", Quick: "100ms"},
 	{Name: "latency", Pkg: "./host/runtime", Bench: "^BenchmarkLatency$", Benchtime: "1x", Quick: "1x"},
 	{Name: "benthos", Dir: "bench/benthos", Pkg: ".", Bench: "^BenchmarkBenthos$", Benchtime: "200000x", Quick: "20000x"},
+	{Name: "kafka", Pkg: "./cmd/host", Bench: "^BenchmarkKafka$", Benchtime: "200000x", Quick: "20000x"},
 }
 
 // profiled are the benchmarks profiled for "where the time goes": the

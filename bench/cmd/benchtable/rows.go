@@ -230,6 +230,7 @@ const (
 	gMemory   = "memory"
 	gScale    = "scaling"
 	gShuffle  = "shuffle"
+	gKafka    = "kafka-loop"
 )
 
 // Goal is one goal of performance.md and the rows that judge it.
@@ -250,6 +251,7 @@ var goals = []Goal{
 	{gMemory, "Memory per instance ≤ 1 MB for compiled-language guests, ≤ 8 MB for Go guests"},
 	{gScale, "2 subtasks on 2 cores ≥ 1.8× one subtask for a CPU-bound Wasm chain"},
 	{gShuffle, "A keyed shuffle through built-in operators ≥ 20 M records/s (issue 4)"},
+	{gKafka, "Kafka topic → Wasm filter → Wasm map → topic ≥ 0.7× a plain franz-go consume → produce loop on the same broker (issue 26)"},
 }
 
 func ptr(f fig) *fig { return &f }
@@ -393,6 +395,9 @@ func BuildRows(rs *Results, mech string) []Row {
 	add(pair(rs, sec, "C plugins vs Benthos (generate → bloblang filter + double → drop)", recS(q+"/c"), ptr(recS(bb)), faster).minRatio(gBenthos, 10),
 		pair(rs, sec, "Go plugins vs Benthos", recS(q+"/go"), ptr(recS(bb)), faster).minRatio(gBenthos, 10),
 		pair(rs, sec, "the transactions generator alone (connector Generator)", recS("host/connector.BenchmarkGenerator/transactions"), nil, none))
+
+	sec = "Kafka: topic → Wasm valid → Wasm enrich → topic (bounded: latest, parallelism 2, host run in-process), in-process kfake broker"
+	add(pair(rs, sec, "Go plugins vs a plain franz-go consume → produce loop (the limit)", recS("cmd/host.BenchmarkKafka/sluice"), ptr(recS("cmd/host.BenchmarkKafka/franz-go")), faster).minRatio(gKafka, 0.7))
 
 	sec = "Batch-size sweep: C valid through the host vs native on the same bytes"
 	for _, n := range []string{"1", "16", "256", "1024", "4096"} {

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -101,6 +102,9 @@ func explain(role, op string, brokers []string, doing string, err error) error {
 		return fmt.Errorf("%s: %s: authentication failed: check sasl.username and sasl.password: %w", where, doing, err)
 	case errors.As(err, &ke) && ke == kerr.UnknownTopicOrPartition:
 		return fmt.Errorf("%s: %s: the topic does not exist", where, doing)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		// a broker that refuses the handshake may just hang up
+		return fmt.Errorf("%s: %s: the brokers closed the connection: check sasl (mechanism, username, password) and tls against the listener's: %w", where, doing, err)
 	case errors.As(err, &oe) || errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || isDialErr(err):
 		hint := ""
 		if allLoopback(brokers) {

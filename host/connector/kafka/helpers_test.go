@@ -41,12 +41,14 @@ type rec struct {
 	Value string // JSON of the value
 }
 
-// collector keeps what a source emits. before, when set, runs at the start
-// of each Emit: between two batches, where the engine injects a barrier.
+// collector keeps what a source emits. after, when set, runs at the end
+// of each Emit, once the batch is received: where the engine's collector
+// injects a barrier (runtime's sourceOut snapshots the source inside Emit,
+// after handing the batch on), so a snapshot there must cover the batch.
 type collector struct {
 	mu      sync.Mutex
 	recs    []rec
-	before  func(n int) // n: records received so far
+	after   func(n int) // n: records received so far, this batch's included
 	changed chan struct{}
 }
 
@@ -55,12 +57,6 @@ func newCollector() *collector { return &collector{changed: make(chan struct{}, 
 func (c *collector) Emit(port int, buf []byte, count int) error {
 	if port != 0 {
 		return fmt.Errorf("emit on port %d", port)
-	}
-	c.mu.Lock()
-	before, n := c.before, len(c.recs)
-	c.mu.Unlock()
-	if before != nil {
-		before(n)
 	}
 	rd := abi.NewReader(buf, count)
 	var got []rec
@@ -82,7 +78,11 @@ func (c *collector) Emit(port int, buf []byte, count int) error {
 	}
 	c.mu.Lock()
 	c.recs = append(c.recs, got...)
+	after, n := c.after, len(c.recs)
 	c.mu.Unlock()
+	if after != nil {
+		after(n)
+	}
 	select {
 	case c.changed <- struct{}{}:
 	default:

@@ -68,10 +68,18 @@ type pendingTxn struct {
 
 // Sink is one subtask of a Kafka sink: a runtime.Operator that writes each
 // record's value (and key) to Kafka, with the delivery guarantee of its
-// config. The engine calls RestoreState before Open when restoring,
-// SnapshotState when a checkpoint's barrier reaches it and
+// config. The engine calls RestoreState after Open when restoring (before
+// Open works too), SnapshotState when a checkpoint's barrier reaches it and
 // NotifyCheckpointComplete when the checkpoint completes, all from the
 // goroutine that calls Process.
+//
+// Exactly-once, the recovery (commit what the restored checkpoint
+// pre-committed, then abort what a crashed run left open) runs once, when
+// both the connection and the restored state are there: in RestoreState
+// after Open, in Open after RestoreState, and otherwise (a job not
+// restored) before the sink first writes, snapshots or closes. Open alone
+// cannot do it: it does not know yet which open transactions a checkpoint
+// will name, and aborting those would lose their records.
 type Sink struct {
 	cfg                  SinkConfig
 	subtask, parallelism int
@@ -86,6 +94,7 @@ type Sink struct {
 	last       uint64 // the last checkpoint snapshotted (or restored)
 	restored   []Committable
 	prefixes   []string // restored prefixes, whose lingering transactions are aborted too
+	wasRestore bool     // RestoreState was called
 	recovered  bool
 
 	errMu   sync.Mutex
@@ -120,9 +129,8 @@ func (f fixedPartitioner) ForTopic(string) kgo.TopicPartitioner { return f }
 func (f fixedPartitioner) RequiresConsistency(*kgo.Record) bool { return true }
 func (f fixedPartitioner) Partition(_ *kgo.Record, n int) int   { return f.subtask % n }
 
-// Open connects, checks the topic, and for exactly-once commits what a
-// restored checkpoint pre-committed and aborts the transactions a crashed
-// run left open.
+// Open connects and checks the topic; exactly-once, after RestoreState, it
+// also recovers (see Sink).
 func (s *Sink) Open(ctx *runtime.OpenContext) error {
 	if ctx != nil {
 		s.reject = ctx.Reject
@@ -156,7 +164,10 @@ func (s *Sink) Open(ctx *runtime.OpenContext) error {
 		}
 	}
 	if s.cfg.Delivery == DeliveryExactlyOnce {
-		return s.recover(octx)
+		if s.wasRestore {
+			return s.recover(octx)
+		}
+		return nil
 	}
 	s.cl, err = kgo.NewClient(opts...)
 	if err != nil {
@@ -169,6 +180,9 @@ func (s *Sink) Open(ctx *runtime.OpenContext) error {
 // topic field, a value its format cannot hold) goes through on-error.
 func (s *Sink) Process(_ int, batch []byte, count int, _ runtime.Collector) error {
 	if err := s.err(); err != nil {
+		return err
+	}
+	if err := s.ensureRecovered(); err != nil {
 		return err
 	}
 	rd := abi.NewReader(batch, count)
@@ -298,6 +312,9 @@ func (s *Sink) flush(ctx context.Context) error {
 // apart may move the elements that hold one to Restore.Committables:
 // RestoreState reads both.
 func (s *Sink) SnapshotState(id checkpoint.ID) (split, union [][]byte, err error) {
+	if err := s.ensureRecovered(); err != nil {
+		return nil, nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.TransactionTimeout)
 	defer cancel()
 	switch s.cfg.Delivery {
@@ -336,6 +353,9 @@ func (s *Sink) SnapshotState(id checkpoint.ID) (split, union [][]byte, err error
 // checkpoint up to id (Flink's TwoPhaseCommitSinkFunction: a skipped or
 // late notification commits the earlier ones too).
 func (s *Sink) NotifyCheckpointComplete(id checkpoint.ID) error {
+	if err := s.ensureRecovered(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.TransactionTimeout)
 	defer cancel()
 	kept := s.pending[:0]
@@ -360,7 +380,9 @@ func (s *Sink) commit(ctx context.Context, p pendingTxn) error {
 			return s.errorf(fmt.Sprintf("committing transaction %s", p.c.TransactionalID), err)
 		}
 		p.cl.Close()
-	} else if err := s.resumeCommit(ctx, p.c); err != nil {
+	} else if err := s.resumeCommit(ctx, p.c); errors.Is(err, errNotCommitted) {
+		return nil // logged; neither committed by us nor an error
+	} else if err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -372,10 +394,14 @@ func (s *Sink) commit(ctx context.Context, p pendingTxn) error {
 // resumeCommit commits a transaction another producer opened: a raw
 // EndTxn with its producer id and epoch, what Flink's
 // FlinkKafkaInternalProducer.resumeTransaction does by reflection. A
-// transaction already committed (a retry: EndTxn v5 detects it) is a
-// success; one the broker no longer holds open (aborted by its timeout, or
-// fenced) is reported and skipped, as Flink's KafkaCommitter does: its
-// records are lost, and the log says so.
+// transaction already committed is a success: a retry of our own raw
+// EndTxn (EndTxn v5 detects it), or one whose state the broker describes
+// as committed (the crashed run's client committed it, bumping its epoch,
+// so the committable's epoch is stale). One the broker no longer holds
+// open otherwise is reported and skipped (errNotCommitted), as Flink's
+// KafkaCommitter does; when the broker says it aborted it (its timeout
+// passed, or it was fenced), its records are lost and it counts as
+// aborted.
 func (s *Sink) resumeCommit(ctx context.Context, c Committable) error {
 	err := retried(ctx, func() error {
 		req := kmsg.NewPtrEndTxnRequest()
@@ -391,15 +417,38 @@ func (s *Sink) resumeCommit(ctx context.Context, c Committable) error {
 		return nil
 	case errors.Is(err, kerr.InvalidTxnState), errors.Is(err, kerr.ProducerFenced),
 		errors.Is(err, kerr.InvalidProducerEpoch), errors.Is(err, kerr.UnknownProducerID), errors.Is(err, kerr.InvalidProducerIDMapping):
-		slog.Warn("kafka sink: a restored transaction could not be committed: the broker no longer holds it open (its timeout passed, or a newer producer fenced it); its records are not visible",
-			"operator", s.cfg.Operator, "subtask", s.subtask, "transactional-id", c.TransactionalID, "checkpoint", c.Checkpoint, "error", err)
-		s.mu.Lock()
-		s.aborted++
-		s.mu.Unlock()
-		return nil
+		// the broker holds it open no more: committed already (the crashed
+		// run's own client committed it, bumping the epoch, before the
+		// crash), or aborted; its state says which when the broker still
+		// keeps it
+		state := ""
+		if d, derr := kadm.NewClient(s.admin).DescribeTransactions(ctx, c.TransactionalID); derr == nil {
+			if t, ok := d[c.TransactionalID]; ok && t.Err == nil {
+				state = t.State
+			}
+		}
+		if state == "CompleteCommit" || state == "PrepareCommit" {
+			return nil // committed: the caller counts it
+		}
+		msg := "kafka sink: a restored transaction could not be committed: the broker no longer holds it open; if the crashed run had not committed it itself, it was aborted (its timeout passed, or a newer producer fenced it) and its records are not visible"
+		if state == "CompleteAbort" || state == "PrepareAbort" {
+			msg = "kafka sink: a restored transaction could not be committed: the broker aborted it (its timeout passed, or a newer producer fenced it); its records are not visible"
+		}
+		slog.Warn(msg, "operator", s.cfg.Operator, "subtask", s.subtask, "transactional-id", c.TransactionalID,
+			"checkpoint", c.Checkpoint, "state", state, "error", err)
+		if state == "CompleteAbort" || state == "PrepareAbort" {
+			s.mu.Lock()
+			s.aborted++
+			s.mu.Unlock()
+		}
+		return errNotCommitted
 	}
 	return s.errorf(fmt.Sprintf("committing restored transaction %s of checkpoint %d", c.TransactionalID, c.Checkpoint), err)
 }
+
+// errNotCommitted: resumeCommit found the transaction no longer open and
+// logged it (it is not the job's error).
+var errNotCommitted = errors.New("the transaction is no longer open")
 
 // retried runs do until it returns nil or an error that is not
 // retriable, with a growing pause between attempts, at most 50 of them.
@@ -414,8 +463,13 @@ func retried(ctx context.Context, do func() error) error {
 }
 
 // RestoreState takes a checkpoint's state: the committables to commit and
-// the checkpoint to continue after. Open does the commits.
+// the checkpoint to continue after. Exactly-once, it recovers when the
+// sink is open, or Open does.
 func (s *Sink) RestoreState(r checkpoint.Restore) error {
+	if s.recovered || s.txnRecords > 0 || len(s.pending) > 0 {
+		return fmt.Errorf("sink %q (kafka): RestoreState after the sink began writing", s.cfg.Operator)
+	}
+	s.wasRestore = true
 	for _, b := range append(append([][]byte(nil), r.Split...), r.Committables...) {
 		var el sinkElement
 		if err := json.Unmarshal(b, &el); err != nil {
@@ -430,12 +484,21 @@ func (s *Sink) RestoreState(r checkpoint.Restore) error {
 		}
 		s.last = max(s.last, el.Checkpoint)
 	}
-	if s.admin != nil && s.cfg.Delivery == DeliveryExactlyOnce {
-		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout())
-		defer cancel()
-		return s.recover(ctx)
+	if s.admin != nil {
+		return s.ensureRecovered()
 	}
 	return nil
+}
+
+// ensureRecovered recovers (exactly-once, once the sink is open) unless it
+// has.
+func (s *Sink) ensureRecovered() error {
+	if s.recovered || s.admin == nil || s.cfg.Delivery != DeliveryExactlyOnce {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout())
+	defer cancel()
+	return s.recover(ctx)
 }
 
 func contains(xs []string, x string) bool {
@@ -519,7 +582,9 @@ func (s *Sink) Close(out runtime.Collector) error {
 	defer cancel()
 	var err error
 	if out != nil {
-		err = s.flush(ctx)
+		if err = s.ensureRecovered(); err == nil {
+			err = s.flush(ctx)
+		}
 		if err == nil && s.cfg.Delivery == DeliveryExactlyOnce {
 			if s.cl != nil {
 				s.pending = append(s.pending, pendingTxn{cl: s.cl, c: Committable{TransactionalID: s.txnID, Checkpoint: s.last + 1}})
@@ -554,7 +619,7 @@ func (s *Sink) Close(out runtime.Collector) error {
 type SinkMetrics struct {
 	Written   int64 // records the brokers acknowledged
 	Committed int64 // transactions committed
-	Aborted   int64 // lingering transactions aborted, and restored ones the broker no longer held
+	Aborted   int64 // lingering transactions aborted, and restored ones the broker says it aborted
 }
 
 // Metrics returns the sink's figures; it may be called from any

@@ -58,9 +58,10 @@ func (p *part) done() bool { return p.stop >= 0 && p.next >= p.stop }
 // was restored and from the configured start otherwise.
 //
 // The engine calls RestoreState (when restoring) before Run, SnapshotState
-// between two of Run's Emit calls (its positions cover every batch whose
-// Emit has returned), and NotifyCheckpointComplete when a checkpoint
-// completes; these may come from another goroutine than Run's.
+// inside Run's Emit once the batch is handed on, or between two Emit calls
+// (its positions cover every batch Emit was called with), and
+// NotifyCheckpointComplete when a checkpoint completes; these may come
+// from another goroutine than Run's.
 type Source struct {
 	cfg                  SourceConfig
 	subtask, parallelism int
@@ -377,28 +378,52 @@ func (s *Source) Run(ctx context.Context, out runtime.Collector) error {
 		if s.cfg.Bounded && s.allDone() {
 			return nil
 		}
-		// a poll waits at most pollSlice: a source with no records still
-		// takes its checkpoint barriers promptly, and its waiting shows as
+		// a poll waits at most pollSlice, so that its waiting shows as
 		// idle time while it waits, not only once records come
 		deadline := time.Now().Add(pollSlice)
 		if interval > 0 && next.Before(deadline) {
 			deadline = next
 		}
 		pctx, cancel := context.WithDeadline(ctx, deadline)
+		// mail (a barrier to inject) ends the wait at once, as Flink's
+		// mailbox does, so an idle source's checkpoints take no longer
+		// than a busy one's
+		var mail, watched chan struct{}
+		if mb != nil {
+			mail, watched = make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(watched)
+				select {
+				case <-mb.Pending():
+					close(mail)
+					cancel()
+				case <-pctx.Done():
+				}
+			}()
+		}
 		waited := time.Now()
 		fetches := s.cl.PollFetches(pctx)
 		s.open.AddIdle(time.Since(waited)) // waiting for the broker is idle time, as Flink counts it
 		cancel()
+		if watched != nil {
+			<-watched
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if mb != nil {
+			woke := false
 			select {
+			case <-mail:
+				woke = true
 			case <-mb.Pending():
+				woke = true
+			default:
+			}
+			if woke {
 				if err := mb.Yield(); err != nil {
 					return err
 				}
-			default:
 			}
 		}
 		if err := s.fetchErr(fetches); err != nil {
@@ -445,18 +470,15 @@ func (s *Source) allDone() bool {
 	return true
 }
 
-// emit decodes the records of a poll into batches and hands them on;
-// after each Emit it records the positions the batch reached.
+// emit decodes the records of a poll into batches and hands them on. The
+// positions a batch reaches are recorded before its Emit: the engine
+// snapshots the source inside Emit, once the batch is handed on, and that
+// snapshot must be past the batch (else a restore reads it again).
 func (s *Source) emit(fs kgo.Fetches, out runtime.Collector) error {
 	s.w.Reset()
 	reached := map[topicPartition]int64{} // next offsets of what s.w holds
 	var hws []kgo.FetchTopicPartition
 	flush := func() error {
-		if s.w.Count > 0 {
-			if err := out.Emit(0, s.w.Buf, s.w.Count); err != nil {
-				return err
-			}
-		}
 		s.mu.Lock()
 		for tp, next := range reached {
 			if p := s.parts[tp]; p != nil && next > p.next {
@@ -465,6 +487,11 @@ func (s *Source) emit(fs kgo.Fetches, out runtime.Collector) error {
 		}
 		s.records += int64(s.w.Count)
 		s.mu.Unlock()
+		if s.w.Count > 0 {
+			if err := out.Emit(0, s.w.Buf, s.w.Count); err != nil {
+				return err
+			}
+		}
 		s.w.Reset()
 		clear(reached)
 		return nil

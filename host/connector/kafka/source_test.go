@@ -108,9 +108,10 @@ func TestSourceBoundedAssignment(t *testing.T) {
 	}
 }
 
-// TestSourceRestore: a checkpoint taken between two batches holds the
-// positions past every batch before it; a source restored from it, at
-// another parallelism, reads exactly the records after them.
+// TestSourceRestore: a checkpoint taken where the engine takes it, inside
+// Emit once the batch was handed on, holds the positions past that batch
+// and every one before it; a source restored from it, at another
+// parallelism, reads exactly the records after them.
 func TestSourceRestore(t *testing.T) {
 	ctx := testContext(t)
 	c := startCluster(t, 1, map[string]int32{"t": 3})
@@ -128,7 +129,7 @@ func TestSourceRestore(t *testing.T) {
 	var before int
 	var once sync.Once
 	snapped := make(chan struct{})
-	out.before = func(n int) {
+	out.after = func(n int) {
 		if n >= 1000 {
 			once.Do(func() {
 				_, union, err = s.SnapshotState(1)

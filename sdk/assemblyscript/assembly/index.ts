@@ -22,7 +22,7 @@ export { configBool, configFloat, configInt, configStr } from "./config";
 export { KeyHash, RUNE_ERROR, decodeLastRune, decodeRune, isPunct, isSpace, javaStringHash, keyHash, putRune, runeSize, toLower } from "./text";
 export {
   Context, Kind, MAIN, NO_OUTPUT, Plugin, Status, output,
-  filter, map, flatMap, process, partitioner,
+  filter, map, flatMap, process, reduce, partitioner,
   emit, emitValue, begin, beginWith, end, startEdit, emitEdited,
   stateGet, statePut, stateDel, context, fail,
   listGet, listAdd, listUpdate, wireNext, putWire, mapGet, mapPut, mapDel, mapContains, mapEntries, stateClear,

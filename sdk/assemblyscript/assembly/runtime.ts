@@ -33,9 +33,9 @@ export const MAIN = 0;
 
 const FLUSH_AT = 64 << 10;
 
-export enum Kind { Map, Filter, FlatMap, Process, Partitioner }
+export enum Kind { Map, Filter, FlatMap, Process, Partitioner, Reduce }
 
-const kindNames: string[] = ["map", "filter", "flat-map", "process", "partitioner"];
+const kindNames: string[] = ["map", "filter", "flat-map", "process", "partitioner", "reduce"];
 
 /** Where the instance runs: Flink's RuntimeContext. */
 export class Context {
@@ -113,6 +113,11 @@ export function map(name: string, fn: MapFn): Plugin { const p = new Plugin(name
 export function flatMap(name: string, fn: FlatMapFn): Plugin { const p = new Plugin(name, Kind.FlatMap); p.flatMapFn = fn; return register(p); }
 /** Registers a process function: side outputs, keyed state. */
 export function process(name: string, fn: ProcessFn): Plugin { const p = new Plugin(name, Kind.Process); p.processFn = fn; return register(p); }
+/** Registers a keyed reduce (Flink's KeyedStream.reduce; describe says
+ * "reduce", keyed): fn runs on input port 0 as a process function does,
+ * keeps the key's accumulator in keyed state (stateGet/statePut) and emits
+ * the running result. */
+export function reduce(name: string, fn: ProcessFn): Plugin { const p = new Plugin(name, Kind.Reduce); p.processFn = fn; p.isKeyed = true; return register(p); }
 /** Registers a custom partitioner. */
 export function partitioner(name: string, fn: PartitionFn): Plugin { const p = new Plugin(name, Kind.Partitioner); p.partitionFn = fn; return register(p); }
 

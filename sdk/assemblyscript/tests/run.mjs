@@ -415,6 +415,17 @@ test("names: more literal names than the cache has slots, from record to record"
   assert.deepEqual(r.out[0].bytes, batch(wants));
 });
 
+test("reduce: keyed, one input, describes itself as a keyed reduce", async () => {
+  const inst = await Instance.load(build("count"));
+  assert.equal(inst.open().status, 0);
+  const b = batch([[1, "a", {}], [2, "b", {}], [3, "a", {}]]);
+  const r = inst.process(b, 3);
+  assert.equal(r.status, 0, r.error);
+  assert.deepEqual(r.out[0].bytes, batch([[1, "a", 1], [2, "b", 1], [3, "a", 2]]));
+  assert.equal(inst.process(b, 3, 1).status, Status.Unsupported, "a reduce has one input");
+  assert.deepEqual(inst.describe().out[0].bytes, encode({ kind: "reduce", sdk: "assemblyscript", name: "count", outputs: [], keyed: true }));
+});
+
 let failed = 0;
 for (const [name, fn] of tests) {
   try {

@@ -934,6 +934,45 @@ static void test_partition_and_describe(void) {
 	free(in.p);
 }
 
+/* a keyed running count, registered as a reduce */
+static int count_reduce(int32_t port, const sl_record *r) {
+	(void)port;
+	sl_str s = {0};
+	int64_t n = 0;
+	int found = sl_state_get(7, &s);
+	if (found < 0) return found;
+	if (found) sl_as_int((sl_value){s.p, s.n}, &n);
+	uint8_t b = (uint8_t)(n + 1);
+	int st = sl_state_put(7, &b, 1);
+	if (st != SL_OK) return st;
+	return sl_emit_value(SL_MAIN, r, (sl_value){&b, 1});
+}
+
+static void test_reduce(void) {
+	sl_buf in = {0};
+	const char *keys[] = {"a", "b", "a"};
+	for (int i = 0; i < 3; i++) {
+		sl_put_array(&in, 3); sl_put_int(&in, 1); sl_put_cstr(&in, keys[i]); sl_put_map(&in, 0);
+	}
+	sl_plugin p = {.name = "count", .kind = SL_KIND_REDUCE, .process = count_reduce};
+	uint8_t empty_map = 0x80;
+	sl__reset();
+	CHECK(sl__open(&p, &empty_map, 1, 0, 1, 128) == SL_OK);
+	reset_host();
+	CHECK(sl__process(&p, 0, in.p, in.len, 3) == SL_OK && emitted_count[0] == 3);
+	uint8_t want[] = {0x93, 1, 0xa1, 'a', 1, 0x93, 1, 0xa1, 'b', 1, 0x93, 1, 0xa1, 'a', 2};
+	CHECK(bytes_eq(emitted[0], emitted_len[0], want, sizeof want));
+	CHECK(sl__process(&p, 1, in.p, in.len, 3) == SL_UNSUPPORTED); /* one input */
+	reset_host();
+	CHECK(sl__describe(&p) == SL_OK && emitted_count[0] == 1);
+	sl_value v;
+	sl_str s;
+	bool keyed = false;
+	CHECK(sl_map_get(val(emitted[0], emitted_len[0]), "kind", &v) && sl_as_str(v, &s) && sl_str_eq(s, "reduce"));
+	CHECK(sl_map_get(val(emitted[0], emitted_len[0]), "keyed", &v) && sl_as_bool(v, &keyed) && keyed); /* a reduce is keyed */
+	free(in.p);
+}
+
 static void test_open(void) {
 	sl_plugin p = {.name = "o", .kind = SL_KIND_MAP, .map = double_and_tag, .open = open_fail};
 	uint8_t empty_map = 0x80, not_map = 0x90;
@@ -1100,6 +1139,7 @@ int main(void) {
 	test_process_state_and_side_outputs();
 	test_list_and_map_state();
 	test_partition_and_describe();
+	test_reduce();
 	test_open();
 	test_config_getters();
 	test_config_float_text();

@@ -2,7 +2,7 @@
 //!
 //! A plugin is a type implementing [`Plugin`] (its name, side outputs and
 //! constructor from the config) and one kind trait ([`Filter`], [`Map`],
-//! [`FlatMap`], [`Process`] or [`Partitioner`]), registered with the
+//! [`FlatMap`], [`Process`] (also behind `reduce!`) or [`Partitioner`]), registered with the
 //! matching macro, which generates every ABI export:
 //!
 //! ```ignore
@@ -188,6 +188,17 @@ macro_rules! flat_map {
 macro_rules! process {
     ($t:ty) => {
         $crate::__operator!($t, $crate::rt::Kind::Process, $crate::rt::process_process);
+    };
+}
+
+/// Registers a keyed reduce, Flink's `KeyedStream.reduce`: a [`Process`]
+/// run on input 0 after a key-by, which keeps the key's accumulator in
+/// keyed state (`out.state_get/state_put`) and emits the running result;
+/// describe says "reduce", keyed. Generates the ABI exports.
+#[macro_export]
+macro_rules! reduce {
+    ($t:ty) => {
+        $crate::__operator!($t, $crate::rt::Kind::Reduce, $crate::rt::process_reduce);
     };
 }
 

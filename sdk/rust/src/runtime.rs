@@ -436,6 +436,9 @@ pub enum Kind {
     FlatMap,
     Process,
     Partitioner,
+    /// A keyed reduce: a [`Process`](crate::Process) on input 0 that keeps
+    /// its accumulator in keyed state; describe says "reduce", keyed.
+    Reduce,
 }
 
 impl Kind {
@@ -446,6 +449,7 @@ impl Kind {
             Kind::FlatMap => "flat-map",
             Kind::Process => "process",
             Kind::Partitioner => "partitioner",
+            Kind::Reduce => "reduce",
         }
     }
 }
@@ -607,6 +611,10 @@ pub mod rt {
         process(slot, Kind::Process, port, batch, count, |op, port, r, out| op.process(port, r, out))
     }
 
+    pub fn process_reduce<P: Process>(slot: &mut Option<P>, port: i32, batch: &[u8], count: i32) -> i32 {
+        process(slot, Kind::Reduce, port, batch, count, |op, port, r, out| op.process(port, r, out))
+    }
+
     /// sluice_close: `Plugin::close`, which may emit final records.
     pub fn close<P: Plugin>(slot: &mut Option<P>) -> i32 {
         with_engine(|e| {
@@ -721,7 +729,7 @@ pub mod rt {
             b.put_str(t);
         }
         b.put_str("keyed");
-        b.put_bool(P::KEYED);
+        b.put_bool(P::KEYED || kind == Kind::Reduce); // a reduce is keyed
         host::emit(0, &b, 1)
     }
 }

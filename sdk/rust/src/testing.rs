@@ -120,6 +120,10 @@ impl<P: Process> Harness<P> {
     pub fn process(&mut self, port: i32, batch: &[u8], count: i32) -> i32 {
         rt::process_process(&mut self.op, port, batch, count)
     }
+    /// The batch through a `reduce!` operator (input 0).
+    pub fn reduce(&mut self, batch: &[u8], count: i32) -> i32 {
+        rt::process_reduce(&mut self.op, 0, batch, count)
+    }
 }
 
 impl<P: Partitioner> Harness<P> {

@@ -253,6 +253,50 @@ fn process_side_outputs_and_state() {
     assert_eq!(d.get("keyed").and_then(|v| v.as_bool()), Some(true));
 }
 
+/// A keyed running count, registered as a reduce (sluice::reduce! in a
+/// plugin; Harness::reduce here).
+struct Count;
+impl Plugin for Count {
+    const NAME: &'static str = "count";
+    fn open(_: &Context, _: Value<'static>) -> Result<Self, Error> {
+        Ok(Count)
+    }
+}
+impl Process for Count {
+    fn process(&mut self, _: i32, r: &Record, out: &mut Output) -> Result<(), Error> {
+        let n = out.state_get(0, r.key)?.map_or(0, |b| Value::from_raw(b).int()) + 1;
+        let mut b = Vec::new();
+        b.put_int(n);
+        out.state_put(0, r.key, &b)?;
+        out.emit_new(MAIN, r.time, r.key, |v| v.put_raw(&b))
+    }
+}
+
+#[test]
+fn reduce_is_keyed_on_input_0_and_describes_itself() {
+    let mut h = Harness::<Count>::new();
+    assert_eq!(h.open(EMPTY), 0);
+    let mut b = Vec::new();
+    for k in [b'a', b'b', b'a'] {
+        envelope(&mut b, Some(1), Some(&[0xa1, k]), EMPTY);
+    }
+    assert_eq!(h.reduce(&b, 3), 0);
+    let mut want = Vec::new();
+    for (k, n) in [(b'a', 1), (b'b', 1), (b'a', 2)] {
+        envelope(&mut want, Some(1), Some(&[0xa1, k]), &[n]);
+    }
+    assert_eq!(h.take_emits()[0].1, want);
+    let mut op = None;
+    assert_eq!(rt::open(&mut op, EMPTY, 0, 1, 128), 0);
+    assert_eq!(rt::process_reduce::<Count>(&mut op, 1, &b, 3), -4, "a reduce has one input");
+    h.take_emits();
+    assert_eq!(rt::describe::<Count>(Kind::Reduce), 0);
+    let d = h.take_emits().remove(0).1;
+    let d = Value::from_raw(&d);
+    assert_eq!(d.get("kind").and_then(|v| v.as_str()), Some("reduce"));
+    assert_eq!(d.get("keyed").and_then(|v| v.as_bool()), Some(true), "a reduce is keyed");
+}
+
 #[test]
 fn declared_side_outputs_are_routed_by_default() {
     // no mapping: OUTPUTS[i] is port i + 1, as in Go's sdktest

@@ -59,13 +59,19 @@ func (c *Cluster) Produce(ctx context.Context, partition bool, records ...*kgo.R
 // (committed-only when committed is set: read_committed, up to the last
 // stable offsets) and returns its records in partition, then offset order.
 func (c *Cluster) ReadAll(ctx context.Context, topic string, committed bool) ([]*kgo.Record, error) {
+	return ReadAll(ctx, c.Addrs(), topic, committed)
+}
+
+// ReadAll is Cluster.ReadAll for any brokers (a broker another process
+// runs, as host dev-kafka).
+func ReadAll(ctx context.Context, brokers []string, topic string, committed bool) ([]*kgo.Record, error) {
 	// control records (transaction markers) come back too, so that a
 	// partition whose last offsets are markers is seen to reach its end
 	opts := []kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.KeepControlRecords()}
 	if committed {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	}
-	cl, err := c.Client(opts...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/connector"
+	"github.com/sluicehq/sluice/host/jobmaster"
 	"github.com/sluicehq/sluice/host/jobplugins"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
@@ -110,6 +111,13 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 		if from, err = prepareCheckpointed(file, p, ft, ckpt, stderr); err != nil {
 			fmt.Fprintln(stderr, "error:", err)
 			return exitCode(1)
+		}
+		if from != nil {
+			if err := jobmaster.CheckRestore(from, g); err != nil {
+				fmt.Fprintf(stderr, "error: --from %s: %v\n", ckpt.from, err)
+				return exitCode(1)
+			}
+			fmt.Fprintf(stderr, "restoring from %s (%s %d)\n", from.Path, from.Meta.Kind, from.Meta.ID)
 		}
 	}
 	ctx := cmd.Context()

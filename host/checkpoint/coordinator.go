@@ -180,7 +180,10 @@ type pending struct {
 	// no longer expires or is subsumed, and ends with MetadataWritten or
 	// MetadataFailed.
 	finalizing bool
-	stats      *CheckpointStats
+	// declined is the error a task declined the checkpoint with, which
+	// the job's failure wraps (errors.As finds the operator's error).
+	declined error
+	stats    *CheckpointStats
 }
 
 // NewCoordinator returns a coordinator for a job whose tasks are tasks (each
@@ -346,6 +349,7 @@ func (c *Coordinator) Decline(now time.Time, d Decline) []Action {
 	if d.Cause != nil {
 		cause += ": " + d.Cause.Error()
 	}
+	p.declined = d.Cause
 	out := c.abort(nil, now, p, reason, cause, true)
 	return c.maybeTrigger(out, now)
 }
@@ -517,7 +521,7 @@ func (c *Coordinator) abort(out []Action, now time.Time, p *pending, reason Fail
 	case !fromTask && p.kind == KindSavepoint:
 		return out
 	case fromTask && p.kind == KindSavepoint && p.stop:
-		return c.failJob(out, now, fmt.Errorf("stop-with-savepoint failed: %s", what))
+		return c.failJob(out, now, withCause(fmt.Errorf("stop-with-savepoint failed: %s", what), p.declined))
 	}
 	if p.id <= c.lastSucceededID {
 		return out // older than the last success: it no longer says anything
@@ -529,7 +533,7 @@ func (c *Coordinator) abort(out []Action, now time.Time, p *pending, reason Fail
 	c.stats.ConsecutiveFailures = c.failures
 	if c.failures > c.cfg.TolerableFailures {
 		c.clearFailures()
-		return c.failJob(out, now, fmt.Errorf("%w (tolerable-failures %d), last: %s", ErrExceededTolerableFailures, c.cfg.TolerableFailures, what))
+		return c.failJob(out, now, withCause(fmt.Errorf("%w (tolerable-failures %d), last: %s", ErrExceededTolerableFailures, c.cfg.TolerableFailures, what), p.declined))
 	}
 	return out
 }
@@ -571,4 +575,21 @@ func (c *Coordinator) Stats() Stats {
 		s.History[i].Subtasks = slices.Clone(h.Subtasks)
 	}
 	return s
+}
+
+// causedError is a job failure whose text already holds its cause's,
+// and which unwraps to both.
+type causedError struct{ err, cause error }
+
+func (e *causedError) Error() string   { return e.err.Error() }
+func (e *causedError) Unwrap() []error { return []error{e.err, e.cause} }
+
+// withCause is err, also unwrapping to the decline's cause when there is
+// one, so that errors.As finds the failed operator's error in a job
+// failure the coordinator reports as text.
+func withCause(err, cause error) error {
+	if cause == nil {
+		return err
+	}
+	return &causedError{err, cause}
 }

@@ -79,10 +79,11 @@ type Config struct {
 type EventKind uint8
 
 const (
-	Completed EventKind = iota + 1 // a checkpoint or savepoint completed (Path)
-	Aborted                        // a checkpoint or savepoint was aborted (Err)
-	Failed                         // the execution failed (Err)
-	Started                        // an execution started, the first or a restart (Path: what it restored from, "" fresh)
+	Completed  EventKind = iota + 1 // a checkpoint or savepoint completed (Path)
+	Aborted                         // a checkpoint or savepoint was aborted (Err)
+	Failed                          // the execution failed (Err)
+	Started                         // an execution started, the first or a restart (Path: what it restored from, "" fresh)
+	Restarting                      // the restart strategy restarts the job after the failure Err
 )
 
 // Event is one thing the job master did.
@@ -268,6 +269,7 @@ func (m *Master) Run(ctx context.Context) (*Result, error) {
 			return res, fmt.Errorf("%w (restart strategy %s: no restart left)", err, m.cfg.Restart.Strategy)
 		}
 		m.cfg.Log.Warn("job failed; restarting", "job", m.cfg.Job, "in", d.Delay, "err", err)
+		m.observe(Event{Kind: Restarting, Err: err})
 		if err := m.wait(ctx, d.Delay); err != nil {
 			return res, err
 		}

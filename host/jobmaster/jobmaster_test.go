@@ -309,6 +309,9 @@ func TestFailureRestartsFromTheLatestCheckpoint(t *testing.T) {
 	h.expect(Completed, 2)
 	h.engine.exec(0).finish(errors.New("boom"))
 	h.expect(Failed, 0)
+	if e := h.expect(Restarting, 0); e.Err == nil {
+		t.Fatal("a restart without its failure")
+	}
 	if e := h.expect(Started, 0); e.Path != h.chk(2) {
 		t.Fatalf("restarted from %q, want %s", e.Path, h.chk(2))
 	}
@@ -316,6 +319,9 @@ func TestFailureRestartsFromTheLatestCheckpoint(t *testing.T) {
 	h.expect(Completed, 3)
 	h.engine.exec(1).finish(errors.New("boom again"))
 	h.expect(Failed, 0)
+	if e := h.expect(Restarting, 0); e.Err == nil {
+		t.Fatal("a restart without its failure")
+	}
 	if e := h.expect(Started, 0); e.Path != h.chk(3) {
 		t.Fatalf("restarted from %q, want %s", e.Path, h.chk(3))
 	}
@@ -355,6 +361,9 @@ func TestCorruptLatestFallsBack(t *testing.T) {
 	}
 	h.engine.exec(0).finish(errors.New("boom"))
 	h.expect(Failed, 0)
+	if e := h.expect(Restarting, 0); e.Err == nil {
+		t.Fatal("a restart without its failure")
+	}
 	if e := h.expect(Started, 0); e.Path != h.chk(1) {
 		t.Fatalf("restarted from %q, want %s", e.Path, h.chk(1))
 	}

@@ -2,6 +2,7 @@ package jobmaster
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/plan"
@@ -23,4 +24,25 @@ func StartEngine(ctx context.Context, g *plan.JobGraph, deps runtime.Deps, acks 
 	deps.Options.CheckpointMode = cfg.Mode
 	deps.Options.FinalCheckpoint = cfg.Interval > 0
 	return runtime.Start(ctx, g, deps)
+}
+
+// CheckRestore refuses, before anything is loaded, a checkpoint that job
+// g cannot start from: an operator whose max parallelism differs from the
+// one its state was written with (Flink's StateAssignmentOperation
+// refuses it: key groups cannot be remapped), or whose parallelism is
+// above the checkpoint's max parallelism. The error names the operator,
+// both values and the checkpoint. Without it the refusal comes from each
+// subtask's restore, once per restart.
+func CheckRestore(r *checkpoint.Reader, g *plan.JobGraph) error {
+	for _, op := range g.Operators {
+		om, ok := r.Operator(op.ID)
+		if !ok {
+			continue
+		}
+		if op.MaxParallelism != om.MaxParallelism {
+			return fmt.Errorf("operator %q: %w: the checkpoint %s was written with max parallelism %d, the job has %d; set max-parallelism: %d on the operator (or the job) to restore it",
+				op.ID, checkpoint.ErrMaxParallelism, r.Path, om.MaxParallelism, op.MaxParallelism, om.MaxParallelism)
+		}
+	}
+	return nil
 }

@@ -15,7 +15,7 @@ const (
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 var pipelineKeys = []string{"version", "name", "mode", "parallelism", "max-parallelism",
-	"chaining", "slots", "plugins", "operators", "checkpointing", "restart-strategy"}
+	"chaining", "slots", "plugins", "operators", "checkpointing", "restart-strategy", "watermarks"}
 
 // pipeline decodes the top-level mapping and applies the defaults.
 func (d *decoder) pipeline(n *yaml.Node) *Pipeline {
@@ -69,6 +69,8 @@ func (d *decoder) pipeline(n *yaml.Node) *Pipeline {
 			p.Checkpointing = d.checkpointing(v)
 		case "restart-strategy":
 			p.RestartStrategy = d.restartStrategy(v)
+		case "watermarks":
+			p.Watermarks = d.watermarks(v, "the pipeline's watermarks")
 		default:
 			if !d.notSupported(kv.Key, "pipeline", "the pipeline") {
 				d.unknownKey(kv.Key, "the pipeline", pipelineKeys)

@@ -9,8 +9,6 @@ import "go.yaml.in/yaml/v3"
 // knows the feature, not the spelling, is missing.
 var notYet = map[string]map[string]string{
 	"pipeline": {
-		"watermarks":    "watermark strategies (Flink's WatermarkStrategy)",
-		"watermark":     "watermark strategies (Flink's WatermarkStrategy)",
 		"state-backend": "state backends (Flink's state.backend.type)",
 	},
 	"operator": {
@@ -23,10 +21,6 @@ var notYet = map[string]map[string]string{
 		"join":             "window joins (Flink's join(...).where(...).equalTo(...).window(...))",
 		"interval-join":    "interval joins (Flink's intervalJoin)",
 		"state-ttl":        "state time-to-live settings (Flink's StateTtlConfig)",
-	},
-	"connector": {
-		"watermarks": "watermark strategies (Flink's fromSource(source, WatermarkStrategy, name))",
-		"watermark":  "watermark strategies (Flink's fromSource(source, WatermarkStrategy, name))",
 	},
 }
 

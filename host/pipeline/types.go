@@ -27,7 +27,10 @@ type Pipeline struct {
 	// restart-strategy: keys (checkpointing.go); nil when not written.
 	Checkpointing   *Checkpointing
 	RestartStrategy *RestartStrategy
-	Pos             Pos
+	// Watermarks is the pipeline's watermarks: (watermarks.go), the
+	// strategy of every source that writes none; nil when not written.
+	Watermarks *Watermarks
+	Pos        Pos
 	// KeyPos holds where each top-level key was written (for example
 	// KeyPos["slots"]), so later stages can point at a setting.
 	KeyPos map[string]Pos
@@ -199,7 +202,9 @@ type Connector struct {
 	// for a Connector made in code (its methods then read the built-in
 	// connector of its type).
 	Spec *spec.Connector
-	// Watermarks is a source's watermarks: (nil when not given).
+	// Watermarks is a source's watermarks: (Flink's
+	// fromSource(source, WatermarkStrategy, name)); nil when not written.
+	// Pipeline.WatermarksOf gives the one a source runs with.
 	Watermarks *Watermarks
 }
 

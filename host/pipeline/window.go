@@ -216,7 +216,7 @@ func (d *decoder) windows(p *Pipeline, byID map[string]*Operator) {
 			srcs := upstreamSources(op, byID)
 			with := 0
 			for _, s := range srcs {
-				if s.Source != nil && s.Source.Watermarks != nil && !s.Source.Watermarks.None {
+				if p.WatermarksOf(s).Written() {
 					with++
 				}
 			}

@@ -12,7 +12,7 @@ version: 1
 name: w
 operators:
   - id: src
-    source: { type: elements, values: [{k: a, v: 1}], watermarks: { strategy: bounded-out-of-orderness } }
+    source: { type: elements, values: [{k: a, v: 1}], watermarks: { strategy: bounded-out-of-orderness, max-out-of-orderness: 1s } }
   - id: top
     key-by: k
     window: { type: tumbling, size: 10s, offset: -2s, allowed-lateness: 1s, start-field: s, end-field: e }
@@ -56,7 +56,7 @@ operators:
 	if w := byID["g"].Window; w.Count != 3 || w.IsEventTime() {
 		t.Errorf("g window %+v", w)
 	}
-	if wm := byID["src"].Source.Watermarks; wm == nil || wm.None {
+	if wm := byID["src"].Source.Watermarks; !wm.Active() || wm.MaxOutOfOrderness != time.Second {
 		t.Errorf("source watermarks %+v", wm)
 	}
 	if _, ok := byID["src"].Source.Options["watermarks"]; ok {

@@ -29,6 +29,33 @@ type jsonOperator struct {
 	Grants []string `json:"grants,omitempty"`
 	// Window: the operator's window (window.go); absent when none.
 	Window *jsonWindow `json:"window,omitempty"`
+	// Watermarks is a source's watermark strategy; absent when none was
+	// written (no watermarks).
+	Watermarks *jsonWatermarks `json:"watermarks,omitempty"`
+}
+
+type jsonWatermarks struct {
+	Strategy          string `json:"strategy"`
+	MaxOutOfOrderness int64  `json:"max_out_of_orderness_ms"`
+	Interval          int64  `json:"interval_ms"`
+	Idleness          int64  `json:"idleness_ms,omitempty"`
+	TimestampField    string `json:"timestamp_field,omitempty"`
+	TimestampFormat   string `json:"timestamp_format,omitempty"`
+}
+
+func watermarksJSON(g *JobGraph, op *Operator) *jsonWatermarks {
+	if g.Pipeline == nil {
+		return nil
+	}
+	w := g.Pipeline.WatermarksOf(op.Spec)
+	if w == nil {
+		return nil
+	}
+	j := &jsonWatermarks{Strategy: w.Kind, MaxOutOfOrderness: w.Bound(), Interval: w.Interval.Milliseconds(), Idleness: w.Idleness.Milliseconds()}
+	if w.Field != "" {
+		j.TimestampField, j.TimestampFormat = w.Field, w.Format
+	}
+	return j
 }
 
 type jsonTask struct {
@@ -64,7 +91,7 @@ func WriteJSON(w io.Writer, g *JobGraph) error {
 	}
 	for _, op := range g.Operators {
 		doc.Operators = append(doc.Operators, jsonOperator{op.ID, string(op.Kind), op.Parallelism,
-			op.MaxParallelism, op.SlotSharingGroup, op.Task, operatorGrants(g, op), windowJSON(op)})
+			op.MaxParallelism, op.SlotSharingGroup, op.Task, operatorGrants(g, op), windowJSON(op), watermarksJSON(g, op)})
 	}
 	for _, t := range g.Tasks {
 		doc.Tasks = append(doc.Tasks, jsonTask{t.Index, t.Name, t.Operators, t.Parallelism, t.SlotSharingGroup})

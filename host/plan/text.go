@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/sluicehq/sluice/host/pipeline"
 )
 
 // WriteText prints the plan for a person: tasks with their chained
@@ -47,6 +49,7 @@ func WriteText(w io.Writer, g *JobGraph) error {
 	tw.Flush()
 
 	writeKeyGroups(ew, g)
+	writeWatermarks(ew, g)
 	writeWindows(ew, g)
 
 	ew.printf("\nslots\n")
@@ -156,4 +159,30 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// writeWatermarks prints each source's watermark strategy, when some
+// source has one written (its own or the pipeline's).
+func writeWatermarks(ew *errWriter, g *JobGraph) {
+	if g.Pipeline == nil {
+		return
+	}
+	first := true
+	for _, op := range g.Operators {
+		if op.Kind != pipeline.KindSource {
+			continue
+		}
+		w := g.Pipeline.WatermarksOf(op.Spec)
+		if w == nil {
+			continue
+		}
+		if first {
+			ew.printf("\nwatermarks\n")
+			if g.Mode == pipeline.Batch {
+				ew.printf("  (BATCH: none while the job runs; every operator gets the end of event time when its input ends)\n")
+			}
+			first = false
+		}
+		ew.printf("  %s  %s\n", op.ID, w.Strategy.String())
+	}
 }

@@ -15,7 +15,7 @@ name: w
 parallelism: 4
 operators:
   - id: src
-    source: { type: elements, values: [{k: a, v: 1}], watermarks: { strategy: bounded-out-of-orderness } }
+    source: { type: elements, values: [{k: a, v: 1}], watermarks: { strategy: bounded-out-of-orderness, max-out-of-orderness: 1s } }
   - id: top
     key-by: k
     window: { type: sliding, size: 10s, slide: 5s, offset: -1s, allowed-lateness: 2s }

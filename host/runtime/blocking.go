@@ -19,6 +19,14 @@ type heldInput struct {
 	inner   Operator
 	data    []byte
 	batches []heldBatch
+	wm      deferredWatermark // given after the held input, in Close
+}
+
+// ProcessWatermark holds wm until the held input was fed (BATCH: the end
+// of event time comes when the input ended, after its records).
+func (h *heldInput) ProcessWatermark(wm int64, _ Collector) error {
+	h.wm.hold(wm)
+	return nil
 }
 
 type heldBatch struct {
@@ -52,6 +60,11 @@ func (h *heldInput) Close(out Collector) error {
 				return err
 			}
 			start = b.end
+		}
+		if err := h.wm.give(h.inner, out); err != nil {
+			h.release()
+			h.inner.Close(nil)
+			return err
 		}
 	}
 	h.release()

@@ -400,7 +400,10 @@ func (s *subtask) snapshotChain(id checkpoint.ID) ([]checkpoint.SubtaskState, er
 	for _, co := range s.ops {
 		st, has, err := s.snapshotOp(co, id)
 		if err != nil {
-			return nil, fmt.Errorf("operator %q subtask %d: snapshot for checkpoint %d: %w", co.spec.ID, s.index+1, id, err)
+			// an OpError, so that a job failure it causes (tolerable-failures
+			// exceeded) still names the operator and subtask to errors.As
+			return nil, &OpError{Operator: co.spec.ID, Subtask: s.index, Parallelism: co.spec.Parallelism,
+				Err: fmt.Errorf("snapshot for checkpoint %d: %w", id, err)}
 		}
 		if has {
 			states = append(states, st)

@@ -120,8 +120,13 @@ func (s *subtask) dispatch(m message) error {
 		err := s.ops[0].processBatch(g.inputs[m.channel], m.buf)
 		m.buf.release()
 		return err
+	case msgWatermark, msgStatus:
+		return s.inputTime(m)
 	case msgEnd:
 		g.ended++
+		if err := s.inputTime(m); err != nil {
+			return err
+		}
 		r = ck.align.end(m.channel, time.Now())
 	case msgBarrier:
 		r = ck.align.barrier(m.channel, m.bar, time.Now())

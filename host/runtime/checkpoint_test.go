@@ -640,7 +640,7 @@ func TestCheckpointSnapshotErrorDeclines(t *testing.T) {
 	// the sink is chained to total: total's two subtasks decline, the sources acknowledge
 	acks.waitFor(t, "two declines and two acks", func() bool { return len(acks.declines[1]) == 2 && len(acks.acks[1]) == 2 })
 	for _, d := range acks.declines[1] {
-		if d.reason != checkpoint.ReasonDeclined || d.task.Vertex != "total" || !strings.Contains(d.cause.Error(), `operator "out" subtask`) || !strings.Contains(d.cause.Error(), "disk full") {
+		if d.reason != checkpoint.ReasonDeclined || d.task.Vertex != "total" || !strings.Contains(d.cause.Error(), `operator "out" (subtask `) || !strings.Contains(d.cause.Error(), "disk full") {
 			t.Errorf("decline %+v", d)
 		}
 	}

@@ -20,6 +20,10 @@ type chainOp struct {
 	logs    atomic.Value // GuestLog of a plugin operator, read by Snapshot
 	store   *KeyedStore  // its keyed state; nil when not keyed
 	gauges  atomic.Value // Gauges of a source or sink that has them, read by Snapshot
+	// wmIn and wmOut are the operator's current input and output
+	// watermark (Flink's currentInputWatermark, currentOutputWatermark),
+	// MinWatermark before the first.
+	wmIn, wmOut atomic.Int64
 }
 
 // gaugesNow are the connector's gauges, nil when it has none.

@@ -100,6 +100,9 @@ type Deps struct {
 	// Restore gives each subtask the state it starts with; nil: a fresh
 	// start.
 	Restore Restorer
+	// Now is the engine's processing time (periodic watermarks, idleness);
+	// nil: the wall clock. Tests give a fake one.
+	Now func() time.Time
 	Options
 }
 
@@ -119,6 +122,7 @@ type Execution struct {
 	outs     []*edgeOut
 	hot      map[*plan.Edge][]*hotKeys
 	ckpt     *checkpointing // nil: checkpointing off
+	et       bool           // some source generates watermarks (eventtime.go)
 
 	mu    sync.Mutex
 	err   error
@@ -171,6 +175,7 @@ func Start(ctx context.Context, job *plan.JobGraph, deps Deps) (*Execution, erro
 	if deps.Checkpoints != nil && job.Mode != pipeline.Batch {
 		e.ckpt = &checkpointing{acks: deps.Checkpoints, mode: e.opts.CheckpointMode, stops: map[checkpoint.ID]*stopOutcome{}}
 	}
+	e.et = e.eventTimeOn()
 	if err := e.build(); err != nil {
 		e.stopSources()
 		e.cancel(err)
@@ -183,6 +188,9 @@ func Start(ctx context.Context, job *plan.JobGraph, deps Deps) (*Execution, erro
 			e.wg.Add(1)
 			go st.run()
 		}
+	}
+	if every, sources := e.timedSources(); len(sources) > 0 {
+		go e.watermarkLoop(every, sources)
 	}
 	flushed := make(chan struct{})
 	go e.flushLoop(flushed)

@@ -62,6 +62,11 @@ type SubtaskMetrics struct {
 	// Gauges are the connector's own figures (Gauges), nil for an
 	// operator whose source or sink has none.
 	Gauges []Gauge
+	// InputWatermark and OutputWatermark are the operator subtask's
+	// current watermarks (Flink's currentInputWatermark and
+	// currentOutputWatermark): MinWatermark before the first,
+	// MaxWatermark once its input ended.
+	InputWatermark, OutputWatermark int64
 }
 
 // OperatorMetrics are one operator's figures, per subtask and summed.
@@ -83,6 +88,10 @@ type OperatorMetrics struct {
 	Skipped, DeadLettered int64
 	Restarts              int64
 	LogLinesDropped       int64
+	// InputWatermark and OutputWatermark are the lowest over the
+	// subtasks: the operator's event-time progress, as Flink's web UI
+	// shows an operator's watermark.
+	InputWatermark, OutputWatermark int64
 	// Skew is the busiest subtask's records in against the mean over the
 	// subtasks (1 is even; p means one subtask got everything). Sources
 	// are measured on records out. 0 when nothing arrived.
@@ -127,7 +136,13 @@ func (r *Result) Operator(id string) *OperatorMetrics {
 
 func (m *OperatorMetrics) sum() {
 	var maxIn, maxOut int64
+	m.InputWatermark, m.OutputWatermark = MaxWatermark, MaxWatermark
+	if len(m.Subtasks) == 0 {
+		m.InputWatermark, m.OutputWatermark = MinWatermark, MinWatermark
+	}
 	for _, s := range m.Subtasks {
+		m.InputWatermark = min(m.InputWatermark, s.InputWatermark)
+		m.OutputWatermark = min(m.OutputWatermark, s.OutputWatermark)
 		m.RecordsIn += s.RecordsIn
 		m.RecordsOut += s.RecordsOut
 		m.BytesIn += s.BytesIn

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
+	"github.com/sluicehq/sluice/host/watermark"
 	"github.com/sluicehq/sluice/partition"
 )
 
@@ -42,6 +43,8 @@ func (e *Execution) build() error {
 					return fmt.Errorf("runtime: operator %q has parallelism %d in task %q of parallelism %d", id, op.Parallelism, t.Name, t.Parallelism)
 				}
 				co := &chainOp{spec: op, metrics: &opCounters{}, st: st, policy: policyOf(op)}
+				co.wmIn.Store(MinWatermark)
+				co.wmOut.Store(MinWatermark)
 				st.ops = append(st.ops, co)
 				chains[id] = append(chains[id], co)
 			}
@@ -89,6 +92,10 @@ func (e *Execution) build() error {
 				if e.ckpt != nil {
 					room += barrierRoom
 				}
+				if e.et {
+					room += watermarkRoom
+					st.valve = watermark.NewValve(len(g.inputs))
+				}
 				g.queue = make(chan message, len(g.inputs)*room)
 			}
 			if e.ckpt != nil {
@@ -97,6 +104,9 @@ func (e *Execution) build() error {
 					st.ck.align = newAligner(e.ckpt.mode, len(g.inputs))
 					st.ck.stash = make([][]message, len(g.inputs))
 				}
+			}
+			if st.gate == nil {
+				st.time = st.newSourceTime() // after st.ck: it shares its mailbox
 			}
 		}
 	}

@@ -23,9 +23,9 @@ import (
 // subtask receives from one place whatever its inputs deliver, in arrival
 // order, which keeps a union or a two-input operator free of deadlocks.
 
-// msgKind tells data from control messages: checkpoint barriers and
-// cancel markers travel the same queues, in order with the data
-// (watermarks will be a further kind).
+// msgKind tells data from control messages: checkpoint barriers, cancel
+// markers, watermarks and watermark statuses travel the same queues, in
+// order with the data.
 type msgKind uint8
 
 const (
@@ -39,6 +39,11 @@ const (
 	// msgCancel says checkpoint bar.id was aborted upstream (Flink's
 	// CancelCheckpointMarker).
 	msgCancel
+	// msgWatermark is watermark wm of the channel (eventtime.go).
+	msgWatermark
+	// msgStatus says the channel went idle (idle) or active again
+	// (Flink's WatermarkStatus).
+	msgStatus
 )
 
 // message is what a gate delivers.
@@ -47,6 +52,8 @@ type message struct {
 	channel int32    // index of the channel at the receiving gate
 	buf     *batch   // msgData: the records; give it back with release
 	bar     *barrier // msgBarrier, msgCancel
+	wm      int64    // msgWatermark
+	idle    bool     // msgStatus
 }
 
 // batch is a buffer of records in the abi wire format.

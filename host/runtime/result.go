@@ -53,6 +53,8 @@ func (e *Execution) Snapshot() *Result {
 				Restarts:        co.metrics.restarts.load(),
 				LogLinesDropped: co.logDropped(),
 				Gauges:          co.gaugesNow(),
+				InputWatermark:  co.wmIn.Load(),
+				OutputWatermark: co.wmOut.Load(),
 			})
 		}
 		m.sum()

@@ -47,8 +47,16 @@ type sortedInput struct {
 
 	last    lastRecord
 	w       abi.Writer
-	scratch []byte  // a run of one input's records, in feeding order, when sorting moved them
-	pos     []int64 // their positions
+	scratch []byte            // a run of one input's records, in feeding order, when sorting moved them
+	pos     []int64           // their positions
+	wm      deferredWatermark // given after the held input, in Close
+}
+
+// ProcessWatermark holds wm until the held input was fed (BATCH: the end
+// of event time comes when the input ended, after its records).
+func (s *sortedInput) ProcessWatermark(wm int64, _ Collector) error {
+	s.wm.hold(wm)
+	return nil
 }
 
 // positioned is an operator that takes each record's position among its
@@ -180,6 +188,9 @@ func (s *sortedInput) Close(out Collector) error {
 	}
 	s.index = nil
 	if err := s.flush(out); err != nil {
+		return errors.Join(err, s.inner.Close(nil))
+	}
+	if err := s.wm.give(s.inner, out); err != nil {
 		return errors.Join(err, s.inner.Close(nil))
 	}
 	return s.inner.Close(out)

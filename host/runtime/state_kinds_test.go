@@ -165,10 +165,10 @@ func TestStateKindMisuse(t *testing.T) {
 	}
 }
 
-// fakeClock is a TTL clock a test moves.
-type fakeClock struct{ ms int64 }
+// ttlClock is a TTL clock (milliseconds) a test moves.
+type ttlClock struct{ ms int64 }
 
-func (c *fakeClock) now() int64 { return c.ms }
+func (c *ttlClock) now() int64 { return c.ms }
 
 // TestTTLOnCreateAndWrite follows Flink's TtlStateTestBase cases for
 // OnCreateAndWrite with NeverReturnExpired (ttl 100): a value written at
@@ -177,7 +177,7 @@ func (c *fakeClock) now() int64 { return c.ms }
 func TestTTLOnCreateAndWrite(t *testing.T) {
 	for _, kind := range []StateKind{KindValue, KindList, KindMap} {
 		t.Run(kind.String(), func(t *testing.T) {
-			clk := &fakeClock{}
+			clk := &ttlClock{}
 			st := NewKeyedStore(128, 0, 127)
 			k := mustKinds(t, st, []SlotSpec{{Slot: 0, Kind: kind, TTL: 100 * time.Millisecond}}, clk.now)
 			key := strKey("k")
@@ -245,7 +245,7 @@ func TestTTLOnCreateAndWrite(t *testing.T) {
 // TestTTLOnReadAndWrite: a read starts the time again (Flink's
 // OnReadAndWrite).
 func TestTTLOnReadAndWrite(t *testing.T) {
-	clk := &fakeClock{}
+	clk := &ttlClock{}
 	st := NewKeyedStore(128, 0, 127)
 	k := mustKinds(t, st, []SlotSpec{
 		{Slot: 0, Kind: KindValue, TTL: 100 * time.Millisecond, Update: TTLOnReadAndWrite},
@@ -291,7 +291,7 @@ func TestTTLOnReadAndWrite(t *testing.T) {
 // TestTTLListElements: each element has its own time (Flink's
 // TtlListState): the old ones expire, the new ones stay.
 func TestTTLListElements(t *testing.T) {
-	clk := &fakeClock{}
+	clk := &ttlClock{}
 	st := NewKeyedStore(128, 0, 127)
 	k := mustKinds(t, st, []SlotSpec{{Slot: 3, Kind: KindList, TTL: 10 * time.Millisecond}}, clk.now)
 	key := strKey("k")
@@ -314,7 +314,7 @@ func TestTTLListElements(t *testing.T) {
 // expired entries out.
 func TestStateKindsSnapshotRescale(t *testing.T) {
 	const maxP = 128
-	clk := &fakeClock{}
+	clk := &ttlClock{}
 	specs := []SlotSpec{
 		{Slot: 1, Kind: KindList},
 		{Slot: 2, Kind: KindMap},

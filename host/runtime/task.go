@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/plan"
+	"github.com/sluicehq/sluice/host/watermark"
 )
 
 // subtask is one parallel instance of a task: one goroutine running the
@@ -26,6 +27,10 @@ type subtask struct {
 	total  atomic.Int64 // source records to come; -1 unknown or not open yet
 	err    *OpError
 	ck     *subtaskCheckpoint // nil: checkpointing off
+	// event time (eventtime.go): a source's watermark generation, the
+	// valve over the input channels; nil when the job has none
+	time  *sourceTime
+	valve *watermark.Valve
 }
 
 func (s *subtask) parallelism() int { return s.task.Parallelism }
@@ -64,8 +69,8 @@ func (s *subtask) run() {
 	if err == nil && s.ck != nil && !e.failed() {
 		err = s.checkpointEnd()
 	}
-	if err == nil {
-		_ = s.closeChain(true)
+	if err == nil && s.closeChain(true) == nil && s.err == nil && !e.failed() && !e.hardStopped() {
+		_ = s.endOutputs() // the end of event time, before the ends
 	}
 	if s.err != nil {
 		e.fail(s.err) // first: sources stop while this subtask cleans up
@@ -153,6 +158,9 @@ func (s *subtask) runSource() error {
 	if s.ck != nil {
 		out = &sourceOut{c: s.ops[0].out, s: s}
 	}
+	if s.time != nil {
+		out = &timedOut{next: out, s: s, t: s.time}
+	}
 	err := s.source.Run(s.e.srcCtx, out)
 	switch {
 	case err == nil, errors.Is(err, errSourceStopped) && s.ck != nil && s.ck.stopped:
@@ -185,6 +193,13 @@ func (s *subtask) runInput() error {
 			}
 		case msgEnd:
 			g.ended++
+			if err := s.inputTime(m); err != nil {
+				return err
+			}
+		case msgWatermark, msgStatus:
+			if err := s.inputTime(m); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -228,6 +243,9 @@ func (s *subtask) drain() {
 // that reached it before the failure.
 func (s *subtask) closeChain(emit bool) error {
 	for _, co := range s.ops {
+		if co.op == nil && emit && s.err == nil && !s.e.hardStopped() && !s.e.failed() && !s.stoppedAtSavepoint() {
+			_ = co.endWatermark() // a source: its input ended (no operator to call)
+		}
 		if co.op == nil || co.closed {
 			continue
 		}
@@ -235,6 +253,12 @@ func (s *subtask) closeChain(emit bool) error {
 		var out Collector
 		if emit && s.err == nil && !s.e.hardStopped() && !s.e.failed() {
 			out = co.out
+			if s.stoppedAtSavepoint() {
+				// no end of event time: the job resumes from the savepoint
+			} else if err := co.endWatermark(); err != nil {
+				_ = co.op.Close(nil)
+				return err
+			}
 		}
 		if err := co.op.Close(out); err != nil && out != nil {
 			return co.fail(err)

@@ -16,10 +16,10 @@ import (
 )
 
 // Windows end to end from YAML: the real elements source and print sink.
-// Until the engine assigns timestamps from a source's watermarks: (issue
-// #27, built alongside), timedConnectors stamps each source record with
-// the event time in its ts field, as a timestamp assigner would. The
-// engine does not deliver watermarks yet either, so these bounded jobs
+// timedConnectors stamps each source record with the event time in its ts
+// field, as a timestamp assigner would (watermarks: timestamp: {field: ts}
+// does the same in the engine). The elements source emits its records in
+// one batch, before its first periodic watermark, so these bounded jobs
 // fire their windows at the end of input (STREAMING) or once after the
 // sorted input (BATCH): every window once, with its final contents, as
 // Flink's MAX_WATERMARK at the end of input fires it.
@@ -97,7 +97,7 @@ mode: ` + mode + `
 parallelism: ` + p + `
 operators:
   - id: src
-    source: { type: elements, values: ` + values + `, watermarks: { strategy: bounded-out-of-orderness } }
+    source: { type: elements, values: ` + values + `, watermarks: { strategy: bounded-out-of-orderness, max-out-of-orderness: 1s } }
 ` + op + `
   - id: out
     sink: { type: print, prefix: w }

@@ -125,7 +125,10 @@ func (j *Job) checkpointPaths() map[checkpoint.ID]string {
 // execution started, or with why it could not. The job's checkpoints go
 // to <storage>/<job id>/chk-<n>, as Flink's: two jobs of a tenant with one
 // name keep apart.
-func startMastered(ctx context.Context, jobID string, g *plan.JobGraph, ft faultTolerance, deps runtime.Deps) (*mastered, error) {
+//
+// The first execution restores from from unless it is nil; onRestart is
+// called with each failure the job master restarts the job after.
+func startMastered(ctx context.Context, jobID string, g *plan.JobGraph, ft faultTolerance, deps runtime.Deps, from *checkpoint.Reader, onRestart func(error)) (*mastered, error) {
 	mctx, cancel := context.WithCancel(ctx)
 	r := &mastered{cancel: cancel, done: make(chan struct{}), savepoint: ft.savepoints, paths: map[checkpoint.ID]string{}}
 	first := make(chan error, 1)
@@ -144,10 +147,15 @@ func startMastered(ctx context.Context, jobID string, g *plan.JobGraph, ft fault
 		}
 		return exec, nil
 	}
-	m, err := jobmaster.New(jobmaster.Config{Job: jobID, Checkpoint: ft.checkpoint, Restart: ft.restart, Log: deps.Logger,
+	m, err := jobmaster.New(jobmaster.Config{Job: jobID, Checkpoint: ft.checkpoint, Restart: ft.restart, From: from, Log: deps.Logger,
 		Observe: func(e jobmaster.Event) {
-			if e.Kind == jobmaster.Completed {
+			switch e.Kind {
+			case jobmaster.Completed:
 				r.completed(e.ID, e.Path)
+			case jobmaster.Restarting:
+				if onRestart != nil {
+					onRestart(e.Err)
+				}
 			}
 		}}, start)
 	if err != nil {

@@ -64,9 +64,11 @@ type Job struct {
 	rates      [][]rate // [task][subtask], the last sample
 	window     time.Duration
 	exceptions []Exception
-	dropped    int // exceptions beyond maxExceptions
-	ckFinal    checkpoint.Stats
-	ckPaths    map[checkpoint.ID]string
+	// restoredFrom is the savepoint the job was submitted to start from
+	restoredFrom string
+	dropped      int // exceptions beyond maxExceptions
+	ckFinal      checkpoint.Stats
+	ckPaths      map[checkpoint.ID]string
 }
 
 // usage is what a job holds of its tenant's quotas.
@@ -92,6 +94,10 @@ type Exception struct {
 	Kind     string    `json:"kind"` // one of ErrorKinds, or "job"
 	Message  string    `json:"message"`
 	Root     bool      `json:"root"` // the cause of the job's failure
+	// Restarted: the job master restarted the job after this failure, as
+	// its restart strategy allowed (an entry of Flink's exception
+	// history that the job recovered from).
+	Restarted bool `json:"restarted,omitempty"`
 }
 
 // Exceptions is a job's exception history, oldest first.
@@ -279,4 +285,18 @@ func writePlan(g *plan.JobGraph) []byte {
 	var b bytes.Buffer
 	_ = plan.WriteJSON(&b, g)
 	return b.Bytes()
+}
+
+// restarted records a failure the job master restarted the job after.
+func (j *Job) restarted(err error) {
+	e := Exception{Time: time.Now(), Subtask: -1, Kind: "job", Message: err.Error(), Restarted: true}
+	var oe *runtime.OpError
+	if errors.As(err, &oe) {
+		e.Operator, e.Subtask, e.Kind = oe.Operator, oe.Subtask, ErrorKinds[kindOf(err)]
+	}
+	var pe *plugin.PluginError
+	if errors.As(err, &pe) {
+		e.Plugin = pe.Plugin
+	}
+	j.addException(e)
 }

@@ -33,12 +33,14 @@ type JobStatus struct {
 	Plugins     map[string]string `json:"plugins,omitempty"`
 	Error       string            `json:"error,omitempty"`
 	CancelCause string            `json:"cancel_cause,omitempty"`
+	// RestoredFrom is the savepoint the job was submitted to start from.
+	RestoredFrom string `json:"restored_from,omitempty"`
 }
 
 func (j *Job) status() JobStatus {
 	j.mu.Lock()
 	st := JobStatus{ID: j.ID, Tenant: j.Tenant, Name: j.Name, Mode: j.Mode, State: j.state, Submitted: j.Submitted,
-		Slots: j.need.slots, Instances: j.need.instances, MemoryPages: j.need.pages, Plugins: j.plugins, CancelCause: j.cancelWhy}
+		Slots: j.need.slots, Instances: j.need.instances, MemoryPages: j.need.pages, Plugins: j.plugins, CancelCause: j.cancelWhy, RestoredFrom: j.restoredFrom}
 	final, err, ended, exec := j.final, j.err, j.endedAt, j.exec
 	j.mu.Unlock()
 	res := final

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"github.com/sluicehq/sluice/host/checkpoint"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -151,7 +152,30 @@ func (mp *meteredPlugins) Operator(opID, plugin string, subtask int) (runtime.Op
 	if err != nil {
 		return nil, err
 	}
-	return &meteredOperator{op: op, m: mp.m, st: mp.m.newStats(opID, plugin, subtask)}, nil
+	mo := &meteredOperator{op: op, m: mp.m, st: mp.m.newStats(opID, plugin, subtask)}
+	if sn, ok := op.(runtime.Snapshotter); ok {
+		// a plugin with operator state (sluice_snapshot): the wrapper
+		// must not hide it from the engine's checkpoints
+		return meteredStatefulOperator{mo, sn}, nil
+	}
+	return mo, nil
+}
+
+// meteredStatefulOperator is a metered plugin operator that keeps
+// operator state: its snapshots and restores pass through unmetered.
+type meteredStatefulOperator struct {
+	*meteredOperator
+	sn runtime.Snapshotter
+}
+
+var _ runtime.Snapshotter = meteredStatefulOperator{}
+
+func (o meteredStatefulOperator) SnapshotState(id checkpoint.ID) (checkpoint.SubtaskState, error) {
+	return o.sn.SnapshotState(id)
+}
+
+func (o meteredStatefulOperator) RestoreState(r checkpoint.Restore) error {
+	return o.sn.RestoreState(r)
 }
 
 func (mp *meteredPlugins) Partitioner(plugin, from, to string, subtask int) (runtime.CustomPartitioner, error) {
@@ -250,6 +274,17 @@ func (k *meteredKeySelector) Keys(batch []byte, count int, dst []byte) ([]byte, 
 func (k *meteredKeySelector) Close() error {
 	k.st.memory.Store(0)
 	return k.k.Close()
+}
+
+// ProcessWatermark passes watermarks through to a plugin operator that
+// takes them (runtime.WatermarkOperator): the runtime finds the interface
+// on this wrapper. One that does not take them ignores them, as the
+// runtime does.
+func (o *meteredOperator) ProcessWatermark(wm int64, out runtime.Collector) error {
+	if w, ok := o.op.(runtime.WatermarkOperator); ok {
+		return w.ProcessWatermark(wm, out)
+	}
+	return nil
 }
 
 // LogLinesDropped passes the plugin operator's count of dropped guest

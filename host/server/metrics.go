@@ -71,9 +71,14 @@ type OperatorMetrics struct {
 	BytesOut    int64  `json:"bytes_out"`
 	// LogLinesDropped counts the lines of guest stdout and stderr dropped
 	// past the kept tail (a plugin operator's log flood).
-	LogLinesDropped int64             `json:"log_lines_dropped"`
-	Skew            float64           `json:"skew"`
-	Subtasks        []OperatorSubtask `json:"subtasks"`
+	LogLinesDropped int64   `json:"log_lines_dropped"`
+	Skew            float64 `json:"skew"`
+	// CurrentInputWatermark and CurrentOutputWatermark are the lowest over
+	// the subtasks, epoch ms (Flink's currentInputWatermark and
+	// currentOutputWatermark); absent before the first watermark.
+	CurrentInputWatermark  *int64            `json:"current_input_watermark,omitempty"`
+	CurrentOutputWatermark *int64            `json:"current_output_watermark,omitempty"`
+	Subtasks               []OperatorSubtask `json:"subtasks"`
 }
 
 // OperatorSubtask is one subtask of an operator: Flink's numRecordsIn,
@@ -91,6 +96,9 @@ type OperatorSubtask struct {
 	// and records-lag per topic and partition; a Kafka sink's
 	// transactions-committed, ...); none for other operators.
 	Gauges []ConnectorGauge `json:"gauges,omitempty"`
+	// The subtask's current watermarks; absent before the first.
+	CurrentInputWatermark  *int64 `json:"current_input_watermark,omitempty"`
+	CurrentOutputWatermark *int64 `json:"current_output_watermark,omitempty"`
 }
 
 // ConnectorGauge is one figure of a connector subtask (runtime.Gauge).
@@ -120,6 +128,14 @@ func ConnectorGauges(gs []runtime.Gauge) []ConnectorGauge {
 		out = append(out, cg)
 	}
 	return out
+}
+
+// watermarkOf is wm for JSON: nil before the first watermark.
+func watermarkOf(wm int64) *int64 {
+	if wm == runtime.MinWatermark {
+		return nil
+	}
+	return &wm
 }
 
 // HotKey is a key carrying more than half of a HASH edge's records.
@@ -219,11 +235,14 @@ func (j *Job) metrics() JobMetrics {
 	for _, op := range res.Operators {
 		om := OperatorMetrics{ID: op.ID, Kind: op.Kind, Task: taskOf(j, op.ID), Parallelism: op.Parallelism,
 			RecordsIn: op.RecordsIn, RecordsOut: op.RecordsOut, BytesIn: op.BytesIn, BytesOut: op.BytesOut, Skew: op.Skew,
-			LogLinesDropped: op.LogLinesDropped,
-			Subtasks:        make([]OperatorSubtask, 0, len(op.Subtasks))}
+			LogLinesDropped:        op.LogLinesDropped,
+			CurrentInputWatermark:  watermarkOf(op.InputWatermark),
+			CurrentOutputWatermark: watermarkOf(op.OutputWatermark),
+			Subtasks:               make([]OperatorSubtask, 0, len(op.Subtasks))}
 		for _, sm := range op.Subtasks {
 			om.Subtasks = append(om.Subtasks, OperatorSubtask{Subtask: sm.Subtask, RecordsIn: sm.RecordsIn, RecordsOut: sm.RecordsOut,
-				BytesIn: sm.BytesIn, BytesOut: sm.BytesOut, LogLinesDropped: sm.LogLinesDropped, Gauges: ConnectorGauges(sm.Gauges)})
+				BytesIn: sm.BytesIn, BytesOut: sm.BytesOut, LogLinesDropped: sm.LogLinesDropped, Gauges: ConnectorGauges(sm.Gauges),
+				CurrentInputWatermark: watermarkOf(sm.InputWatermark), CurrentOutputWatermark: watermarkOf(sm.OutputWatermark)})
 		}
 		m.Operators = append(m.Operators, om)
 	}

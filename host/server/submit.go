@@ -5,9 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/host/checkpoint"
+	"github.com/sluicehq/sluice/host/jobmaster"
 	"github.com/sluicehq/sluice/host/jobplugins"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
@@ -22,6 +26,24 @@ import (
 // runs on its own plugin host with the tenant's limits until it ends or
 // is cancelled; ctx only bounds the submission (compiling plugins).
 func (s *Server) Submit(ctx context.Context, p Principal, src []byte) (JobStatus, error) {
+	return s.SubmitWith(ctx, p, src, SubmitOptions{})
+}
+
+// SubmitOptions are how a submitted job starts.
+type SubmitOptions struct {
+	// From is a savepoint or checkpoint folder (or its _metadata) that the
+	// job starts from, as Flink's savepointPath: absolute, or relative to
+	// the tenant's checkpoint folder, and inside it either way. The job
+	// must checkpoint (checkpointing: interval).
+	From string
+	// AllowNonRestoredState drops the state of operators the pipeline no
+	// longer has, as Flink's allowNonRestoredState; without it such
+	// state is refused.
+	AllowNonRestoredState bool
+}
+
+// SubmitWith is Submit with options: a job restored from a savepoint.
+func (s *Server) SubmitWith(ctx context.Context, p Principal, src []byte, opts SubmitOptions) (JobStatus, error) {
 	t, err := s.tenantOf(p, "submit jobs")
 	if err != nil {
 		return JobStatus{}, err
@@ -46,7 +68,7 @@ func (s *Server) Submit(ctx context.Context, p Principal, src []byte) (JobStatus
 		}
 		return JobStatus{}, err
 	}
-	j, err := s.start(ctx, t, pr, u)
+	j, err := s.start(ctx, t, pr, u, opts)
 	if err != nil {
 		s.mu.Lock()
 		s.unreserveLocked(t, u)
@@ -60,7 +82,7 @@ func (s *Server) Submit(ctx context.Context, p Principal, src []byte) (JobStatus
 
 // start builds the job's plugin host and connectors and starts it. The
 // quota is reserved.
-func (s *Server) start(ctx context.Context, t *tenant, pr *prepared, u usage) (*Job, error) {
+func (s *Server) start(ctx context.Context, t *tenant, pr *prepared, u usage, opts SubmitOptions) (*Job, error) {
 	j := &Job{ID: newID(), Tenant: t.cfg.Name, Name: pr.graph.Name, Mode: string(pr.graph.Mode), Submitted: time.Now(),
 		graph: pr.graph, planJSON: writePlan(pr.graph), plugins: map[string]string{}, need: u,
 		out: newTail(s.cfg.Server.OutputRecords, s.cfg.Server.OutputBytes), done: make(chan struct{}), state: Running}
@@ -68,6 +90,16 @@ func (s *Server) start(ctx context.Context, t *tenant, pr *prepared, u usage) (*
 	ft, ckpt, err := s.faultTolerance(t, pr.pipeline)
 	if err != nil {
 		return nil, err
+	}
+	var from *checkpoint.Reader
+	if opts.From != "" {
+		if !ckpt {
+			return nil, errorf(Invalid, "from", "a job restored from a savepoint must checkpoint: set checkpointing: interval in the pipeline")
+		}
+		if from, err = s.openFrom(t, pr, opts); err != nil {
+			return nil, err
+		}
+		j.restoredFrom = from.Path
 	}
 	jctx, stop := context.WithCancel(s.ctx)
 	j.stop = stop
@@ -100,7 +132,7 @@ func (s *Server) start(ctx context.Context, t *tenant, pr *prepared, u usage) (*
 	var exec running
 	if ckpt {
 		conns.builtin.Checkpointed = true
-		j.master, err = startMastered(jctx, j.ID, pr.graph, ft, deps)
+		j.master, err = startMastered(jctx, j.ID, pr.graph, ft, deps, from, j.restarted)
 		j.checkpointed, exec = true, j.master
 	} else {
 		exec, err = runtime.Start(jctx, pr.graph, deps)
@@ -175,4 +207,37 @@ func newID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // never fails (Go 1.24+)
 	return hex.EncodeToString(b[:])
+}
+
+// openFrom opens and checks the savepoint a job starts from: inside the
+// tenant's checkpoint folder, every byte whole, no state of an operator
+// the job lacks (unless allowed), the max parallelism the state was
+// written with.
+func (s *Server) openFrom(t *tenant, pr *prepared, opts SubmitOptions) (*checkpoint.Reader, error) {
+	dir := s.tenantCheckpointDir(t)
+	path := opts.From
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	if rel, err := filepath.Rel(dir, path); err != nil || !filepath.IsLocal(rel) {
+		return nil, errorf(Invalid, "from", "%q is outside the tenant's checkpoint folder: name a savepoint under it (the external_path GET /v1/jobs/{id}/checkpoints shows), or relative to it", opts.From)
+	}
+	r, err := checkpoint.Open(path)
+	if err == nil {
+		err = r.Verify()
+	}
+	if err != nil {
+		return nil, errorf(Invalid, "from", "%s", strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), ""))
+	}
+	ids := make([]string, len(pr.pipeline.Operators))
+	for i, op := range pr.pipeline.Operators {
+		ids[i] = op.ID
+	}
+	if _, err := r.CheckOperators(ids, opts.AllowNonRestoredState); err != nil {
+		return nil, errorf(Invalid, "from", "%v", err)
+	}
+	if err := jobmaster.CheckRestore(r, pr.graph); err != nil {
+		return nil, errorf(Invalid, "from", "%s", strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), ""))
+	}
+	return r, nil
 }

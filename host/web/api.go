@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/sluicehq/sluice/host/server"
 )
@@ -74,13 +75,31 @@ func (h *Handler) deletePlugin(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// submitJob: POST /v1/jobs with the pipeline YAML as the body.
+// submitJob: POST /v1/jobs with the pipeline YAML as the body; with
+// ?from=PATH the job starts from that savepoint (Flink's savepointPath),
+// and &allow-non-restored-state=true drops the state of operators it no
+// longer has (Flink's allowNonRestoredState).
 func (h *Handler) submitJob(w http.ResponseWriter, r *http.Request) {
+	var opts server.SubmitOptions
+	q := r.URL.Query()
+	opts.From = q.Get("from")
+	if v := q.Get("allow-non-restored-state"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "query parameter allow-non-restored-state", "allow-non-restored-state is true or false, not %q", v)
+			return
+		}
+		if opts.From == "" && b {
+			writeError(w, http.StatusBadRequest, "query parameter allow-non-restored-state", "allow-non-restored-state needs from")
+			return
+		}
+		opts.AllowNonRestoredState = b
+	}
 	src, ok := readBody(w, r, int64(h.cfg.MaxPipelineBytes), "max-pipeline-bytes")
 	if !ok {
 		return
 	}
-	st, err := h.srv.Submit(r.Context(), principal(r), src)
+	st, err := h.srv.SubmitWith(r.Context(), principal(r), src, opts)
 	if err != nil {
 		var e *server.Error
 		if errors.As(err, &e) && e.Code == server.Invalid && !bytes.ContainsAny(src, "\r\n") && len(e.Problems) > 0 {

@@ -19,6 +19,7 @@ type collector struct {
 
 	recordsIn, recordsOut, bytesIn, bytesOut *prometheus.Desc
 	logDropped                               *prometheus.Desc
+	wmIn, wmOut                              *prometheus.Desc
 	busy, idle, backPressured, skew          *prometheus.Desc
 	calls, errors, duration, memory, restart *prometheus.Desc
 	uptime                                   *prometheus.Desc
@@ -47,6 +48,8 @@ func newCollector(srv *server.Server) *collector {
 		bytesIn:       d("operator_bytes_in_total", "Bytes the operator subtask received (Flink numBytesIn).", op),
 		bytesOut:      d("operator_bytes_out_total", "Bytes the operator subtask emitted (Flink numBytesOut).", op),
 		logDropped:    d("operator_log_lines_dropped_total", "Lines of guest stdout and stderr the plugin operator subtask dropped past the kept tail (a log flood).", op),
+		wmIn:          d("operator_currentInputWatermark", "The operator subtask's current input watermark, epoch ms (Flink currentInputWatermark); absent before the first.", op),
+		wmOut:         d("operator_currentOutputWatermark", "The operator subtask's current output watermark, epoch ms (Flink currentOutputWatermark); absent before the first.", op),
 		busy:          d("task_busy_time_ms_per_second", "Time the task subtask was busy, ms per second over the last sample (Flink busyTimeMsPerSecond).", task),
 		idle:          d("task_idle_time_ms_per_second", "Time the task subtask waited for input, ms per second (Flink idleTimeMsPerSecond).", task),
 		backPressured: d("task_back_pressured_time_ms_per_second", "Time the task subtask waited for a free output buffer, ms per second (Flink backPressuredTimeMsPerSecond).", task),
@@ -77,7 +80,7 @@ func newCollector(srv *server.Server) *collector {
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.recordsIn, c.recordsOut, c.bytesIn, c.bytesOut, c.logDropped, c.busy, c.idle,
+	for _, d := range []*prometheus.Desc{c.recordsIn, c.recordsOut, c.bytesIn, c.bytesOut, c.logDropped, c.wmIn, c.wmOut, c.busy, c.idle,
 		c.backPressured, c.skew, c.calls, c.errors, c.duration, c.memory, c.restart, c.uptime, c.slots, c.slotsQuota,
 		c.pages, c.pagesQuota, c.running, c.runningQuota, c.plugins, c.pluginsQuota, c.pluginBytes, c.jobs, c.rateLimited,
 		c.ckDuration, c.ckSize, c.ckCompleted, c.ckFailed, c.ckInProgress} {
@@ -136,6 +139,12 @@ func (c *collector) job(ch chan<- prometheus.Metric, j server.JobSample) {
 			ch <- prometheus.MustNewConstMetric(c.bytesIn, prometheus.CounterValue, float64(s.BytesIn), l...)
 			ch <- prometheus.MustNewConstMetric(c.bytesOut, prometheus.CounterValue, float64(s.BytesOut), l...)
 			ch <- prometheus.MustNewConstMetric(c.logDropped, prometheus.CounterValue, float64(s.LogLinesDropped), l...)
+			if s.CurrentInputWatermark != nil {
+				ch <- prometheus.MustNewConstMetric(c.wmIn, prometheus.GaugeValue, float64(*s.CurrentInputWatermark), l...)
+			}
+			if s.CurrentOutputWatermark != nil {
+				ch <- prometheus.MustNewConstMetric(c.wmOut, prometheus.GaugeValue, float64(*s.CurrentOutputWatermark), l...)
+			}
 		}
 	}
 	for _, t := range m.Tasks {

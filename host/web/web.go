@@ -9,7 +9,8 @@
 //	POST   /v1/plugins?name=N      upload a module (body: the .wasm); 201, 200 if stored already under N,
 //	                               409 if stored under another name, 422 if refused
 //	GET    /v1/plugins             list; GET|DELETE /v1/plugins/{name or sha256:hex}
-//	POST   /v1/jobs                submit (body: pipeline YAML); 201, 400 lint, 403 quota, 413 larger than
+//	POST   /v1/jobs                submit (body: pipeline YAML; ?from=SAVEPOINT&allow-non-restored-state=
+//	                               true to start from a savepoint); 201, 400 lint, 403 quota, 413 larger than
 //	                               max-pipeline-bytes, 422 a plugin used as another kind, 503 no host room
 //	                               now (Retry-After) or shutting down
 //	GET    /v1/jobs                list; GET /v1/jobs/{id} status (records_total -1: unbounded, or

@@ -59,6 +59,11 @@ var sets = []Set{
 	{Name: "langtest", Pkg: "./plugins/langtest", Bench: "^Benchmark(FilterBatch1024|FilterBatch1024Native|BatchSweep|Sandbox)$", Benchtime: "2s", Quick: "100ms"},
 	{Name: "runtime", Pkg: "./host/runtime", Bench: "^Benchmark(Edge|KeyedShuffle|KeyedShuffleNative|KeyedShuffleParallelism|KeyedShuffleNativeParallelism|Chain3|Quickstart|QuickstartNative)$", Benchtime: "2s", Quick: "100ms"},
 	{Name: "latency", Pkg: "./host/runtime", Bench: "^BenchmarkLatency$", Benchtime: "1x", Quick: "1x"},
+	// issue 25: checkpoints through the whole host run, a 1 M-key snapshot, a restart after kill -9
+	{Name: "checkpoint-run", Pkg: "./cmd/host", Bench: "^BenchmarkRunQuickstartCheckpoints$", Benchtime: "4000000x", Quick: "200000x"},
+	{Name: "checkpoint-state", Pkg: "./host/runtime", Bench: "^BenchmarkKeyedStoreSnapshot1M$", Benchtime: "3x", Quick: "1x"},
+	{Name: "checkpoint-write", Pkg: "./host/checkpoint", Bench: "^Benchmark(Write1MKeys|Restore1MKeys)$", Benchtime: "10x", Quick: "1x"},
+	{Name: "restart", Pkg: "./cmd/host", Bench: "^BenchmarkRestartAfterKill$", Benchtime: "3x", Quick: "1x"},
 	{Name: "benthos", Dir: "bench/benthos", Pkg: ".", Bench: "^BenchmarkBenthos$", Benchtime: "200000x", Quick: "20000x"},
 	{Name: "kafka", Pkg: "./cmd/host", Bench: "^BenchmarkKafka$", Benchtime: "200000x", Quick: "20000x"},
 }

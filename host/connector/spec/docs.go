@@ -29,6 +29,8 @@ func Reference(host, serve *Set) string {
 	w("and options that only go together; a mistyped type or option gets the nearest known name. ")
 	w("Options are written in the pipeline file, so the file's rules for numbers hold ")
 	w("([pipelines.md](pipelines.md#numbers-in-the-pipeline-file)).\n\n")
+	w("Every source also takes `watermarks:`, its watermark strategy (Flink's `fromSource(source, WatermarkStrategy, name)`), ")
+	w("which is not an option of its type: see [pipelines.md](pipelines.md#watermarks).\n\n")
 	w("| type | role | what | ends by itself | replayable | guarantee | `host serve` |\n|---|---|---|---|---|---|---|\n")
 	all := serve // it holds host's connectors and its own
 	for _, c := range all.All() {

@@ -1,0 +1,432 @@
+package runtime
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/watermark"
+)
+
+// This file is event time in the engine (issue #27): watermarks generated
+// at the sources, carried on the queues as messages in order with the
+// data (msgWatermark, msgStatus), combined at each gate by a valve
+// (host/watermark, Flink's StatusWatermarkValve) and handed down each
+// chain. None of it runs in a job whose sources have no watermark
+// strategy, except the end of event time each WatermarkOperator gets when
+// its input ends (closeChain), and nothing here runs per record: a source
+// with a strategy reads each batch's timestamps once, after emitting it.
+
+// eventTimeOn reports whether some source of the job generates
+// watermarks (STREAMING only: BATCH uses none while it runs).
+func (e *Execution) eventTimeOn() bool {
+	if e.job.Mode == pipeline.Batch || e.job.Pipeline == nil {
+		return false
+	}
+	for _, op := range e.job.Operators {
+		if op.Kind == pipeline.KindSource && e.job.Pipeline.WatermarksOf(op.Spec).Active() {
+			return true
+		}
+	}
+	return false
+}
+
+// now is the engine's processing time: Deps.Now, else the wall clock.
+func (e *Execution) now() time.Time {
+	if e.deps.Now != nil {
+		return e.deps.Now()
+	}
+	return time.Now()
+}
+
+// sourceTime is a source subtask's watermark generation.
+type sourceTime struct {
+	strat    *watermark.Strategy
+	gen      *watermark.Generator
+	interval time.Duration
+	next     time.Time     // the next periodic emit is due then
+	sig      chan struct{} // wakes a waiting source for a periodic emit
+	epoch    time.Time     // the generator's time zero
+	w        abi.Writer    // a batch restamped from a field
+	ends     []byte
+	pos      int64 // records seen, for errors
+}
+
+// newSourceTime is the generation of source subtask s, nil without an
+// active strategy.
+func (s *subtask) newSourceTime() *sourceTime {
+	e := s.e
+	if !e.et {
+		return nil
+	}
+	w := e.job.Pipeline.WatermarksOf(s.ops[0].spec.Spec)
+	if !w.Active() {
+		return nil
+	}
+	now := e.now()
+	t := &sourceTime{strat: &w.Strategy, gen: watermark.NewGenerator(&w.Strategy), interval: w.Interval, next: now.Add(w.Interval), epoch: now}
+	if s.ck != nil {
+		t.sig = s.ck.mail.signal // one mailbox: the source waits on one channel
+	} else {
+		t.sig = make(chan struct{}, 1)
+	}
+	return t
+}
+
+// timedOut is the Collector of a source with a watermark strategy: it
+// stamps records from their time field when the strategy says so, hands
+// each batch on, then lets the generator see its timestamps (so a
+// watermark never overtakes the records it accounts for) and emits a
+// watermark when one is due. It is a SourceMailbox: a waiting source that
+// selects on Pending gets its periodic emits (and idleness) on time.
+type timedOut struct {
+	next Collector // the chain's collector, or sourceOut when checkpointing
+	s    *subtask
+	t    *sourceTime
+}
+
+var (
+	_ EndsCollector = (*timedOut)(nil)
+	_ SourceMailbox = (*timedOut)(nil)
+)
+
+func (o *timedOut) Emit(port int, buf []byte, count int) error {
+	return o.EmitEnds(port, buf, count, nil)
+}
+
+func (o *timedOut) EmitEnds(port int, buf []byte, count int, ends []byte) error {
+	t := o.t
+	if port != 0 || count <= 0 {
+		return EmitWithEnds(o.next, port, buf, count, ends)
+	}
+	var err error
+	if t.strat.Field != "" {
+		if buf, count, ends, err = o.stamp(buf, count); err != nil {
+			return err
+		}
+		if count == 0 {
+			return o.tick()
+		}
+	}
+	if err := EmitWithEnds(o.next, port, buf, count, ends); err != nil {
+		return err
+	}
+	maxTs := watermark.Min // a record without a time counts as Long.MIN_VALUE, as Flink's
+	rd := abi.NewReader(buf, count)
+	if len(ends) == 4*count {
+		rd = abi.NewReaderEnds(buf, count, ends)
+	}
+	for rd.Next() {
+		if r := rd.Current(); r.HasTime && r.Time > maxTs {
+			maxTs = r.Time
+		}
+	}
+	t.pos += int64(count)
+	t.gen.OnEvent(maxTs) // the batch's highest: the same max, one activity
+	return o.tick()
+}
+
+// stamp rewrites each record's event time from its time field; a record
+// whose field is missing or unreadable goes to the source's on-error.
+func (o *timedOut) stamp(buf []byte, count int) ([]byte, int, []byte, error) {
+	t, co := o.t, o.s.ops[0]
+	t.w.Reset()
+	t.ends = t.ends[:0]
+	rd := abi.NewReader(buf, count)
+	pos := t.pos
+	for rd.Next() {
+		pos++
+		r := rd.Current()
+		ts, err := fieldTime(r.Value, t.strat.Field, t.strat.Format)
+		if err != nil {
+			if rerr := co.reject(&RecordFailure{Record: r.Raw, Position: pos, Err: fmt.Errorf("record %d: %w", pos, err)}); rerr != nil {
+				return nil, 0, nil, co.fail(rerr)
+			}
+			continue
+		}
+		t.w.Append(ts, true, r.Key, r.Value)
+		t.ends = appendEnd(t.ends, len(t.w.Buf))
+	}
+	if err := rd.Err(); err != nil {
+		return nil, 0, nil, co.fail(err)
+	}
+	return t.w.Buf, t.w.Count, t.ends, nil
+}
+
+func appendEnd(b []byte, end int) []byte {
+	return append(b, byte(end), byte(end>>8), byte(end>>16), byte(end>>24))
+}
+
+// fieldTime reads the event time of a record from its value's top-level
+// field: an integer of epoch milliseconds, or an RFC 3339 text.
+func fieldTime(value []byte, field, format string) (int64, error) {
+	raw, ok, err := abi.MapField(value, field)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("the timestamp field %q cannot be read: the value is not a map (%v)", field, err)
+	case !ok:
+		return 0, fmt.Errorf("the record has no timestamp field %q", field)
+	}
+	if format == watermark.RFC3339 {
+		s, err := abi.ReadStr(raw)
+		if err != nil {
+			return 0, fmt.Errorf("the timestamp field %q must be an RFC 3339 text, not %s", field, abi.TypeOf(raw))
+		}
+		tm, err := time.Parse(time.RFC3339Nano, string(s))
+		if err != nil {
+			return 0, fmt.Errorf("the timestamp field %q is not an RFC 3339 time: %q", field, s)
+		}
+		return tm.UnixMilli(), nil
+	}
+	v, err := abi.ReadInt(raw)
+	if err != nil {
+		return 0, fmt.Errorf("the timestamp field %q must be an integer of epoch milliseconds, not %s", field, abi.TypeOf(raw))
+	}
+	return v, nil
+}
+
+// Pending is ready when the source has mail or a periodic emit is due.
+func (o *timedOut) Pending() <-chan struct{} { return o.t.sig }
+
+// Yield does the source's mail (a barrier) and a due periodic emit.
+func (o *timedOut) Yield() error {
+	if mb, ok := o.next.(SourceMailbox); ok {
+		if err := mb.Yield(); err != nil {
+			return err
+		}
+	} else {
+		select {
+		case <-o.t.sig:
+		default:
+		}
+	}
+	return o.tick()
+}
+
+// tick makes the periodic emit when it is due.
+func (o *timedOut) tick() error {
+	t := o.t
+	now := o.s.e.now()
+	if now.Before(t.next) {
+		return nil
+	}
+	t.next = now.Add(t.interval)
+	return o.s.emitGenerated(t.gen.OnPeriodicEmit(now.Sub(t.epoch)))
+}
+
+// emitGenerated hands what the generator emitted down the source's chain.
+func (s *subtask) emitGenerated(em watermark.Emit) error {
+	head := s.ops[0]
+	if em.Active {
+		if err := head.status(false); err != nil {
+			return err
+		}
+	}
+	if em.HasWatermark {
+		if err := head.watermark(em.Watermark); err != nil {
+			return err
+		}
+	}
+	if em.Idle {
+		return head.status(true)
+	}
+	return nil
+}
+
+// watermark hands wm to the operator, then to what follows it: chained
+// operators in turn, and every channel of every network output. It is
+// never called with a watermark lower than one the operator saw (the
+// valve and the generator never go backwards); a repeated one stops here.
+func (o *chainOp) watermark(wm int64) error {
+	if wm <= o.wmIn.Load() {
+		return nil
+	}
+	o.wmIn.Store(wm)
+	if w, ok := o.op.(WatermarkOperator); ok {
+		if err := w.ProcessWatermark(wm, o.out); err != nil {
+			return o.fail(err)
+		}
+	}
+	o.wmOut.Store(wm)
+	for _, port := range o.out.ports {
+		for _, t := range port {
+			var err error
+			if t.op != nil {
+				err = t.op.watermark(wm)
+			} else if err = t.net.sendControl(message{kind: msgWatermark, wm: wm}); err != nil {
+				err = o.fail(err)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// status hands an idle (or active again) status down the chain to every
+// network output: operators do not see it, as in Flink.
+func (o *chainOp) status(idle bool) error {
+	for _, port := range o.out.ports {
+		for _, t := range port {
+			var err error
+			if t.op != nil {
+				err = t.op.status(idle)
+			} else if err = t.net.sendControl(message{kind: msgStatus, idle: idle}); err != nil {
+				err = o.fail(err)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// endWatermark gives operator o the end of event time when its input
+// ended cleanly, before its Close: only o, whose Close may still emit into
+// the operators after it; they get it in their turn.
+func (o *chainOp) endWatermark() error {
+	if o.wmIn.Load() == MaxWatermark {
+		return nil
+	}
+	o.wmIn.Store(MaxWatermark)
+	if w, ok := o.op.(WatermarkOperator); ok {
+		if err := w.ProcessWatermark(MaxWatermark, o.out); err != nil {
+			return o.fail(err)
+		}
+	}
+	o.wmOut.Store(MaxWatermark)
+	return nil
+}
+
+// stoppedAtSavepoint reports whether the subtask took the barrier of a
+// stop-with-savepoint: what ends after it is not the end of the input,
+// and no end of event time follows (Flink's stop-with-savepoint without
+// --drain does not advance to the end of event time, or every window
+// would fire before the job resumes from the savepoint and fire again).
+func (s *subtask) stoppedAtSavepoint() bool { return s.ck != nil && s.ck.stopID != 0 }
+
+// endOutputs sends the end of event time on every network output before
+// its end, once the whole chain closed.
+func (s *subtask) endOutputs() error {
+	if !s.e.et || s.stoppedAtSavepoint() {
+		return nil
+	}
+	for _, o := range s.outs {
+		if err := o.sendControl(message{kind: msgWatermark, wm: MaxWatermark}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inputTime feeds a watermark, status or end message of channel c to the
+// subtask's valve and what the valve lets through to the chain's head.
+func (s *subtask) inputTime(m message) error {
+	v := s.valve
+	if v == nil {
+		return nil
+	}
+	var out watermark.Output
+	switch m.kind {
+	case msgWatermark:
+		out = v.InputWatermark(m.wm, int(m.channel))
+	case msgStatus:
+		out = v.InputStatus(m.idle, int(m.channel))
+	case msgEnd:
+		if s.stoppedAtSavepoint() {
+			return nil // the job stops to resume: its input did not end
+		}
+		// an ended channel holds nothing back: active, at the end of time
+		if err := s.valveOut(v.InputStatus(false, int(m.channel))); err != nil {
+			return err
+		}
+		out = v.InputWatermark(MaxWatermark, int(m.channel))
+	}
+	return s.valveOut(out)
+}
+
+func (s *subtask) valveOut(out watermark.Output) error {
+	head := s.ops[0]
+	if out.HasWatermark {
+		if err := head.watermark(out.Watermark); err != nil {
+			return err
+		}
+	}
+	if out.Idle || out.Active {
+		return head.status(out.Idle)
+	}
+	return nil
+}
+
+// watermarkLoop wakes every source subtask with a watermark strategy at
+// its interval, so that one waiting for input (a rate, a poll) makes its
+// periodic emits and notices its idleness. The emits themselves read
+// Deps.Now: a test's clock decides when they are due.
+func (e *Execution) watermarkLoop(every time.Duration, sources []*subtask) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			for _, s := range sources {
+				select {
+				case s.time.sig <- struct{}{}:
+				default:
+				}
+			}
+		case <-e.ctx.Done():
+			return
+		}
+	}
+}
+
+// deferredWatermark is the end of event time a BATCH wrapper (sorted or
+// held input) owes its operator: it holds its input until Close, so the
+// watermark waits too.
+type deferredWatermark struct {
+	wm  int64
+	has bool
+}
+
+func (d *deferredWatermark) hold(wm int64) { d.wm, d.has = max(d.wm, wm), true }
+
+// give hands the held watermark to inner, when it takes watermarks.
+func (d *deferredWatermark) give(inner Operator, out Collector) error {
+	w, ok := inner.(WatermarkOperator)
+	if !ok || !d.has {
+		return nil
+	}
+	d.has = false
+	return w.ProcessWatermark(d.wm, out)
+}
+
+// watermarkRoom is the room a gate keeps per channel for watermark and
+// status messages beyond its buffers: a source sends at most one per
+// interval, far slower than a consumer takes them; past it a send waits.
+const watermarkRoom = 4
+
+// timedSources are the source subtasks with a watermark strategy, and the
+// shortest of their intervals.
+func (e *Execution) timedSources() (time.Duration, []*subtask) {
+	var every time.Duration
+	var out []*subtask
+	for _, sts := range e.subtasks {
+		for _, s := range sts {
+			if s.time != nil {
+				out = append(out, s)
+				if every == 0 || s.time.interval < every {
+					every = s.time.interval
+				}
+			}
+		}
+	}
+	return every, out
+}
+
+var (
+	_ WatermarkOperator = (*sortedInput)(nil)
+	_ WatermarkOperator = (*heldInput)(nil)
+)

@@ -130,6 +130,86 @@ const (
 	ImportStateDel = "state_del"
 )
 
+// List and map state, and clear: optional host imports (Flink's ListState,
+// MapState and State.clear). A v1 plugin that does not import them loads
+// and runs as before. They work under (slot, key) as state_get does: key
+// is the msgpack-encoded record key of a keyed operator, slot is 0 to
+// MaxStateSlots-1. A slot holds one kind of state — value (state_get,
+// state_put, state_del), list (state_list_*) or map (state_map_*) — fixed
+// by the plugin's describe ("state", see Describe) or by the slot's first
+// use; a call using it as another kind is refused with StatusState and an
+// error naming the plugin, operator, slot and both kinds. state_clear
+// clears a slot of any kind. Every call below returns StatusState when it
+// is refused (state on an unkeyed operator, a slot out of range, the wrong
+// kind, a key outside the subtask's key groups, a list or map that would
+// pass MaxStateValue in all, the state-memory limit) and StatusHost for a
+// range outside guest memory; both fail the whole call.
+//
+// Wire layouts (all integers little-endian):
+//
+//	list: repeated { u32 len, len bytes }                    (elements in order)
+//	map:  repeated { u32 klen, klen bytes, u32 vlen, vlen bytes }  (user keys ascending, bytewise)
+//
+// Elements, user keys and values are opaque bytes to the host (the SDKs
+// put msgpack there). With a TTL on the slot (Describe "state" ttl-ms, or
+// the operator's state-ttl), expired values, elements and entries are
+// never returned: they are dropped when read (and when written next to),
+// and left out of snapshots.
+const (
+	// ImportStateListGet: state_list_get(slot i32, key_ptr i32, key_len
+	// i32, buf_ptr i32, buf_cap i32) -> len i32. Writes the list of (slot,
+	// key) in the list wire layout into buf when it fits and returns its
+	// length; when len > buf_cap nothing is written and the guest calls
+	// again with a larger buffer (as state_get). Returns -1 when there is
+	// no list (never appended to, cleared, or every element expired).
+	ImportStateListGet = "state_list_get"
+
+	// ImportStateListAppend: state_list_append(slot i32, key_ptr i32,
+	// key_len i32, val_ptr i32, val_len i32) -> status i32. Adds a copy of
+	// the element at the end of the list (ListState.add).
+	ImportStateListAppend = "state_list_append"
+
+	// ImportStateListUpdate: state_list_update(slot i32, key_ptr i32,
+	// key_len i32, buf_ptr i32, buf_len i32) -> status i32. Replaces the
+	// list with the elements in buf (the list wire layout; buf_len 0
+	// clears it): ListState.update. A buf that is not that layout is
+	// refused with StatusState.
+	ImportStateListUpdate = "state_list_update"
+
+	// ImportStateMapGet: state_map_get(slot i32, key_ptr i32, key_len i32,
+	// ukey_ptr i32, ukey_len i32, buf_ptr i32, buf_cap i32) -> len i32.
+	// The value of user key ukey in the map of (slot, key), as state_get
+	// returns a value: its length, copied when it fits; -1 when absent.
+	ImportStateMapGet = "state_map_get"
+
+	// ImportStateMapPut: state_map_put(slot i32, key_ptr i32, key_len i32,
+	// ukey_ptr i32, ukey_len i32, val_ptr i32, val_len i32) -> status i32.
+	ImportStateMapPut = "state_map_put"
+
+	// ImportStateMapDel: state_map_del(slot i32, key_ptr i32, key_len i32,
+	// ukey_ptr i32, ukey_len i32) -> status i32. Removing an absent user
+	// key is not an error. The map of a key whose last entry goes is
+	// cleared.
+	ImportStateMapDel = "state_map_del"
+
+	// ImportStateMapContains: state_map_contains(slot i32, key_ptr i32,
+	// key_len i32, ukey_ptr i32, ukey_len i32) -> i32. 1 when the map
+	// holds ukey, 0 when not, StatusState or StatusHost when refused.
+	ImportStateMapContains = "state_map_contains"
+
+	// ImportStateMapEntries: state_map_entries(slot i32, key_ptr i32,
+	// key_len i32, buf_ptr i32, buf_cap i32) -> len i32. The whole map of
+	// (slot, key) in the map wire layout, user keys ascending (bytewise),
+	// as state_list_get returns a list; -1 when there is no map. This is
+	// MapState.entries, keys and values in one call.
+	ImportStateMapEntries = "state_map_entries"
+
+	// ImportStateClear: state_clear(slot i32, key_ptr i32, key_len i32) ->
+	// status i32. Removes the state of (slot, key) whatever its kind
+	// (State.clear).
+	ImportStateClear = "state_clear"
+)
+
 // Status is the i32 every export (and some imports) return.
 type Status int32
 
@@ -220,9 +300,14 @@ func (k Kind) Known() bool {
 }
 
 // Describe lists the keys of the msgpack map a guest emits from
-// ExportDescribe: "kind" (a Kind), "sdk" (e.g. "go"), "name", and
-// "outputs" (an array of side-output tags). Unknown keys are ignored.
-var Describe = [...]string{"kind", "sdk", "name", "outputs"}
+// ExportDescribe: "kind" (a Kind), "sdk" (e.g. "go"), "name", "outputs"
+// (an array of side-output tags), "keyed" (a bool), and "state": an array
+// of maps declaring state slots, each {"slot": int, "kind": "value" |
+// "list" | "map", "ttl-ms": int (optional, > 0: time to live in
+// milliseconds), "update": "on-create-and-write" (default) |
+// "on-read-and-write" (optional)}, as Flink's state descriptors with a
+// StateTtlConfig. Unknown keys are ignored.
+var Describe = [...]string{"kind", "sdk", "name", "outputs", "keyed", "state"}
 
 func itoa(v int64) string {
 	var b [20]byte

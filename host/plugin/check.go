@@ -36,6 +36,16 @@ var (
 		abi.ImportStateGet: sig(5, 1),
 		abi.ImportStatePut: sig(5, 1),
 		abi.ImportStateDel: sig(3, 1),
+		// optional: list and map state (state_kinds.go)
+		abi.ImportStateListGet:     sig(5, 1),
+		abi.ImportStateListAppend:  sig(5, 1),
+		abi.ImportStateListUpdate:  sig(5, 1),
+		abi.ImportStateMapGet:      sig(7, 1),
+		abi.ImportStateMapPut:      sig(7, 1),
+		abi.ImportStateMapDel:      sig(5, 1),
+		abi.ImportStateMapContains: sig(5, 1),
+		abi.ImportStateMapEntries:  sig(5, 1),
+		abi.ImportStateClear:       sig(3, 1),
 	}
 )
 

@@ -29,6 +29,15 @@ var hostFuncs = []hostFunc{
 	{abi.ImportStateGet, []string{"slot", "key_ptr", "key_len", "buf_ptr", "buf_cap"}, hostStateGet},
 	{abi.ImportStatePut, []string{"slot", "key_ptr", "key_len", "val_ptr", "val_len"}, hostStatePut},
 	{abi.ImportStateDel, []string{"slot", "key_ptr", "key_len"}, hostStateDel},
+	{abi.ImportStateListGet, []string{"slot", "key_ptr", "key_len", "buf_ptr", "buf_cap"}, hostStateListGet},
+	{abi.ImportStateListAppend, []string{"slot", "key_ptr", "key_len", "val_ptr", "val_len"}, hostStateListAppend},
+	{abi.ImportStateListUpdate, []string{"slot", "key_ptr", "key_len", "buf_ptr", "buf_len"}, hostStateListUpdate},
+	{abi.ImportStateMapGet, []string{"slot", "key_ptr", "key_len", "ukey_ptr", "ukey_len", "buf_ptr", "buf_cap"}, hostStateMapGet},
+	{abi.ImportStateMapPut, []string{"slot", "key_ptr", "key_len", "ukey_ptr", "ukey_len", "val_ptr", "val_len"}, hostStateMapPut},
+	{abi.ImportStateMapDel, []string{"slot", "key_ptr", "key_len", "ukey_ptr", "ukey_len"}, hostStateMapDel},
+	{abi.ImportStateMapContains, []string{"slot", "key_ptr", "key_len", "ukey_ptr", "ukey_len"}, hostStateMapContains},
+	{abi.ImportStateMapEntries, []string{"slot", "key_ptr", "key_len", "buf_ptr", "buf_cap"}, hostStateMapEntries},
+	{abi.ImportStateClear, []string{"slot", "key_ptr", "key_len"}, hostStateClear},
 }
 
 // Host functions bill the call's fuel for the work they do (callBound.
@@ -293,7 +302,7 @@ func (in *instance) stateGet(slot int32, kp, kl, bp, bc uint32) int32 {
 	if st, bad := in.badSlot("state_get", slot, 0); bad {
 		return int32(st)
 	}
-	val, found, err := in.env.state.Get(int(slot), key, in.buf[:0])
+	val, found, err := in.valueGet(int(slot), key)
 	if err != nil {
 		return int32(in.c.refuse(abi.StatusState, fmt.Errorf("%w: state_get slot %d: %w", ErrState, slot, err)))
 	}
@@ -341,7 +350,7 @@ func (in *instance) statePut(slot int32, kp, kl, vp, vl uint32) abi.Status {
 	if st, bad := in.badSlot("state_put", slot, len(val)); bad {
 		return st
 	}
-	if err := in.env.state.Put(int(slot), key, val); err != nil {
+	if err := in.valuePut(int(slot), key, val); err != nil {
 		return in.c.refuse(abi.StatusState, fmt.Errorf("%w: state_put slot %d: %w", ErrState, slot, err))
 	}
 	return abi.StatusOK
@@ -359,8 +368,70 @@ func (in *instance) stateDel(slot int32, kp, kl uint32) abi.Status {
 	if st, bad := in.badSlot("state_del", slot, 0); bad {
 		return st
 	}
-	if err := in.env.state.Delete(int(slot), key); err != nil {
+	if err := in.valueDel(int(slot), key); err != nil {
 		return in.c.refuse(abi.StatusState, fmt.Errorf("%w: state_del slot %d: %w", ErrState, slot, err))
 	}
 	return abi.StatusOK
+}
+
+// stateCall runs f with the instance of ctx, or returns StatusHost.
+func stateCall(ctx context.Context, stack []uint64, f func(in *instance) int32) {
+	in := current(ctx)
+	if in == nil {
+		stack[0] = word(int32(abi.StatusHost))
+		return
+	}
+	stack[0] = word(f(in))
+}
+
+func hostStateListGet(ctx context.Context, _ api.Module, s []uint64) {
+	stateCall(ctx, s, func(in *instance) int32 {
+		return in.stateListGet(i32(s[0]), u32(s[1]), u32(s[2]), u32(s[3]), u32(s[4]))
+	})
+}
+
+func hostStateListAppend(ctx context.Context, _ api.Module, s []uint64) {
+	stateCall(ctx, s, func(in *instance) int32 {
+		return int32(in.stateListAppend(i32(s[0]), u32(s[1]), u32(s[2]), u32(s[3]), u32(s[4])))
+	})
+}
+
+func hostStateListUpdate(ctx context.Context, _ api.Module, s []uint64) {
+	stateCall(ctx, s, func(in *instance) int32 {
+		return int32(in.stateListUpdate(i32(s[0]), u32(s[1]), u32(s[2]), u32(s[3]), u32(s[4])))
+	})
+}
+
+func hostStateMapGet(ctx context.Context, _ api.Module, s []uint64) {
+	stateCall(ctx, s, func(in *instance) int32 {
+		return in.stateMapGet(i32(s[0]), u32(s[1]), u32(s[2]), u32(s[3]), u32(s[4]), u32(s[5]), u32(s[6]))
+	})
+}
+
+func hostStateMapPut(ctx context.Context, _ api.Module, s []uint64) {
+	stateCall(ctx, s, func(in *instance) int32 {
+		return int32(in.stateMapPut(i32(s[0]), u32(s[1]), u32(s[2]), u32(s[3]), u32(s[4]), u32(s[5]), u32(s[6])))
+	})
+}
+
+func hostStateMapDel(ctx context.Context, _ api.Module, s []uint64) {
+	stateCall(ctx, s, func(in *instance) int32 {
+		return int32(in.stateMapDel(i32(s[0]), u32(s[1]), u32(s[2]), u32(s[3]), u32(s[4])))
+	})
+}
+
+func hostStateMapContains(ctx context.Context, _ api.Module, s []uint64) {
+	stateCall(ctx, s, func(in *instance) int32 {
+		return in.stateMapContains(i32(s[0]), u32(s[1]), u32(s[2]), u32(s[3]), u32(s[4]))
+	})
+}
+
+func hostStateMapEntries(ctx context.Context, _ api.Module, s []uint64) {
+	stateCall(ctx, s, func(in *instance) int32 {
+		return in.stateMapEntries(i32(s[0]), u32(s[1]), u32(s[2]), u32(s[3]), u32(s[4]))
+	})
+}
+
+func hostStateClear(ctx context.Context, _ api.Module, s []uint64) {
+	stateCall(ctx, s, func(in *instance) int32 { return int32(in.stateClear(i32(s[0]), u32(s[1]), u32(s[2]))) })
 }

@@ -6,9 +6,12 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"github.com/sluicehq/sluice/abi"
-	"github.com/vmihailenco/msgpack/v5"
 	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/runtime"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Info describes a plugin module: what `host plugin inspect` prints.
@@ -29,9 +32,12 @@ type Info struct {
 	Title    string   // the "name" sluice_describe reports
 	Outputs  []string // side-output tags from sluice_describe
 	Keyed    bool     // sluice_describe says the operator uses keyed state
-	Exports  []Export
-	Imports  []Import
-	Memory   Memory
+	// State is the state slots sluice_describe declares (abi.Describe
+	// "state"): their kinds and TTLs
+	State   []runtime.SlotSpec
+	Exports []Export
+	Imports []Import
+	Memory  Memory
 }
 
 // Export is one export of the module.
@@ -140,6 +146,12 @@ func (m *Module) Inspect(ctx context.Context) (Info, error) {
 		Name    string   `msgpack:"name"`
 		Outputs []string `msgpack:"outputs"`
 		Keyed   bool     `msgpack:"keyed"`
+		State   []struct {
+			Slot   *int   `msgpack:"slot"`
+			Kind   string `msgpack:"kind"`
+			TTLms  int64  `msgpack:"ttl-ms"`
+			Update string `msgpack:"update"`
+		} `msgpack:"state"`
 	}
 	if abi.TypeOf(in.c.out) != abi.TypeMap {
 		return info, fail("emitted a msgpack %s, want a map", abi.TypeOf(in.c.out))
@@ -155,6 +167,25 @@ func (m *Module) Inspect(ctx context.Context) (Info, error) {
 		info.Kind, info.KindFrom = abi.Kind(d.Kind), abi.ExportDescribe
 	}
 	info.SDK, info.Title, info.Outputs, info.Keyed = d.SDK, d.Name, d.Outputs, d.Keyed
+	for i, sd := range d.State {
+		if sd.Slot == nil {
+			return info, fail("state[%d] has no slot", i)
+		}
+		sp := runtime.SlotSpec{Slot: *sd.Slot, TTL: time.Duration(sd.TTLms) * time.Millisecond}
+		var err error
+		if sd.Kind != "" {
+			if sp.Kind, err = runtime.ParseStateKind(sd.Kind); err != nil {
+				return info, fail("state[%d] (slot %d): %v", i, sp.Slot, err)
+			}
+		}
+		if sp.Update, err = runtime.ParseTTLUpdate(sd.Update); err != nil {
+			return info, fail("state[%d] (slot %d): %v", i, sp.Slot, err)
+		}
+		if sd.TTLms < 0 || sp.Slot < 0 || sp.Slot >= abi.MaxStateSlots {
+			return info, fail("state[%d]: slot %d (0 to %d) or ttl-ms %d (> 0) out of range", i, sp.Slot, abi.MaxStateSlots-1, sd.TTLms)
+		}
+		info.State = append(info.State, sp)
+	}
 	return info, nil
 }
 

@@ -56,6 +56,9 @@ type target struct {
 // when unkeyed) and the side-output port resolver.
 type env struct {
 	state runtime.KeyedState
+	// kinds serves list and map state and TTL over state (statekinds.go);
+	// made on the first state call when the operator did not make it
+	kinds *runtime.StateKinds
 	port  func(tag string) int
 	// logDropped counts the stdout and stderr lines dropped past the
 	// kept tails; nil: not counted

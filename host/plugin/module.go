@@ -28,6 +28,7 @@ type Module struct {
 	bin      *wasmBinary
 	compiled wazero.CompiledModule
 	grants   Grants
+	decl     *stateDecl // the state slots describe declares, read once (statekinds_open.go)
 }
 
 // Name is the plugin's name: given to Load, or the file name without .wasm.
@@ -138,7 +139,7 @@ func (h *Host) load(ctx context.Context, name, path string, bin []byte) (*Module
 	if problems := check(w, h.cfg.MemoryLimitPages, wasi); len(problems) > 0 {
 		return nil, fail(problems...)
 	}
-	m := &Module{host: h, name: name, path: path, size: len(bin), sum: sha256.Sum256(bin), bin: w}
+	m := &Module{host: h, name: name, path: path, size: len(bin), sum: sha256.Sum256(bin), bin: w, decl: &stateDecl{}}
 	m.compiled, err = h.compile(ctx, m.sum, bin, dec, wasi != nil)
 	if errors.Is(err, fuel.ErrLimit) {
 		return nil, fail("is refused before compiling: " + err.Error())

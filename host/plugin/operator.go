@@ -31,6 +31,9 @@ type Operator struct {
 	// records, as the runner's accept
 	accept  func(*instance) error
 	calling int
+	// clock is the deterministic TTL clock when a state slot has a TTL
+	// and the plugin has no real clock (statekinds_open.go); nil otherwise
+	clock *eventClock
 }
 
 var _ runtime.Operator = (*Operator)(nil)
@@ -67,6 +70,10 @@ func (o *Operator) Open(oc *runtime.OpenContext) error {
 	if cfg == nil {
 		cfg = o.config
 	}
+	cfg, err := o.openState(oc, cfg)
+	if err != nil {
+		return o.errorf(abi.ExportOpen, "%w", err)
+	}
 	b, err := encodeConfig(cfg)
 	if err != nil {
 		return o.errorf(abi.ExportOpen, "%w", err)
@@ -93,6 +100,9 @@ func (o *Operator) Process(input int, batch []byte, count int, out runtime.Colle
 		return o.errorf(abi.ExportProcess, "a batch count of %d", count)
 	}
 	defer func() { o.seen += int64(count) }()
+	if o.clock != nil {
+		o.clock.advance(batch, count)
+	}
 	in, err := o.run(input, batch, count)
 	if err != nil {
 		if o.isolatable(err) {

@@ -30,6 +30,9 @@ type KeyedStore struct {
 	cells            []cell        // the rest of the block of cells insert hands out
 	cellBlock        int           // size of the last block: 16 doubling to 256
 	limit, used      int64         // Put's bytes: the cap (0: none) and what is held
+
+	// filters, by slot: what a snapshot applies (TTL cleanup, state_kinds.go)
+	filters []SnapshotFilter
 }
 
 // cellBytes is what the store counts for a cell besides its key and value

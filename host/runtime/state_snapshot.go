@@ -30,15 +30,26 @@ func (s *KeyedStore) SnapshotKeyGroups() (first int, groups [][]byte) {
 			if sl == nil || sl.live == 0 {
 				continue
 			}
+			var filter SnapshotFilter
+			if slot < len(s.filters) {
+				filter = s.filters[slot]
+			}
 			for _, c := range sl.order {
 				if c.dead {
 					continue
 				}
+				val := c.val
+				if filter != nil { // TTL: expired values stay out (state_kinds.go)
+					var keep bool
+					if val, keep = filter(val); !keep {
+						continue
+					}
+				}
 				b = binary.AppendUvarint(b, uint64(slot))
 				b = binary.AppendUvarint(b, uint64(len(c.key)))
 				b = append(b, c.key...)
-				b = binary.AppendUvarint(b, uint64(len(c.val)))
-				b = append(b, c.val...)
+				b = binary.AppendUvarint(b, uint64(len(val)))
+				b = append(b, val...)
 			}
 		}
 		groups[i] = b

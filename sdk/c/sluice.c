@@ -55,6 +55,16 @@ SL__IMPORT("error") void sl_host_error(const uint8_t *p, uint32_t n);
 SL__IMPORT("state_get") int32_t sl_host_state_get(int32_t slot, const uint8_t *k, uint32_t kn, uint8_t *buf, uint32_t cap);
 SL__IMPORT("state_put") int32_t sl_host_state_put(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *v, uint32_t vn);
 SL__IMPORT("state_del") int32_t sl_host_state_del(int32_t slot, const uint8_t *k, uint32_t kn);
+/* optional: list and map state; a module imports only those it calls */
+SL__IMPORT("state_list_get") int32_t sl_host_state_list_get(int32_t slot, const uint8_t *k, uint32_t kn, uint8_t *buf, uint32_t cap);
+SL__IMPORT("state_list_append") int32_t sl_host_state_list_append(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *v, uint32_t vn);
+SL__IMPORT("state_list_update") int32_t sl_host_state_list_update(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *w, uint32_t wn);
+SL__IMPORT("state_map_get") int32_t sl_host_state_map_get(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *uk, uint32_t ukn, uint8_t *buf, uint32_t cap);
+SL__IMPORT("state_map_put") int32_t sl_host_state_map_put(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *uk, uint32_t ukn, const uint8_t *v, uint32_t vn);
+SL__IMPORT("state_map_del") int32_t sl_host_state_map_del(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *uk, uint32_t ukn);
+SL__IMPORT("state_map_contains") int32_t sl_host_state_map_contains(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *uk, uint32_t ukn);
+SL__IMPORT("state_map_entries") int32_t sl_host_state_map_entries(int32_t slot, const uint8_t *k, uint32_t kn, uint8_t *buf, uint32_t cap);
+SL__IMPORT("state_clear") int32_t sl_host_state_clear(int32_t slot, const uint8_t *k, uint32_t kn);
 
 #ifndef __wasm__
 /* Natively (tests) emit_ends checks the ends as the host does, then hands
@@ -1088,6 +1098,132 @@ static const sl_record *cur_or_fail(void) {
 int sl_state_get(int32_t slot, sl_str *val) { return cur_or_fail() ? sl_state_get_key(slot, g_cur->key, val) : SL_STATE; }
 int sl_state_put(int32_t slot, const void *p, uint32_t n) { return cur_or_fail() ? sl_state_put_key(slot, g_cur->key, p, n) : SL_STATE; }
 int sl_state_del(int32_t slot) { return cur_or_fail() ? sl_state_del_key(slot, g_cur->key) : SL_STATE; }
+
+/* ---- list and map state -------------------------------------------------------------- */
+
+static sl_buf g_kinds; /* the buffer of list and map reads */
+
+/* key_or_fail returns the current record's key, or fails. */
+static int key_or_fail(sl_value *key) {
+	if (!cur_or_fail()) return SL_STATE;
+	if (g_cur->key.n == 0) return sl_fail(SL_STATE, "keyed state needs a key (the record's key is nil)");
+	*key = g_cur->key;
+	return SL_OK;
+}
+
+/* kinds_read calls a list or map read until g_kinds holds the answer. */
+#define KINDS_READ(call, name, out)                                                            \
+	do {                                                                                       \
+		if (g_kinds.cap == 0 && !sl_buf_grow(&g_kinds, 256)) return sl_fail(SL_OUT_OF_MEMORY, "out of memory for state"); \
+		g_kinds.len = 0;                                                                       \
+		for (int try_ = 0;; try_++) {                                                          \
+			int32_t n_ = (call);                                                               \
+			if (n_ == -1) { (out)->p = NULL, (out)->n = 0; return 0; }                         \
+			if (n_ < 0) return sl_fail(n_, name " failed");                                    \
+			if ((uint32_t)n_ <= g_kinds.cap) { (out)->p = g_kinds.p, (out)->n = (uint32_t)n_; return 1; } \
+			if (try_ > 0) return sl_fail(SL_STATE, name ": the state grew between two reads"); \
+			g_kinds.len = 0;                                                                   \
+			if (!sl_buf_grow(&g_kinds, (uint32_t)n_)) return sl_fail(SL_OUT_OF_MEMORY, "out of memory for state"); \
+			g_kinds.len = 0;                                                                   \
+		}                                                                                      \
+	} while (0)
+
+int sl_liststate_get(int32_t slot, sl_str *wire) {
+	sl_value k;
+	int st = key_or_fail(&k);
+	if (st) return st;
+	KINDS_READ(sl_host_state_list_get(slot, k.p, k.n, g_kinds.p, g_kinds.cap), "state_list_get", wire);
+}
+
+/* wire_item reads one u32-prefixed item off *w. */
+static int wire_item(sl_str *w, sl_str *item) {
+	if (w->n < 4) return SL_STATE;
+	uint32_t n = (uint32_t)w->p[0] | (uint32_t)w->p[1] << 8 | (uint32_t)w->p[2] << 16 | (uint32_t)w->p[3] << 24;
+	if (n > w->n - 4) return SL_STATE;
+	item->p = w->p + 4, item->n = n;
+	w->p += 4 + n, w->n -= 4 + n;
+	return SL_OK;
+}
+
+int sl_liststate_next(sl_str *wire, sl_str *elem) {
+	if (wire->n == 0) return 0;
+	return wire_item(wire, elem) == SL_OK ? 1 : sl_fail(SL_STATE, "state_list_get: malformed answer from the host");
+}
+
+int sl_liststate_add(int32_t slot, const void *p, uint32_t n) {
+	sl_value k;
+	int st = key_or_fail(&k);
+	if (st) return st;
+	st = sl_host_state_list_append(slot, k.p, k.n, p, n);
+	return st == SL_OK ? SL_OK : sl_fail(st, "state_list_append failed");
+}
+
+void sl_wire_put(sl_buf *b, const void *p, uint32_t n) {
+	uint8_t len[4] = {(uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24)};
+	sl_put_raw(b, len, 4);
+	sl_put_raw(b, p, n);
+}
+
+int sl_liststate_update(int32_t slot, const void *wire, uint32_t n) {
+	sl_value k;
+	int st = key_or_fail(&k);
+	if (st) return st;
+	st = sl_host_state_list_update(slot, k.p, k.n, wire, n);
+	return st == SL_OK ? SL_OK : sl_fail(st, "state_list_update failed");
+}
+
+int sl_mapstate_get(int32_t slot, const void *uk, uint32_t ukn, sl_str *val) {
+	sl_value k;
+	int st = key_or_fail(&k);
+	if (st) return st;
+	KINDS_READ(sl_host_state_map_get(slot, k.p, k.n, uk, ukn, g_kinds.p, g_kinds.cap), "state_map_get", val);
+}
+
+int sl_mapstate_put(int32_t slot, const void *uk, uint32_t ukn, const void *p, uint32_t n) {
+	sl_value k;
+	int st = key_or_fail(&k);
+	if (st) return st;
+	st = sl_host_state_map_put(slot, k.p, k.n, uk, ukn, p, n);
+	return st == SL_OK ? SL_OK : sl_fail(st, "state_map_put failed");
+}
+
+int sl_mapstate_del(int32_t slot, const void *uk, uint32_t ukn) {
+	sl_value k;
+	int st = key_or_fail(&k);
+	if (st) return st;
+	st = sl_host_state_map_del(slot, k.p, k.n, uk, ukn);
+	return st == SL_OK ? SL_OK : sl_fail(st, "state_map_del failed");
+}
+
+int sl_mapstate_contains(int32_t slot, const void *uk, uint32_t ukn) {
+	sl_value k;
+	int st = key_or_fail(&k);
+	if (st) return st;
+	st = sl_host_state_map_contains(slot, k.p, k.n, uk, ukn);
+	return st >= 0 ? st : sl_fail(st, "state_map_contains failed");
+}
+
+int sl_mapstate_entries(int32_t slot, sl_str *wire) {
+	sl_value k;
+	int st = key_or_fail(&k);
+	if (st) return st;
+	KINDS_READ(sl_host_state_map_entries(slot, k.p, k.n, g_kinds.p, g_kinds.cap), "state_map_entries", wire);
+}
+
+int sl_mapstate_next(sl_str *wire, sl_str *key, sl_str *val) {
+	if (wire->n == 0) return 0;
+	if (wire_item(wire, key) != SL_OK || wire_item(wire, val) != SL_OK)
+		return sl_fail(SL_STATE, "state_map_entries: malformed answer from the host");
+	return 1;
+}
+
+int sl_state_clear(int32_t slot) {
+	sl_value k;
+	int st = key_or_fail(&k);
+	if (st) return st;
+	st = sl_host_state_clear(slot, k.p, k.n);
+	return st == SL_OK ? SL_OK : sl_fail(st, "state_clear failed");
+}
 
 /* ---- text and keys as Go sees them --------------------------------------------------- */
 

@@ -185,6 +185,32 @@ int sl_state_get_key(int32_t slot, sl_value key, sl_str *val);
 int sl_state_put_key(int32_t slot, sl_value key, const void *p, uint32_t n);
 int sl_state_del_key(int32_t slot, sl_value key);
 
+/* ---- list and map state (Flink's ListState and MapState) ----------------
+ * Under the current record's key, as sl_state_get; a slot holds one kind
+ * of state (value, list or map): the host refuses a slot used as two.
+ * Elements and values are bytes (put msgpack there, e.g. sl_put_int into
+ * an sl_buf); map user keys are bytes too (a string's UTF-8).
+ *
+ * sl_liststate_get and sl_mapstate_entries return 1 and a wire view (valid until the
+ * next list or map read), 0 when there is none, a negative status on
+ * failure; walk the view with sl_liststate_next / sl_mapstate_next (1 per item, 0 at
+ * the end). sl_mapstate_get returns 1 and the value, 0 when absent.
+ * sl_liststate_update replaces the list with the elements of a wire built with
+ * sl_wire_put (n 0 clears it). sl_mapstate_contains returns 1 or 0. */
+int sl_liststate_get(int32_t slot, sl_str *wire);
+int sl_liststate_next(sl_str *wire, sl_str *elem);
+int sl_liststate_add(int32_t slot, const void *p, uint32_t n);
+int sl_liststate_update(int32_t slot, const void *wire, uint32_t n);
+void sl_wire_put(sl_buf *b, const void *p, uint32_t n);
+int sl_mapstate_get(int32_t slot, const void *ukey, uint32_t ukn, sl_str *val);
+int sl_mapstate_put(int32_t slot, const void *ukey, uint32_t ukn, const void *p, uint32_t n);
+int sl_mapstate_del(int32_t slot, const void *ukey, uint32_t ukn);
+int sl_mapstate_contains(int32_t slot, const void *ukey, uint32_t ukn);
+int sl_mapstate_entries(int32_t slot, sl_str *wire);
+int sl_mapstate_next(sl_str *wire, sl_str *key, sl_str *val);
+/* sl_state_clear removes the slot's state under the key, whatever its kind. */
+int sl_state_clear(int32_t slot);
+
 /* ---- config ----------------------------------------------------------------
  * Typed getters for the config open receives, as the Go SDK's: the value of
  * the top-level key name, or def when the key is missing or nil. An integer

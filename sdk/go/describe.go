@@ -11,15 +11,20 @@ import (
 //
 //	{"kind": "filter", "sdk": "go", "name": "valid", "outputs": [], "keyed": false}
 //
-// with the keys of abi.Describe plus "keyed" (the operator uses keyed
-// state: KeyedProcess or Reduce). It may be called before open.
+// with the keys of abi.Describe: "keyed" (the operator uses keyed state:
+// KeyedProcess or Reduce) and, when slots were declared (Declare),
+// "state". It may be called before open.
 func (e *engine) describe() error {
 	op := reg.op
 	if op == nil {
 		return errNoOperator
 	}
 	e.beginCall()
-	b := abi.AppendMapHeader(nil, 5)
+	n := 5
+	if len(op.decls) > 0 {
+		n++
+	}
+	b := abi.AppendMapHeader(nil, n)
 	b = abi.AppendStr(abi.AppendStr(b, "kind"), string(op.kind))
 	b = abi.AppendStr(abi.AppendStr(b, "sdk"), "go")
 	b = abi.AppendStr(abi.AppendStr(b, "name"), op.describeName())
@@ -28,6 +33,9 @@ func (e *engine) describe() error {
 		b = abi.AppendStr(b, t)
 	}
 	b = abi.AppendBool(abi.AppendStr(b, "keyed"), op.keyed)
+	if len(op.decls) > 0 {
+		b = appendDecls(abi.AppendStr(b, "state"), op.decls)
+	}
 	e.outs[0].w.AppendRaw(b)
 	return e.flush()
 }

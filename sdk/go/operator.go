@@ -24,6 +24,7 @@ type Operator struct {
 	keyFn     func(Record) (Key, error)
 
 	state Snapshotter // operator state, when declared with State
+	decls []StateDecl // keyed state slots declared with Declare
 }
 
 // Named sets the name reported by sluice_describe. The default is the last

@@ -30,3 +30,42 @@ export declare function hostStatePut(slot: i32, kp: usize, kl: i32, vp: usize, v
 // @ts-ignore: decorator
 @external("sluice_v1", "state_del")
 export declare function hostStateDel(slot: i32, kp: usize, kl: i32): i32;
+
+// Optional: list and map state (abi.ImportStateListGet and the rest). A
+// module imports only those its plugin calls.
+
+// @ts-ignore: decorator
+@external("sluice_v1", "state_list_get")
+export declare function hostListGet(slot: i32, kp: usize, kl: i32, bp: usize, bc: i32): i32;
+
+// @ts-ignore: decorator
+@external("sluice_v1", "state_list_append")
+export declare function hostListAppend(slot: i32, kp: usize, kl: i32, vp: usize, vl: i32): i32;
+
+// @ts-ignore: decorator
+@external("sluice_v1", "state_list_update")
+export declare function hostListUpdate(slot: i32, kp: usize, kl: i32, wp: usize, wl: i32): i32;
+
+// @ts-ignore: decorator
+@external("sluice_v1", "state_map_get")
+export declare function hostMapGet(slot: i32, kp: usize, kl: i32, up: usize, ul: i32, bp: usize, bc: i32): i32;
+
+// @ts-ignore: decorator
+@external("sluice_v1", "state_map_put")
+export declare function hostMapPut(slot: i32, kp: usize, kl: i32, up: usize, ul: i32, vp: usize, vl: i32): i32;
+
+// @ts-ignore: decorator
+@external("sluice_v1", "state_map_del")
+export declare function hostMapDel(slot: i32, kp: usize, kl: i32, up: usize, ul: i32): i32;
+
+// @ts-ignore: decorator
+@external("sluice_v1", "state_map_contains")
+export declare function hostMapContains(slot: i32, kp: usize, kl: i32, up: usize, ul: i32): i32;
+
+// @ts-ignore: decorator
+@external("sluice_v1", "state_map_entries")
+export declare function hostMapEntries(slot: i32, kp: usize, kl: i32, bp: usize, bc: i32): i32;
+
+// @ts-ignore: decorator
+@external("sluice_v1", "state_clear")
+export declare function hostStateClear(slot: i32, kp: usize, kl: i32): i32;

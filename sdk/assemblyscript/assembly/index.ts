@@ -25,4 +25,5 @@ export {
   filter, map, flatMap, process, reduce, partitioner,
   emit, emitValue, begin, beginWith, end, startEdit, emitEdited,
   stateGet, statePut, stateDel, context, fail,
+  listGet, listAdd, listUpdate, wireNext, putWire, mapGet, mapPut, mapDel, mapContains, mapEntries, stateClear,
 } from "./runtime";

@@ -8,7 +8,10 @@
 
 import { configProblems, resetConfigProblems } from "./config";
 import { Buf } from "./buf";
-import { hostEmit, hostEmitEnds, hostError, hostPort, hostStateDel, hostStateGet, hostStatePut } from "./host";
+import {
+  hostEmit, hostEmitEnds, hostError, hostPort, hostStateDel, hostStateGet, hostStatePut,
+  hostListGet, hostListAppend, hostListUpdate, hostMapGet, hostMapPut, hostMapDel, hostMapContains, hostMapEntries, hostStateClear,
+} from "./host";
 import { Edit, Record, parseRecord, parseWhy, pool, putEnvelope } from "./record";
 import { Iter, Value, setFxMap, skip } from "./value";
 
@@ -369,6 +372,115 @@ export function stateDel(slot: i32, key: Value): i32 {
   if (!key.exists) return fail(Status.State, "keyed state needs a key (the record's key is nil)");
   const st = hostStateDel(slot, key.ptr, key.len);
   return st == 0 ? Status.OK : fail(st, "state_del failed");
+}
+
+// ---- list and map state (Flink's ListState and MapState) -----------------------
+// Under a record's key, as stateGet. A slot holds one kind of state (value,
+// list or map): the host refuses a slot used as two. Elements and values
+// are bytes (put msgpack there); map user keys are bytes (a string's UTF-8).
+
+const kindsBuf = new Buf();
+
+// kindsCall is one of the reads below, by number (no closures with the
+// stub runtime).
+function kindsCall(which: i32, slot: i32, key: Value, up: usize, ul: i32): i32 {
+  if (which == 0) return hostListGet(slot, key.ptr, key.len, kindsBuf.ptr, kindsBuf.cap);
+  if (which == 1) return hostMapGet(slot, key.ptr, key.len, up, ul, kindsBuf.ptr, kindsBuf.cap);
+  return hostMapEntries(slot, key.ptr, key.len, kindsBuf.ptr, kindsBuf.cap);
+}
+
+function kindsRead(which: i32, name: string, slot: i32, key: Value, up: usize, ul: i32, out: Value): i32 {
+  if (!key.exists) return fail(Status.State, "keyed state needs a key (the record's key is nil)");
+  if (kindsBuf.cap < 256) { kindsBuf.reset(); kindsBuf.grow(256); }
+  let n = kindsCall(which, slot, key, up, ul);
+  if (n > kindsBuf.cap) {
+    kindsBuf.reset();
+    kindsBuf.grow(n);
+    n = kindsCall(which, slot, key, up, ul);
+  }
+  if (n == -1) { out.set(0, 0); return 0; }
+  if (n < 0) return fail(n, name + " failed");
+  if (n > kindsBuf.cap) return fail(Status.State, name + ": the state grew between two reads");
+  out.set(kindsBuf.ptr, n);
+  return 1;
+}
+
+/** Reads the list of slot under key into wire (the list wire layout, a view
+ * until the next list or map read): 1, 0 when there is none, or a negative
+ * Status. Walk it with wireNext. */
+export function listGet(slot: i32, key: Value, wire: Value): i32 {
+  return kindsRead(0, "state_list_get", slot, key, 0, 0, wire);
+}
+
+/** Takes the next u32-prefixed item off wire into item: 1, 0 at the end,
+ * Status.State when malformed. A map entry is two items, key then value. */
+export function wireNext(wire: Value, item: Value): i32 {
+  if (wire.len == 0) return 0;
+  if (wire.len < 4) return Status.State;
+  const n = <i32>load<u32>(wire.ptr);
+  if (n < 0 || n > wire.len - 4) return Status.State;
+  item.set(wire.ptr + 4, n);
+  wire.set(wire.ptr + 4 + <usize>n, wire.len - 4 - n);
+  return 1;
+}
+
+/** Appends the u32 length and bytes of one element (or key, or value) to b,
+ * to build listUpdate's wire. */
+export function putWire(b: Buf, ptr: usize, len: i32): void {
+  store<u32>(b.grow(4), <u32>len);
+  b.putRaw(ptr, len);
+}
+
+/** Appends an element to the list (ListState.add). */
+export function listAdd(slot: i32, key: Value, ptr: usize, len: i32): i32 {
+  if (!key.exists) return fail(Status.State, "keyed state needs a key (the record's key is nil)");
+  const st = hostListAppend(slot, key.ptr, key.len, ptr, len);
+  return st == 0 ? Status.OK : fail(st, "state_list_append failed");
+}
+
+/** Replaces the list with the elements of a wire built with putWire
+ * (ListState.update); len 0 clears it. */
+export function listUpdate(slot: i32, key: Value, ptr: usize, len: i32): i32 {
+  if (!key.exists) return fail(Status.State, "keyed state needs a key (the record's key is nil)");
+  const st = hostListUpdate(slot, key.ptr, key.len, ptr, len);
+  return st == 0 ? Status.OK : fail(st, "state_list_update failed");
+}
+
+/** Reads the value of user key uk in the map into out: 1, 0 when absent. */
+export function mapGet(slot: i32, key: Value, up: usize, ul: i32, out: Value): i32 {
+  return kindsRead(1, "state_map_get", slot, key, up, ul, out);
+}
+
+export function mapPut(slot: i32, key: Value, up: usize, ul: i32, ptr: usize, len: i32): i32 {
+  if (!key.exists) return fail(Status.State, "keyed state needs a key (the record's key is nil)");
+  const st = hostMapPut(slot, key.ptr, key.len, up, ul, ptr, len);
+  return st == 0 ? Status.OK : fail(st, "state_map_put failed");
+}
+
+export function mapDel(slot: i32, key: Value, up: usize, ul: i32): i32 {
+  if (!key.exists) return fail(Status.State, "keyed state needs a key (the record's key is nil)");
+  const st = hostMapDel(slot, key.ptr, key.len, up, ul);
+  return st == 0 ? Status.OK : fail(st, "state_map_del failed");
+}
+
+/** 1 when the map holds uk, 0 when not, a negative Status on failure. */
+export function mapContains(slot: i32, key: Value, up: usize, ul: i32): i32 {
+  if (!key.exists) return fail(Status.State, "keyed state needs a key (the record's key is nil)");
+  const st = hostMapContains(slot, key.ptr, key.len, up, ul);
+  return st >= 0 ? st : fail(st, "state_map_contains failed");
+}
+
+/** Reads the whole map into wire (user keys ascending): 1, 0 when none.
+ * Walk it with wireNext twice per entry. */
+export function mapEntries(slot: i32, key: Value, wire: Value): i32 {
+  return kindsRead(2, "state_map_entries", slot, key, 0, 0, wire);
+}
+
+/** Removes the state of slot under key, whatever its kind. */
+export function stateClear(slot: i32, key: Value): i32 {
+  if (!key.exists) return fail(Status.State, "keyed state needs a key (the record's key is nil)");
+  const st = hostStateClear(slot, key.ptr, key.len);
+  return st == 0 ? Status.OK : fail(st, "state_clear failed");
 }
 
 /** The context of the open call. */

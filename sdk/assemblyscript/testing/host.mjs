@@ -49,6 +49,8 @@ export class Instance {
     this.ports = ports; // side-output tag -> port; a missing tag gets -1
     this.maxOutput = maxOutput;
     this.state = new Map();
+    this.lists = new Map(); // key(slot, key) -> [Uint8Array]
+    this.maps = new Map(); // key(slot, key) -> Map(hex user key -> Uint8Array)
     this.reset();
   }
 
@@ -70,6 +72,9 @@ export class Instance {
 
   imports() {
     const key = (slot, kp, kl) => slot + ":" + Buffer.from(this.read(kp, kl)).toString("hex");
+    const hex = (p, l) => Buffer.from(this.read(p, l)).toString("hex");
+    const wire = (items) => Buffer.concat(items.flatMap((b) => { const n = Buffer.alloc(4); n.writeUInt32LE(b.length); return [n, Buffer.from(b)]; }));
+    const give = (v, bp, bc) => { if (v.length <= bc) { this.read(bp, bc); this.mem().set(v, bp); } return v.length; };
     const sluice_v1 = {
       emit: (port, ptr, len, count) => {
         if (this.outBytes + len > this.maxOutput) return Status.Limit;
@@ -110,6 +115,57 @@ export class Instance {
       },
       state_put: (slot, kp, kl, vp, vl) => { this.state.set(key(slot, kp, kl), this.read(vp, vl)); return Status.OK; },
       state_del: (slot, kp, kl) => { this.state.delete(key(slot, kp, kl)); return Status.OK; },
+      state_list_get: (slot, kp, kl, bp, bc) => {
+        const l = this.lists.get(key(slot, kp, kl));
+        return l === undefined ? -1 : give(wire(l), bp, bc);
+      },
+      state_list_append: (slot, kp, kl, vp, vl) => {
+        const k = key(slot, kp, kl);
+        this.lists.set(k, [...(this.lists.get(k) || []), this.read(vp, vl)]);
+        return Status.OK;
+      },
+      state_list_update: (slot, kp, kl, wp, wl) => {
+        const w = this.read(wp, wl), l = [];
+        const view = new DataView(w.buffer, w.byteOffset, w.byteLength);
+        for (let at = 0; at < w.length;) {
+          if (at + 4 > w.length) return Status.State;
+          const n = view.getUint32(at, true);
+          if (at + 4 + n > w.length) return Status.State;
+          l.push(w.slice(at + 4, at + 4 + n));
+          at += 4 + n;
+        }
+        const k = key(slot, kp, kl);
+        if (l.length === 0) this.lists.delete(k); else this.lists.set(k, l);
+        return Status.OK;
+      },
+      state_map_get: (slot, kp, kl, up, ul, bp, bc) => {
+        const v = this.maps.get(key(slot, kp, kl))?.get(hex(up, ul));
+        return v === undefined ? -1 : give(v, bp, bc);
+      },
+      state_map_put: (slot, kp, kl, up, ul, vp, vl) => {
+        const k = key(slot, kp, kl);
+        if (!this.maps.has(k)) this.maps.set(k, new Map());
+        this.maps.get(k).set(hex(up, ul), this.read(vp, vl));
+        return Status.OK;
+      },
+      state_map_del: (slot, kp, kl, up, ul) => {
+        const k = key(slot, kp, kl), m = this.maps.get(k);
+        if (m) { m.delete(hex(up, ul)); if (m.size === 0) this.maps.delete(k); }
+        return Status.OK;
+      },
+      state_map_contains: (slot, kp, kl, up, ul) => (this.maps.get(key(slot, kp, kl))?.has(hex(up, ul)) ? 1 : 0),
+      state_map_entries: (slot, kp, kl, bp, bc) => {
+        const m = this.maps.get(key(slot, kp, kl));
+        if (m === undefined) return -1;
+        const items = [];
+        for (const uk of [...m.keys()].sort()) items.push(Buffer.from(uk, "hex"), m.get(uk)); // hex sorts as the bytes
+        return give(wire(items), bp, bc);
+      },
+      state_clear: (slot, kp, kl) => {
+        const k = key(slot, kp, kl);
+        this.state.delete(k); this.lists.delete(k); this.maps.delete(k);
+        return Status.OK;
+      },
     };
     // WASI: a plugin gets nothing; any call traps.
     const wasi = new Proxy({}, { get: (_, name) => () => { throw new Error(`wasi ${String(name)} called`); } });

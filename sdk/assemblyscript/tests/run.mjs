@@ -168,6 +168,27 @@ test("config: the typed getters take what the Go SDK's take and name what they r
   assert.deepEqual([r.status, r.error], [Status.Config, "config refuse: told to"]);
 });
 
+test("list and map state: add, get, update, map get/put/del/contains/entries, clear", async () => {
+  const inst = await Instance.load(build("kinds"));
+  assert.equal(inst.open().status, 0);
+  const steps = [
+    [{ v: 1, m: "a" }, [1, 1, 1, true]],
+    [{ v: 2, m: "b" }, [2, 3, 2, true]],
+    [{ v: 3, m: "a" }, [2, 5, 2, true]], // the list keeps the last two
+    [{ v: 4, m: "c", drop: 1 }, [2, 7, 2, false]],
+    [{ clear: 1 }, [0, 0, 0, false]],
+  ];
+  for (const [rec, want] of steps) {
+    const r = inst.process(batch([[null, "k", rec]]), 1);
+    assert.equal(r.status, 0, r.error);
+    assert.deepEqual(r.out[0].bytes, batch([[null, null, want]]));
+  }
+  assert.equal(inst.lists.size + inst.maps.size, 0, "cleared");
+  const r = inst.process(batch([[null, "k", { v: 9, m: "z" }], [null, "j", { v: 8, m: "z" }]]), 2);
+  assert.equal(r.status, 0, r.error);
+  assert.equal(inst.lists.size, 2, "a list per key");
+});
+
 test("process: side outputs, keyed state, errors, limits, describe", async () => {
   const wasm = build("late");
   let inst = await Instance.load(wasm, { unconsumed: ["unused"] });

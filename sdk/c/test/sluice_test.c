@@ -70,6 +70,95 @@ int32_t sl_host_state_del(int32_t slot, const uint8_t *k, uint32_t kn) {
 	return SL_OK;
 }
 
+/* list and map state: one key's lists as wires, one map per slot (the
+ * tests use one key), entries kept sorted by user key as the host's */
+static uint8_t list_wire[4][1024];
+static uint32_t list_len[4];
+static int list_has[4];
+static struct { uint8_t k[16], v[16]; uint32_t kn, vn; } map_ent[4][8];
+static int map_n[4];
+
+static void put_u32(uint8_t *b, uint32_t n) { b[0] = (uint8_t)n, b[1] = (uint8_t)(n >> 8), b[2] = (uint8_t)(n >> 16), b[3] = (uint8_t)(n >> 24); }
+
+static int32_t give(const uint8_t *w, uint32_t n, uint8_t *buf, uint32_t cap) {
+	if (n <= cap) memcpy(buf, w, n);
+	return (int32_t)n;
+}
+
+int32_t sl_host_state_list_get(int32_t slot, const uint8_t *k, uint32_t kn, uint8_t *buf, uint32_t cap) {
+	(void)k, (void)kn;
+	return list_has[slot] ? give(list_wire[slot], list_len[slot], buf, cap) : -1;
+}
+
+int32_t sl_host_state_list_append(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *v, uint32_t vn) {
+	(void)k, (void)kn;
+	put_u32(list_wire[slot] + list_len[slot], vn);
+	memcpy(list_wire[slot] + list_len[slot] + 4, v, vn);
+	list_len[slot] += 4 + vn, list_has[slot] = 1;
+	return SL_OK;
+}
+
+int32_t sl_host_state_list_update(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *w, uint32_t wn) {
+	(void)k, (void)kn;
+	memcpy(list_wire[slot], w, wn);
+	list_len[slot] = wn, list_has[slot] = wn > 0;
+	return SL_OK;
+}
+
+static int map_find(int32_t slot, const uint8_t *uk, uint32_t ukn) {
+	for (int i = 0; i < map_n[slot]; i++)
+		if (map_ent[slot][i].kn == ukn && memcmp(map_ent[slot][i].k, uk, ukn) == 0) return i;
+	return -1;
+}
+
+int32_t sl_host_state_map_get(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *uk, uint32_t ukn, uint8_t *buf, uint32_t cap) {
+	(void)k, (void)kn;
+	int i = map_find(slot, uk, ukn);
+	return i < 0 ? -1 : give(map_ent[slot][i].v, map_ent[slot][i].vn, buf, cap);
+}
+
+int32_t sl_host_state_map_put(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *uk, uint32_t ukn, const uint8_t *v, uint32_t vn) {
+	(void)k, (void)kn;
+	int i = map_find(slot, uk, ukn);
+	if (i < 0) { /* sorted insert: the keys of the test are one length */
+		i = map_n[slot]++;
+		while (i > 0 && memcmp(map_ent[slot][i - 1].k, uk, ukn) > 0) { map_ent[slot][i] = map_ent[slot][i - 1]; i--; }
+		memcpy(map_ent[slot][i].k, uk, ukn), map_ent[slot][i].kn = ukn;
+	}
+	memcpy(map_ent[slot][i].v, v, vn), map_ent[slot][i].vn = vn;
+	return SL_OK;
+}
+
+int32_t sl_host_state_map_del(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *uk, uint32_t ukn) {
+	(void)k, (void)kn;
+	int i = map_find(slot, uk, ukn);
+	if (i >= 0) { memmove(&map_ent[slot][i], &map_ent[slot][i + 1], (size_t)(map_n[slot] - i - 1) * sizeof map_ent[slot][0]); map_n[slot]--; }
+	return SL_OK;
+}
+
+int32_t sl_host_state_map_contains(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *uk, uint32_t ukn) {
+	(void)k, (void)kn;
+	return map_find(slot, uk, ukn) >= 0;
+}
+
+int32_t sl_host_state_map_entries(int32_t slot, const uint8_t *k, uint32_t kn, uint8_t *buf, uint32_t cap) {
+	(void)k, (void)kn;
+	if (map_n[slot] == 0) return -1;
+	uint8_t w[512];
+	uint32_t n = 0;
+	for (int i = 0; i < map_n[slot]; i++) {
+		put_u32(w + n, map_ent[slot][i].kn), memcpy(w + n + 4, map_ent[slot][i].k, map_ent[slot][i].kn), n += 4 + map_ent[slot][i].kn;
+		put_u32(w + n, map_ent[slot][i].vn), memcpy(w + n + 4, map_ent[slot][i].v, map_ent[slot][i].vn), n += 4 + map_ent[slot][i].vn;
+	}
+	return give(w, n, buf, cap);
+}
+
+int32_t sl_host_state_clear(int32_t slot, const uint8_t *k, uint32_t kn) {
+	(void)k, (void)kn;
+	list_len[slot] = 0, list_has[slot] = 0, map_n[slot] = 0;
+	return SL_OK;
+}
+
 static void reset_host(void) {
 	memset(emitted_len, 0, sizeof emitted_len);
 	memset(emitted_count, 0, sizeof emitted_count);
@@ -738,6 +827,79 @@ static void test_process_state_and_side_outputs(void) {
 	free(in.p), free(un.p);
 }
 
+/* kinds_proc: per record, adds v to list slot 0 and puts "m<v%2>" = v in
+ * map slot 1; keeps the list's last two; records what it read back. */
+static sl_value val_of(sl_str s) { sl_value v = {s.p, s.n}; return v; }
+static int64_t kinds_sum, kinds_len, kinds_entries, kinds_m1;
+static int kinds_has_m0;
+
+static int kinds_proc(int32_t port, const sl_record *r) {
+	(void)port;
+	int64_t v = 0;
+	sl_field_int(r, "v", &v);
+	sl_buf b = {0};
+	sl_put_int(&b, v);
+	int st = sl_liststate_add(0, b.p, b.len);
+	char uk[2] = {'m', (char)('0' + v % 2)};
+	if (st >= 0) st = sl_mapstate_put(1, uk, 2, b.p, b.len);
+	free(b.p);
+	if (st < 0) return st;
+	sl_str w, e, k, val;
+	int n = 0;
+	sl_str elems[8];
+	if ((st = sl_liststate_get(0, &w)) != 1) return st < 0 ? st : sl_fail(SL_USER, "no list");
+	while ((st = sl_liststate_next(&w, &e)) == 1) elems[n++] = e;
+	if (st < 0) return st;
+	if (n > 2) { /* keep the last two */
+		sl_buf u = {0};
+		sl_wire_put(&u, elems[n - 2].p, elems[n - 2].n);
+		sl_wire_put(&u, elems[n - 1].p, elems[n - 1].n);
+		st = sl_liststate_update(0, u.p, u.len);
+		free(u.p);
+		if (st < 0) return st;
+	}
+	kinds_sum = 0, kinds_len = 0;
+	if ((st = sl_liststate_get(0, &w)) < 0) return st;
+	while (sl_liststate_next(&w, &e) == 1) {
+		int64_t x;
+		sl_as_int(val_of(e), &x);
+		kinds_sum += x, kinds_len++;
+	}
+	kinds_entries = 0;
+	if ((st = sl_mapstate_entries(1, &w)) < 0) return st;
+	while (sl_mapstate_next(&w, &k, &val) == 1) kinds_entries++;
+	kinds_has_m0 = sl_mapstate_contains(1, "m0", 2);
+	kinds_m1 = -1;
+	if (sl_mapstate_get(1, "m1", 2, &val) == 1) sl_as_int(val_of(val), &kinds_m1);
+	if (v == 100) {
+		if ((st = sl_mapstate_del(1, "m0", 2)) < 0) return st;
+		kinds_has_m0 = sl_mapstate_contains(1, "m0", 2);
+		if ((st = sl_state_clear(0)) < 0) return st;
+		if ((st = sl_liststate_get(0, &w)) != 0) return sl_fail(SL_USER, "cleared list still there");
+	}
+	return SL_OK;
+}
+
+static void test_list_and_map_state(void) {
+	sl_plugin p = {.name = "k", .kind = SL_KIND_PROCESS, .keyed = true, .process = kinds_proc};
+	uint8_t empty_map = 0x80;
+	sl__reset();
+	CHECK(sl__open(&p, &empty_map, 1, 0, 1, 128) == SL_OK);
+	int64_t vs[] = {3, 4, 5, 100};
+	int64_t want_sum[] = {3, 7, 9, 105}, want_len[] = {1, 2, 2, 2}, want_ent[] = {1, 2, 2, 2}, want_m1[] = {3, 3, 5, 5};
+	for (int i = 0; i < 4; i++) {
+		sl_buf in = {0};
+		sl_put_array(&in, 3); sl_put_nil(&in); sl_put_cstr(&in, "acct");
+		sl_put_map(&in, 1); sl_put_cstr(&in, "v"); sl_put_int(&in, vs[i]);
+		reset_host();
+		CHECK(sl__process(&p, 0, in.p, in.len, 1) == SL_OK);
+		CHECK(kinds_sum == want_sum[i] && kinds_len == want_len[i] && kinds_entries == want_ent[i] && kinds_m1 == want_m1[i]);
+		CHECK(kinds_has_m0 == (i == 1 || i == 2));
+		free(in.p);
+	}
+	CHECK(!list_has[0] && map_n[1] == 1); /* cleared; m0 deleted */
+}
+
 static int by_length(sl_value key, int32_t n, int32_t *ch) {
 	sl_str s;
 	if (!sl_as_str(key, &s)) return sl_fail(SL_USER, "key must be a string");
@@ -975,6 +1137,7 @@ int main(void) {
 	test_event_times();
 	test_envelope_cuts();
 	test_process_state_and_side_outputs();
+	test_list_and_map_state();
 	test_partition_and_describe();
 	test_reduce();
 	test_open();

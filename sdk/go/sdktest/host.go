@@ -1,6 +1,10 @@
 package sdktest
 
 import (
+	"encoding/binary"
+	"sort"
+	"strconv"
+
 	"github.com/sluicehq/sluice/abi"
 )
 
@@ -14,6 +18,7 @@ type fakeHost struct {
 	pending    []emission // emitted during the current call
 	errText    string
 	state      map[stateKey][]byte
+	kinds      *kindsState // list and map state, made on first use
 }
 
 type emission struct {
@@ -75,6 +80,9 @@ func (h *fakeHost) Error(text string) {
 }
 
 func (h *fakeHost) StateGet(slot int32, key, buf []byte) int32 {
+	if !h.claim(slot, "value") {
+		return int32(abi.StatusState)
+	}
 	v, ok := h.state[stateKey{slot, string(key)}]
 	if !ok {
 		return -1
@@ -86,7 +94,7 @@ func (h *fakeHost) StateGet(slot int32, key, buf []byte) int32 {
 }
 
 func (h *fakeHost) StatePut(slot int32, key, val []byte) int32 {
-	if len(key) == 0 {
+	if len(key) == 0 || !h.claim(slot, "value") {
 		return int32(abi.StatusState)
 	}
 	h.state[stateKey{slot, string(key)}] = append([]byte(nil), val...)
@@ -96,4 +104,168 @@ func (h *fakeHost) StatePut(slot int32, key, val []byte) int32 {
 func (h *fakeHost) StateDel(slot int32, key []byte) int32 {
 	delete(h.state, stateKey{slot, string(key)})
 	return int32(abi.StatusOK)
+}
+
+// List and map state of the fake host (hostcall.KindsHost): plain Go lists
+// and maps per (slot, key), a kind per slot, so that the SDK's wrappers are
+// tested against an implementation of the ABI other than the host's.
+
+type kindsState struct {
+	kinds map[int32]string // slot -> "value", "list", "map"
+	lists map[stateKey][][]byte
+	maps  map[stateKey]map[string][]byte
+}
+
+func (h *fakeHost) ks() *kindsState {
+	if h.kinds == nil {
+		h.kinds = &kindsState{kinds: map[int32]string{}, lists: map[stateKey][][]byte{}, maps: map[stateKey]map[string][]byte{}}
+	}
+	return h.kinds
+}
+
+// claim refuses a slot used as two kinds (abi: a slot holds one kind).
+func (h *fakeHost) claim(slot int32, kind string) bool {
+	k := h.ks()
+	if old, ok := k.kinds[slot]; ok && old != kind {
+		h.errText = "state slot " + itoa(int(slot)) + " holds " + old + " state, used as " + kind
+		return false
+	}
+	k.kinds[slot] = kind
+	return true
+}
+
+func giveBack(b []byte, buf []byte) int32 {
+	if len(b) <= cap(buf) {
+		copy(buf[:cap(buf)], b)
+	}
+	return int32(len(b))
+}
+
+func (h *fakeHost) ListGet(slot int32, key, buf []byte) int32 {
+	if !h.claim(slot, "list") {
+		return int32(abi.StatusState)
+	}
+	l, ok := h.ks().lists[stateKey{slot, string(key)}]
+	if !ok {
+		return -1
+	}
+	var b []byte
+	for _, e := range l {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(e)))
+		b = append(b, e...)
+	}
+	return giveBack(b, buf)
+}
+
+func (h *fakeHost) ListAppend(slot int32, key, val []byte) int32 {
+	if len(key) == 0 || !h.claim(slot, "list") {
+		return int32(abi.StatusState)
+	}
+	k := stateKey{slot, string(key)}
+	h.ks().lists[k] = append(h.ks().lists[k], append([]byte(nil), val...))
+	return int32(abi.StatusOK)
+}
+
+func (h *fakeHost) ListUpdate(slot int32, key, wire []byte) int32 {
+	if len(key) == 0 || !h.claim(slot, "list") {
+		return int32(abi.StatusState)
+	}
+	var l [][]byte
+	for b := wire; len(b) > 0; {
+		if len(b) < 4 || uint64(binary.LittleEndian.Uint32(b)) > uint64(len(b)-4) {
+			return int32(abi.StatusState)
+		}
+		n := binary.LittleEndian.Uint32(b)
+		l = append(l, append([]byte(nil), b[4:4+n]...))
+		b = b[4+n:]
+	}
+	k := stateKey{slot, string(key)}
+	if len(l) == 0 {
+		delete(h.ks().lists, k)
+	} else {
+		h.ks().lists[k] = l
+	}
+	return int32(abi.StatusOK)
+}
+
+func (h *fakeHost) MapGet(slot int32, key []byte, ukey string, buf []byte) int32 {
+	if !h.claim(slot, "map") {
+		return int32(abi.StatusState)
+	}
+	v, ok := h.ks().maps[stateKey{slot, string(key)}][ukey]
+	if !ok {
+		return -1
+	}
+	return giveBack(v, buf)
+}
+
+func (h *fakeHost) MapPut(slot int32, key []byte, ukey string, val []byte) int32 {
+	if len(key) == 0 || !h.claim(slot, "map") {
+		return int32(abi.StatusState)
+	}
+	k := stateKey{slot, string(key)}
+	m := h.ks().maps[k]
+	if m == nil {
+		m = map[string][]byte{}
+		h.ks().maps[k] = m
+	}
+	m[ukey] = append([]byte(nil), val...)
+	return int32(abi.StatusOK)
+}
+
+func (h *fakeHost) MapDel(slot int32, key []byte, ukey string) int32 {
+	if !h.claim(slot, "map") {
+		return int32(abi.StatusState)
+	}
+	k := stateKey{slot, string(key)}
+	delete(h.ks().maps[k], ukey)
+	if len(h.ks().maps[k]) == 0 {
+		delete(h.ks().maps, k)
+	}
+	return int32(abi.StatusOK)
+}
+
+func (h *fakeHost) MapContains(slot int32, key []byte, ukey string) int32 {
+	if !h.claim(slot, "map") {
+		return int32(abi.StatusState)
+	}
+	if _, ok := h.ks().maps[stateKey{slot, string(key)}][ukey]; ok {
+		return 1
+	}
+	return 0
+}
+
+func (h *fakeHost) MapEntries(slot int32, key, buf []byte) int32 {
+	if !h.claim(slot, "map") {
+		return int32(abi.StatusState)
+	}
+	m, ok := h.ks().maps[stateKey{slot, string(key)}]
+	if !ok {
+		return -1
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b []byte
+	for _, k := range keys {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(k)))
+		b = append(b, k...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(m[k])))
+		b = append(b, m[k]...)
+	}
+	return giveBack(b, buf)
+}
+
+func (h *fakeHost) Clear(slot int32, key []byte) int32 {
+	k := stateKey{slot, string(key)}
+	delete(h.state, k)
+	delete(h.ks().lists, k)
+	delete(h.ks().maps, k)
+	return int32(abi.StatusOK)
+}
+
+func itoa(n int) string {
+	return strconv.Itoa(n)
 }

@@ -35,6 +35,16 @@ var abiImports = map[string]funcSig{
 	abi.ImportStateGet: {5, 1, true},
 	abi.ImportStatePut: {5, 1, true},
 	abi.ImportStateDel: {3, 1, true},
+	// optional: list and map state
+	abi.ImportStateListGet:     {5, 1, true},
+	abi.ImportStateListAppend:  {5, 1, true},
+	abi.ImportStateListUpdate:  {5, 1, true},
+	abi.ImportStateMapGet:      {7, 1, true},
+	abi.ImportStateMapPut:      {7, 1, true},
+	abi.ImportStateMapDel:      {5, 1, true},
+	abi.ImportStateMapContains: {5, 1, true},
+	abi.ImportStateMapEntries:  {5, 1, true},
+	abi.ImportStateClear:       {3, 1, true},
 }
 
 // CheckModule builds the plugin in the package directory dir as a wasm

@@ -53,3 +53,43 @@ func (r *Result) State(slot int, key any) (any, bool) {
 	v, err := mpvalue.Decode(raw)
 	return v, err == nil
 }
+
+// List returns the list state left under (slot, key), decoded; ok is
+// false when there is none.
+func (r *Result) List(slot int, key any) ([]any, bool) {
+	k, err := mpvalue.Encode(nil, key)
+	if err != nil || r.host.kinds == nil {
+		return nil, false
+	}
+	l, ok := r.host.kinds.lists[stateKey{int32(slot), string(k)}]
+	if !ok {
+		return nil, false
+	}
+	out := make([]any, len(l))
+	for i, raw := range l {
+		if out[i], err = mpvalue.Decode(raw); err != nil {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// Map returns the map state left under (slot, key), decoded; ok is false
+// when there is none.
+func (r *Result) Map(slot int, key any) (map[string]any, bool) {
+	k, err := mpvalue.Encode(nil, key)
+	if err != nil || r.host.kinds == nil {
+		return nil, false
+	}
+	m, ok := r.host.kinds.maps[stateKey{int32(slot), string(k)}]
+	if !ok {
+		return nil, false
+	}
+	out := make(map[string]any, len(m))
+	for uk, raw := range m {
+		if out[uk], err = mpvalue.Decode(raw); err != nil {
+			return nil, false
+		}
+	}
+	return out, true
+}

@@ -20,6 +20,52 @@ mod imp {
         fn host_state_put(slot: i32, kp: *const u8, kl: usize, vp: *const u8, vl: usize) -> i32;
         #[link_name = "state_del"]
         fn host_state_del(slot: i32, kp: *const u8, kl: usize) -> i32;
+        // optional: list and map state; a module imports only those it calls
+        #[link_name = "state_list_get"]
+        fn host_list_get(slot: i32, kp: *const u8, kl: usize, bp: *mut u8, bc: usize) -> i32;
+        #[link_name = "state_list_append"]
+        fn host_list_append(slot: i32, kp: *const u8, kl: usize, vp: *const u8, vl: usize) -> i32;
+        #[link_name = "state_list_update"]
+        fn host_list_update(slot: i32, kp: *const u8, kl: usize, wp: *const u8, wl: usize) -> i32;
+        #[link_name = "state_map_get"]
+        fn host_map_get(slot: i32, kp: *const u8, kl: usize, up: *const u8, ul: usize, bp: *mut u8, bc: usize) -> i32;
+        #[link_name = "state_map_put"]
+        fn host_map_put(slot: i32, kp: *const u8, kl: usize, up: *const u8, ul: usize, vp: *const u8, vl: usize) -> i32;
+        #[link_name = "state_map_del"]
+        fn host_map_del(slot: i32, kp: *const u8, kl: usize, up: *const u8, ul: usize) -> i32;
+        #[link_name = "state_map_contains"]
+        fn host_map_contains(slot: i32, kp: *const u8, kl: usize, up: *const u8, ul: usize) -> i32;
+        #[link_name = "state_map_entries"]
+        fn host_map_entries(slot: i32, kp: *const u8, kl: usize, bp: *mut u8, bc: usize) -> i32;
+        #[link_name = "state_clear"]
+        fn host_state_clear(slot: i32, kp: *const u8, kl: usize) -> i32;
+    }
+    pub fn list_get(slot: i32, key: &[u8], buf: &mut [u8]) -> i32 {
+        unsafe { host_list_get(slot, key.as_ptr(), key.len(), buf.as_mut_ptr(), buf.len()) }
+    }
+    pub fn list_append(slot: i32, key: &[u8], val: &[u8]) -> i32 {
+        unsafe { host_list_append(slot, key.as_ptr(), key.len(), val.as_ptr(), val.len()) }
+    }
+    pub fn list_update(slot: i32, key: &[u8], wire: &[u8]) -> i32 {
+        unsafe { host_list_update(slot, key.as_ptr(), key.len(), wire.as_ptr(), wire.len()) }
+    }
+    pub fn map_get(slot: i32, key: &[u8], uk: &[u8], buf: &mut [u8]) -> i32 {
+        unsafe { host_map_get(slot, key.as_ptr(), key.len(), uk.as_ptr(), uk.len(), buf.as_mut_ptr(), buf.len()) }
+    }
+    pub fn map_put(slot: i32, key: &[u8], uk: &[u8], val: &[u8]) -> i32 {
+        unsafe { host_map_put(slot, key.as_ptr(), key.len(), uk.as_ptr(), uk.len(), val.as_ptr(), val.len()) }
+    }
+    pub fn map_del(slot: i32, key: &[u8], uk: &[u8]) -> i32 {
+        unsafe { host_map_del(slot, key.as_ptr(), key.len(), uk.as_ptr(), uk.len()) }
+    }
+    pub fn map_contains(slot: i32, key: &[u8], uk: &[u8]) -> i32 {
+        unsafe { host_map_contains(slot, key.as_ptr(), key.len(), uk.as_ptr(), uk.len()) }
+    }
+    pub fn map_entries(slot: i32, key: &[u8], buf: &mut [u8]) -> i32 {
+        unsafe { host_map_entries(slot, key.as_ptr(), key.len(), buf.as_mut_ptr(), buf.len()) }
+    }
+    pub fn state_clear(slot: i32, key: &[u8]) -> i32 {
+        unsafe { host_state_clear(slot, key.as_ptr(), key.len()) }
     }
 
     // Safety: the host reads (or, for state_get, writes at most buf.len()
@@ -53,7 +99,7 @@ mod imp {
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod imp {
     use std::cell::RefCell;
-    use std::collections::HashMap;
+    use std::collections::{BTreeMap, HashMap};
 
     /// What the fake host saw during calls on this thread.
     #[derive(Default)]
@@ -67,6 +113,10 @@ pub(crate) mod imp {
         pub ports: HashMap<String, i32>,
         /// Keyed state by (slot, key).
         pub state: HashMap<(i32, Vec<u8>), Vec<u8>>,
+        /// List state by (slot, key).
+        pub lists: HashMap<(i32, Vec<u8>), Vec<Vec<u8>>>,
+        /// Map state by (slot, key), user keys in order.
+        pub maps: HashMap<(i32, Vec<u8>), BTreeMap<Vec<u8>, Vec<u8>>>,
         /// When non-zero, what emit returns.
         pub emit_status: i32,
     }
@@ -126,6 +176,109 @@ pub(crate) mod imp {
         FAKE.with(|f| f.borrow_mut().state.remove(&(slot, key.to_vec())));
         0
     }
+
+    fn give(w: &[u8], buf: &mut [u8]) -> i32 {
+        if w.len() <= buf.len() {
+            buf[..w.len()].copy_from_slice(w);
+        }
+        w.len() as i32
+    }
+    fn put_item(w: &mut Vec<u8>, b: &[u8]) {
+        w.extend_from_slice(&(b.len() as u32).to_le_bytes());
+        w.extend_from_slice(b);
+    }
+    pub fn list_get(slot: i32, key: &[u8], buf: &mut [u8]) -> i32 {
+        FAKE.with(|f| match f.borrow().lists.get(&(slot, key.to_vec())) {
+            None => -1,
+            Some(l) => {
+                let mut w = Vec::new();
+                for e in l {
+                    put_item(&mut w, e);
+                }
+                give(&w, buf)
+            }
+        })
+    }
+    pub fn list_append(slot: i32, key: &[u8], val: &[u8]) -> i32 {
+        FAKE.with(|f| f.borrow_mut().lists.entry((slot, key.to_vec())).or_default().push(val.to_vec()));
+        0
+    }
+    pub fn list_update(slot: i32, key: &[u8], wire: &[u8]) -> i32 {
+        let mut l = Vec::new();
+        let mut w = wire;
+        while !w.is_empty() {
+            if w.len() < 4 {
+                return -5;
+            }
+            let n = u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize;
+            if n > w.len() - 4 {
+                return -5;
+            }
+            l.push(w[4..4 + n].to_vec());
+            w = &w[4 + n..];
+        }
+        FAKE.with(|f| {
+            let mut f = f.borrow_mut();
+            if l.is_empty() {
+                f.lists.remove(&(slot, key.to_vec()));
+            } else {
+                f.lists.insert((slot, key.to_vec()), l);
+            }
+        });
+        0
+    }
+    pub fn map_get(slot: i32, key: &[u8], uk: &[u8], buf: &mut [u8]) -> i32 {
+        FAKE.with(|f| match f.borrow().maps.get(&(slot, key.to_vec())).and_then(|m| m.get(uk)) {
+            None => -1,
+            Some(v) => give(v, buf),
+        })
+    }
+    pub fn map_put(slot: i32, key: &[u8], uk: &[u8], val: &[u8]) -> i32 {
+        FAKE.with(|f| f.borrow_mut().maps.entry((slot, key.to_vec())).or_default().insert(uk.to_vec(), val.to_vec()));
+        0
+    }
+    pub fn map_del(slot: i32, key: &[u8], uk: &[u8]) -> i32 {
+        FAKE.with(|f| {
+            let mut f = f.borrow_mut();
+            let k = (slot, key.to_vec());
+            if let Some(m) = f.maps.get_mut(&k) {
+                m.remove(uk);
+                if m.is_empty() {
+                    f.maps.remove(&k);
+                }
+            }
+        });
+        0
+    }
+    pub fn map_contains(slot: i32, key: &[u8], uk: &[u8]) -> i32 {
+        FAKE.with(|f| f.borrow().maps.get(&(slot, key.to_vec())).map_or(0, |m| m.contains_key(uk) as i32))
+    }
+    pub fn map_entries(slot: i32, key: &[u8], buf: &mut [u8]) -> i32 {
+        FAKE.with(|f| match f.borrow().maps.get(&(slot, key.to_vec())) {
+            None => -1,
+            Some(m) => {
+                let mut w = Vec::new();
+                for (k, v) in m {
+                    put_item(&mut w, k);
+                    put_item(&mut w, v);
+                }
+                give(&w, buf)
+            }
+        })
+    }
+    pub fn state_clear(slot: i32, key: &[u8]) -> i32 {
+        FAKE.with(|f| {
+            let mut f = f.borrow_mut();
+            let k = (slot, key.to_vec());
+            f.state.remove(&k);
+            f.lists.remove(&k);
+            f.maps.remove(&k);
+        });
+        0
+    }
 }
 
-pub(crate) use imp::{emit, emit_ends, error, port, state_del, state_get, state_put};
+pub(crate) use imp::{
+    emit, emit_ends, error, list_append, list_get, list_update, map_contains, map_del, map_entries, map_get, map_put, port, state_clear, state_del, state_get,
+    state_put,
+};

@@ -306,6 +306,124 @@ impl Output<'_> {
     }
 }
 
+/// List and map state (Flink's ListState and MapState), under a record's
+/// key as `state_get`. A slot holds one kind of state: the host refuses a
+/// slot used as a value and as a list. Elements, user keys and values are
+/// bytes (put msgpack in elements and values; a string's UTF-8 in user
+/// keys, as the other SDKs do).
+impl Output<'_> {
+    /// Reads a list or map into the state buffer, growing it as the host says.
+    fn read_kinds(&mut self, call: &str, mut get: impl FnMut(&mut [u8]) -> i32) -> Result<Option<&[u8]>, Error> {
+        if self.e.state.len() < 256 {
+            self.e.state.resize(256, 0);
+        }
+        for _ in 0..2 {
+            let n = get(&mut self.e.state);
+            if n == -1 {
+                return Ok(None);
+            }
+            if n < 0 {
+                return Err(Error::new(Status(n), format!("{} failed", call)));
+            }
+            if n as usize <= self.e.state.len() {
+                return Ok(Some(&self.e.state[..n as usize]));
+            }
+            self.e.state.resize(n as usize, 0);
+        }
+        Err(Error::new(Status::STATE, format!("{}: the state grew between two reads", call)))
+    }
+
+    /// The elements of the list of `slot` under `key`, in order (empty
+    /// when there is none).
+    pub fn list_get(&mut self, slot: i32, key: Option<Value>) -> Result<Vec<Vec<u8>>, Error> {
+        let key = need_key(key)?;
+        let w = self.read_kinds("state_list_get", |b| host::list_get(slot, key, b))?;
+        let mut out = Vec::new();
+        let mut w = w.unwrap_or(&[]);
+        while !w.is_empty() {
+            let (item, rest) = wire_item("state_list_get", w)?;
+            out.push(item.to_vec());
+            w = rest;
+        }
+        Ok(out)
+    }
+
+    /// Appends a copy of `val` to the list (ListState.add).
+    pub fn list_add(&mut self, slot: i32, key: Option<Value>, val: &[u8]) -> Result<(), Error> {
+        status("state_list_append", host::list_append(slot, need_key(key)?, val))
+    }
+
+    /// Replaces the list with `vals` (ListState.update); none clears it.
+    pub fn list_update<T: AsRef<[u8]>>(&mut self, slot: i32, key: Option<Value>, vals: &[T]) -> Result<(), Error> {
+        let mut w = Vec::new();
+        for v in vals {
+            let v = v.as_ref();
+            w.extend_from_slice(&(v.len() as u32).to_le_bytes());
+            w.extend_from_slice(v);
+        }
+        status("state_list_update", host::list_update(slot, need_key(key)?, &w))
+    }
+
+    /// The value of user key `uk` in the map of `slot`, or `None`.
+    pub fn map_get(&mut self, slot: i32, key: Option<Value>, uk: &[u8]) -> Result<Option<&[u8]>, Error> {
+        let key = need_key(key)?;
+        self.read_kinds("state_map_get", |b| host::map_get(slot, key, uk, b))
+    }
+
+    /// Sets user key `uk` to `val` in the map (MapState.put).
+    pub fn map_put(&mut self, slot: i32, key: Option<Value>, uk: &[u8], val: &[u8]) -> Result<(), Error> {
+        status("state_map_put", host::map_put(slot, need_key(key)?, uk, val))
+    }
+
+    /// Removes user key `uk` (absent is not an error).
+    pub fn map_del(&mut self, slot: i32, key: Option<Value>, uk: &[u8]) -> Result<(), Error> {
+        status("state_map_del", host::map_del(slot, need_key(key)?, uk))
+    }
+
+    /// Whether the map holds user key `uk`.
+    pub fn map_contains(&mut self, slot: i32, key: Option<Value>, uk: &[u8]) -> Result<bool, Error> {
+        match host::map_contains(slot, need_key(key)?, uk) {
+            n @ (0 | 1) => Ok(n == 1),
+            n => Err(Error::new(Status(n), "state_map_contains failed")),
+        }
+    }
+
+    /// Every entry of the map, user keys ascending (bytewise).
+    pub fn map_entries(&mut self, slot: i32, key: Option<Value>) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Error> {
+        let key = need_key(key)?;
+        let w = self.read_kinds("state_map_entries", |b| host::map_entries(slot, key, b))?;
+        let mut out = Vec::new();
+        let mut w = w.unwrap_or(&[]);
+        while !w.is_empty() {
+            let (k, rest) = wire_item("state_map_entries", w)?;
+            let (v, rest) = wire_item("state_map_entries", rest)?;
+            out.push((k.to_vec(), v.to_vec()));
+            w = rest;
+        }
+        Ok(out)
+    }
+
+    /// Removes the state of `slot` under `key`, whatever its kind.
+    pub fn state_clear(&mut self, slot: i32, key: Option<Value>) -> Result<(), Error> {
+        status("state_clear", host::state_clear(slot, need_key(key)?))
+    }
+}
+
+fn status(call: &str, st: i32) -> Result<(), Error> {
+    if st == 0 { Ok(()) } else { Err(Error::new(Status(st), format!("{} failed", call))) }
+}
+
+fn wire_item<'a>(call: &str, w: &'a [u8]) -> Result<(&'a [u8], &'a [u8]), Error> {
+    if w.len() < 4 {
+        return Err(Error::new(Status::STATE, format!("{}: malformed answer from the host", call)));
+    }
+    let n = u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize;
+    if n > w.len() - 4 {
+        return Err(Error::new(Status::STATE, format!("{}: malformed answer from the host", call)));
+    }
+    Ok((&w[4..4 + n], &w[4 + n..]))
+}
+
 fn need_key(key: Option<Value>) -> Result<&[u8], Error> {
     key.map(|k| k.raw()).ok_or_else(|| Error::new(Status::STATE, "keyed state needs a key (the record's key is nil)"))
 }

@@ -430,3 +430,108 @@ fn operator_state_snapshot_and_restore() {
     assert_eq!(p.snapshot(), -4);
     assert!(p.error().contains("declares no operator state"), "{}", p.error());
 }
+
+/// Kinds: per record, appends v to list slot 0 (keeping the last two) and
+/// counts per "m" field in map slot 1; on "clear" clears both.
+struct Kinds;
+impl Plugin for Kinds {
+    const NAME: &'static str = "kinds";
+    const KEYED: bool = true;
+    fn open(_: &Context, _: Value<'static>) -> Result<Self, Error> {
+        Ok(Kinds)
+    }
+}
+impl Process for Kinds {
+    fn process(&mut self, _port: i32, r: &Record, out: &mut Output) -> Result<(), Error> {
+        if r.bool("clear") == Some(true) {
+            out.state_clear(0, r.key)?;
+            return out.state_clear(1, r.key);
+        }
+        let mut v = Vec::new();
+        v.put_int(r.int("v"));
+        out.list_add(0, r.key, &v)?;
+        let l = out.list_get(0, r.key)?;
+        if l.len() > 2 {
+            out.list_update(0, r.key, &l[l.len() - 2..])?;
+        }
+        let m = r.str_bytes("m").unwrap_or(b"");
+        let n = match out.map_get(1, r.key, m)? {
+            Some(raw) => Value::from_raw(raw).as_int().unwrap_or(0),
+            None => 0,
+        };
+        let mut c = Vec::new();
+        c.put_int(n + 1);
+        out.map_put(1, r.key, m, &c)?;
+        if r.bool("drop") == Some(true) {
+            out.map_del(1, r.key, b"a")?;
+        }
+        let has_a = out.map_contains(1, r.key, b"a")?;
+        let entries = out.map_entries(1, r.key)?;
+        let list = out.list_get(0, r.key)?;
+        out.emit_with(MAIN, Some(r), |b| {
+            b.put_map(3);
+            b.put_str("list");
+            b.put_int(list.len() as i64);
+            b.put_str("entries");
+            b.put_int(entries.len() as i64);
+            b.put_str("a");
+            b.put_bool(has_a);
+        })
+    }
+}
+
+#[test]
+fn list_and_map_state() {
+    let mut h = Harness::<Kinds>::new();
+    assert_eq!(h.open(EMPTY), 0);
+    let key: &[u8] = &[0xa1, b'k'];
+    let rec = |v: i64, m: &str, extra: Option<&str>| {
+        let mut val = Vec::new();
+        val.put_map(if extra.is_some() { 3 } else { 2 });
+        val.put_str("v");
+        val.put_int(v);
+        val.put_str("m");
+        val.put_str(m);
+        if let Some(e) = extra {
+            val.put_str(e);
+            val.put_bool(true);
+        }
+        let mut b = Vec::new();
+        envelope(&mut b, None, Some(key), &val);
+        b
+    };
+    for (r, want) in [
+        (rec(1, "a", None), (1, 1, true)),
+        (rec(2, "b", None), (2, 2, true)),
+        (rec(3, "a", None), (2, 2, true)),
+        (rec(4, "c", Some("drop")), (2, 2, false)),
+    ] {
+        assert_eq!(h.process(0, &r, 1), 0, "{}", h.error());
+        let e = h.take_emits();
+        let mut w = Vec::new();
+        w.put_map(3);
+        w.put_str("list");
+        w.put_int(want.0);
+        w.put_str("entries");
+        w.put_int(want.1);
+        w.put_str("a");
+        w.put_bool(want.2);
+        let mut env = Vec::new();
+        envelope(&mut env, None, None, &w);
+        assert_eq!(e[0].1, env);
+    }
+    // the list keeps the last two: 3 and 4; the map b=1, c=1 (a deleted)
+    let k = (0, key.to_vec());
+    let l = fake(|f| f.lists.get(&k).cloned()).unwrap();
+    assert_eq!(l, vec![vec![3u8], vec![4u8]]);
+    let m = fake(|f| f.maps.get(&(1, key.to_vec())).cloned()).unwrap();
+    assert_eq!(m.keys().cloned().collect::<Vec<_>>(), vec![b"b".to_vec(), b"c".to_vec()]);
+    let mut clear = Vec::new();
+    let mut val = Vec::new();
+    val.put_map(1);
+    val.put_str("clear");
+    val.put_bool(true);
+    envelope(&mut clear, None, Some(key), &val);
+    assert_eq!(h.process(0, &clear, 1), 0);
+    assert!(fake(|f| f.lists.is_empty() && f.maps.is_empty()));
+}

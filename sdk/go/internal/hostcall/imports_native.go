@@ -41,3 +41,58 @@ func StatePut(slot int32, key, val []byte) int32 { return fake().StatePut(slot, 
 
 // StateDel deletes the value under (slot, key).
 func StateDel(slot int32, key []byte) int32 { return fake().StateDel(slot, key) }
+
+// KindsHost is a Host that also serves list and map state and clear
+// (abi.ImportStateListGet and the rest); sdktest's host does.
+type KindsHost interface {
+	ListGet(slot int32, key, buf []byte) int32
+	ListAppend(slot int32, key, val []byte) int32
+	ListUpdate(slot int32, key, wire []byte) int32
+	MapGet(slot int32, key []byte, ukey string, buf []byte) int32
+	MapPut(slot int32, key []byte, ukey string, val []byte) int32
+	MapDel(slot int32, key []byte, ukey string) int32
+	MapContains(slot int32, key []byte, ukey string) int32
+	MapEntries(slot int32, key, buf []byte) int32
+	Clear(slot int32, key []byte) int32
+}
+
+func kinds() KindsHost {
+	k, ok := fake().(KindsHost)
+	if !ok {
+		panic("sluice sdk: the test host serves no list or map state")
+	}
+	return k
+}
+
+// ListGet reads the list of (slot, key) into buf (abi.ImportStateListGet).
+func ListGet(slot int32, key, buf []byte) int32 { return kinds().ListGet(slot, key, buf) }
+
+// ListAppend adds val to the list of (slot, key).
+func ListAppend(slot int32, key, val []byte) int32 { return kinds().ListAppend(slot, key, val) }
+
+// ListUpdate replaces the list of (slot, key) with the elements in wire.
+func ListUpdate(slot int32, key, wire []byte) int32 { return kinds().ListUpdate(slot, key, wire) }
+
+// MapGet reads the value of ukey in the map of (slot, key) into buf.
+func MapGet(slot int32, key []byte, ukey string, buf []byte) int32 {
+	return kinds().MapGet(slot, key, ukey, buf)
+}
+
+// MapPut sets ukey to val in the map of (slot, key).
+func MapPut(slot int32, key []byte, ukey string, val []byte) int32 {
+	return kinds().MapPut(slot, key, ukey, val)
+}
+
+// MapDel removes ukey from the map of (slot, key).
+func MapDel(slot int32, key []byte, ukey string) int32 { return kinds().MapDel(slot, key, ukey) }
+
+// MapContains is 1 when the map of (slot, key) holds ukey, 0 when not.
+func MapContains(slot int32, key []byte, ukey string) int32 {
+	return kinds().MapContains(slot, key, ukey)
+}
+
+// MapEntries reads the whole map of (slot, key) into buf.
+func MapEntries(slot int32, key, buf []byte) int32 { return kinds().MapEntries(slot, key, buf) }
+
+// Clear removes the state of (slot, key), whatever its kind.
+func Clear(slot int32, key []byte) int32 { return kinds().Clear(slot, key) }

@@ -56,3 +56,80 @@ func StatePut(slot int32, key, val []byte) int32 {
 func StateDel(slot int32, key []byte) int32 {
 	return stateDel(slot, ptr(key), int32(len(key)))
 }
+
+// List and map state, and clear: optional imports (abi.ImportStateListGet
+// and the rest). A module imports one only when the plugin calls it.
+
+//go:wasmimport sluice_v1 state_list_get
+func stateListGet(slot int32, keyPtr unsafe.Pointer, keyLen int32, bufPtr unsafe.Pointer, bufCap int32) int32
+
+//go:wasmimport sluice_v1 state_list_append
+func stateListAppend(slot int32, keyPtr unsafe.Pointer, keyLen int32, valPtr unsafe.Pointer, valLen int32) int32
+
+//go:wasmimport sluice_v1 state_list_update
+func stateListUpdate(slot int32, keyPtr unsafe.Pointer, keyLen int32, bufPtr unsafe.Pointer, bufLen int32) int32
+
+//go:wasmimport sluice_v1 state_map_get
+func stateMapGet(slot int32, keyPtr unsafe.Pointer, keyLen int32, ukPtr unsafe.Pointer, ukLen int32, bufPtr unsafe.Pointer, bufCap int32) int32
+
+//go:wasmimport sluice_v1 state_map_put
+func stateMapPut(slot int32, keyPtr unsafe.Pointer, keyLen int32, ukPtr unsafe.Pointer, ukLen int32, valPtr unsafe.Pointer, valLen int32) int32
+
+//go:wasmimport sluice_v1 state_map_del
+func stateMapDel(slot int32, keyPtr unsafe.Pointer, keyLen int32, ukPtr unsafe.Pointer, ukLen int32) int32
+
+//go:wasmimport sluice_v1 state_map_contains
+func stateMapContains(slot int32, keyPtr unsafe.Pointer, keyLen int32, ukPtr unsafe.Pointer, ukLen int32) int32
+
+//go:wasmimport sluice_v1 state_map_entries
+func stateMapEntries(slot int32, keyPtr unsafe.Pointer, keyLen int32, bufPtr unsafe.Pointer, bufCap int32) int32
+
+//go:wasmimport sluice_v1 state_clear
+func stateClear(slot int32, keyPtr unsafe.Pointer, keyLen int32) int32
+
+func sptr(s string) unsafe.Pointer { return unsafe.Pointer(unsafe.StringData(s)) }
+
+// ListGet reads the list of (slot, key) into buf (abi.ImportStateListGet).
+func ListGet(slot int32, key, buf []byte) int32 {
+	return stateListGet(slot, ptr(key), int32(len(key)), ptr(buf), int32(cap(buf)))
+}
+
+// ListAppend adds val to the list of (slot, key).
+func ListAppend(slot int32, key, val []byte) int32 {
+	return stateListAppend(slot, ptr(key), int32(len(key)), ptr(val), int32(len(val)))
+}
+
+// ListUpdate replaces the list of (slot, key) with the elements in wire.
+func ListUpdate(slot int32, key, wire []byte) int32 {
+	return stateListUpdate(slot, ptr(key), int32(len(key)), ptr(wire), int32(len(wire)))
+}
+
+// MapGet reads the value of ukey in the map of (slot, key) into buf.
+func MapGet(slot int32, key []byte, ukey string, buf []byte) int32 {
+	return stateMapGet(slot, ptr(key), int32(len(key)), sptr(ukey), int32(len(ukey)), ptr(buf), int32(cap(buf)))
+}
+
+// MapPut sets ukey to val in the map of (slot, key).
+func MapPut(slot int32, key []byte, ukey string, val []byte) int32 {
+	return stateMapPut(slot, ptr(key), int32(len(key)), sptr(ukey), int32(len(ukey)), ptr(val), int32(len(val)))
+}
+
+// MapDel removes ukey from the map of (slot, key).
+func MapDel(slot int32, key []byte, ukey string) int32 {
+	return stateMapDel(slot, ptr(key), int32(len(key)), sptr(ukey), int32(len(ukey)))
+}
+
+// MapContains is 1 when the map of (slot, key) holds ukey, 0 when not.
+func MapContains(slot int32, key []byte, ukey string) int32 {
+	return stateMapContains(slot, ptr(key), int32(len(key)), sptr(ukey), int32(len(ukey)))
+}
+
+// MapEntries reads the whole map of (slot, key) into buf.
+func MapEntries(slot int32, key, buf []byte) int32 {
+	return stateMapEntries(slot, ptr(key), int32(len(key)), ptr(buf), int32(cap(buf)))
+}
+
+// Clear removes the state of (slot, key), whatever its kind.
+func Clear(slot int32, key []byte) int32 {
+	return stateClear(slot, ptr(key), int32(len(key)))
+}

@@ -336,7 +336,7 @@ func (d *decoder) unknownKey(k *yaml.Node, where string, known []string) {
 		d.errorf(k, "unknown key %q in %s (did you mean %q?)", k.Value, where, s)
 		return
 	}
-	if len(known) <= 12 {
+	if len(known) <= 16 {
 		sorted := append([]string(nil), known...)
 		sort.Strings(sorted)
 		d.errorf(k, "unknown key %q in %s (known: %s)", k.Value, where, strings.Join(sorted, ", "))

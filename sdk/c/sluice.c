@@ -79,6 +79,18 @@ __attribute__((weak)) int32_t sl_host_emit_ends(int32_t port, const uint8_t *p, 
 	}
 	return start == n ? sl_host_emit(port, p, n, count) : SL_MALFORMED;
 }
+/* Natively, a test's fake host that keeps only value state still links:
+ * the optional list and map imports refuse (SL_STATE) unless the test
+ * defines its own, as sdk/c/test/sluice_test.c does. */
+__attribute__((weak)) int32_t sl_host_state_list_get(int32_t slot, const uint8_t *k, uint32_t kn, uint8_t *buf, uint32_t cap) { (void)slot, (void)k, (void)kn, (void)buf, (void)cap; return SL_STATE; }
+__attribute__((weak)) int32_t sl_host_state_list_append(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *v, uint32_t vn) { (void)slot, (void)k, (void)kn, (void)v, (void)vn; return SL_STATE; }
+__attribute__((weak)) int32_t sl_host_state_list_update(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *w, uint32_t wn) { (void)slot, (void)k, (void)kn, (void)w, (void)wn; return SL_STATE; }
+__attribute__((weak)) int32_t sl_host_state_map_get(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *uk, uint32_t ukn, uint8_t *buf, uint32_t cap) { (void)slot, (void)k, (void)kn, (void)uk, (void)ukn, (void)buf, (void)cap; return SL_STATE; }
+__attribute__((weak)) int32_t sl_host_state_map_put(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *uk, uint32_t ukn, const uint8_t *v, uint32_t vn) { (void)slot, (void)k, (void)kn, (void)uk, (void)ukn, (void)v, (void)vn; return SL_STATE; }
+__attribute__((weak)) int32_t sl_host_state_map_del(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *uk, uint32_t ukn) { (void)slot, (void)k, (void)kn, (void)uk, (void)ukn; return SL_STATE; }
+__attribute__((weak)) int32_t sl_host_state_map_contains(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *uk, uint32_t ukn) { (void)slot, (void)k, (void)kn, (void)uk, (void)ukn; return SL_STATE; }
+__attribute__((weak)) int32_t sl_host_state_map_entries(int32_t slot, const uint8_t *k, uint32_t kn, uint8_t *buf, uint32_t cap) { (void)slot, (void)k, (void)kn, (void)buf, (void)cap; return SL_STATE; }
+__attribute__((weak)) int32_t sl_host_state_clear(int32_t slot, const uint8_t *k, uint32_t kn) { (void)slot, (void)k, (void)kn; return SL_STATE; }
 #endif
 
 /* ---- reading ------------------------------------------------------------ */

@@ -120,9 +120,11 @@ func (o *Operator) openState(oc *runtime.OpenContext, cfg map[string]any) (map[s
 			continue
 		}
 		ttlSlots = true
-		if f, ok := oc.State.(runtime.SnapshotFilterer); ok {
-			f.SetSnapshotFilter(sp.Slot, kinds.SnapshotFilter(sp.Slot))
+		f, ok := oc.State.(runtime.SnapshotFilterer)
+		if !ok {
+			return cfg, fmt.Errorf("state slot %d has a ttl, but this operator's state backend (%T) cannot leave expired state out of its snapshots", sp.Slot, oc.State)
 		}
+		f.SetSnapshotFilter(sp.Slot, kinds.SnapshotFilter(sp.Slot))
 	}
 	if !ttlSlots {
 		o.clock = nil // nothing reads it: no batch scan

@@ -632,18 +632,22 @@ func (s *StateKinds) MapEntries(slot int, key, dst []byte) ([]byte, bool, error)
 // SnapshotFilter returns what a snapshot applies to each value of slot, or
 // nil when the slot has no TTL: it drops expired values, list elements and
 // map entries (Flink's cleanupFullSnapshot), keep false when nothing is
-// left. It reads only the spec and the clock.
+// left. It reads the slot's kind when it runs (a slot whose TTL comes from
+// the pipeline takes its kind on first use, after the filter was set), on
+// the subtask's goroutine as every call, and the clock. A slot no call has
+// used yet (a restored subtask's cells before any record) is kept as it
+// is: its kind is not known, and a read cleans it later.
 func (s *StateKinds) SnapshotFilter(slot int) SnapshotFilter {
 	if !s.HasTTL(slot) {
 		return nil
 	}
-	sp := s.specs[slot]
-	ttl, now := sp.TTL.Milliseconds(), s.Now
+	ttl, now := s.specs[slot].TTL.Milliseconds(), s.Now
 	return func(val []byte) ([]byte, bool) {
 		t := now()
-		switch sp.Kind {
+		kind := s.specs[slot].Kind
+		switch kind {
 		case KindList, KindMap:
-			ents, err := decodeCell(nil, val, sp.Kind)
+			ents, err := decodeCell(nil, val, kind)
 			if err != nil {
 				return val, true // not this file's to judge: the restore reads it as it was
 			}
@@ -659,11 +663,13 @@ func (s *StateKinds) SnapshotFilter(slot int) SnapshotFilter {
 			if len(keep) == 0 {
 				return nil, false
 			}
-			return encodeCell(nil, keep, sp.Kind, true, t), true
-		default:
+			return encodeCell(nil, keep, kind, true, t), true
+		case KindValue:
 			if len(val) >= 8 && expired(int64(binary.LittleEndian.Uint64(val)), ttl, t) {
 				return nil, false
 			}
+			return val, true
+		default:
 			return val, true
 		}
 	}

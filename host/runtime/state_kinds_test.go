@@ -426,3 +426,50 @@ func TestStateKindsSnapshotRescale(t *testing.T) {
 		check(again, mk(again))
 	}
 }
+
+// TestTTLSnapshotFilterKindFromFirstUse: a slot whose TTL comes from the
+// pipeline (state-ttl) and whose kind is not declared takes its kind on
+// first use, after the snapshot filter was installed. The filter must read
+// the kind then: a live map whose cell would parse as an expired value
+// timestamp (a non-ASCII user key puts 0xC3 in byte 7) stays in the
+// snapshot, and an expired list is left out.
+func TestTTLSnapshotFilterKindFromFirstUse(t *testing.T) {
+	clk := &ttlClock{}
+	st := NewKeyedStore(128, 0, 127)
+	k := mustKinds(t, st, []SlotSpec{{Slot: 0, TTL: time.Hour}, {Slot: 1, TTL: time.Second}}, clk.now)
+	for _, slot := range []int{0, 1} {
+		st.SetSnapshotFilter(slot, k.SnapshotFilter(slot))
+	}
+	clk.ms = 1000
+	key := strKey("acct")
+	if err := k.Claim("state_map_put", 0, KindMap); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.MapPut(0, key, []byte("abcdé"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Claim("state_list_append", 1, KindList); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.ListAppend(1, key, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	clk.ms = 5000 // the list element (ttl 1 s) expired; the map entry (1 h) did not
+	snap := NewKeyedStore(128, 0, 127)
+	_, groups := st.SnapshotKeyGroups()
+	restored := map[int][]byte{}
+	for i, g := range groups {
+		if len(g) > 0 {
+			restored[i] = g
+		}
+	}
+	if err := snap.RestoreKeyGroups(restored); err != nil {
+		t.Fatal(err)
+	}
+	if n := snap.Len(0); n != 1 {
+		t.Errorf("the live map's cell: %d in the snapshot, want 1", n)
+	}
+	if n := snap.Len(1); n != 0 {
+		t.Errorf("the expired list's cell: %d in the snapshot, want 0", n)
+	}
+}

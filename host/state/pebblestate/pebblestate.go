@@ -59,6 +59,22 @@ type Store struct {
 	kbuf, kbuf2 []byte
 	measured    int64 // the database's bytes when last measured
 	since       int64 // bytes written since
+	// filters, by slot: what a snapshot applies to each value (TTL
+	// cleanup: runtime.StateKinds.SnapshotFilter), as the heap's.
+	filters []runtime.SnapshotFilter
+}
+
+// SetSnapshotFilter makes Snapshot apply f to the values of slot
+// (runtime.SnapshotFilterer): expired TTL state stays out of checkpoints
+// on Pebble as on the heap.
+func (s *Store) SetSnapshotFilter(slot int, f runtime.SnapshotFilter) {
+	if slot < 0 {
+		return
+	}
+	for len(s.filters) <= slot {
+		s.filters = append(s.filters, nil)
+	}
+	s.filters[slot] = f
 }
 
 const prefixLen = 4
@@ -392,6 +408,12 @@ func (s *Store) Snapshot() (int, [][]byte, error) {
 	for kg := s.start; kg <= s.end; kg++ {
 		var b []byte
 		err := s.scan(snap, kg, -1, func(slot int, k, v []byte) bool {
+			if slot < len(s.filters) && s.filters[slot] != nil {
+				var keep bool
+				if v, keep = s.filters[slot](v); !keep {
+					return true // expired: left out, as the heap's snapshot does
+				}
+			}
 			b = binary.AppendUvarint(b, uint64(slot))
 			b = binary.AppendUvarint(b, uint64(len(k)))
 			b = append(b, k...)

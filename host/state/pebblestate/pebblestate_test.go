@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/host/plan"
 	"github.com/sluicehq/sluice/host/runtime"
@@ -301,5 +302,61 @@ func TestBackendsFolders(t *testing.T) {
 	}
 	if _, err := b.Open(runtime.BackendRequest{Operator: "x", State: plan.State{Backend: "rocks"}}); err == nil {
 		t.Fatal("an unknown backend opens")
+	}
+}
+
+// TTL state stays out of snapshots on Pebble as on the heap: both backends
+// are runtime.SnapshotFilterers, the plugin adapter installs
+// StateKinds.SnapshotFilter on them, and an expired list leaves the
+// checkpoint while a live map stays.
+func TestTTLSnapshotFilter(t *testing.T) {
+	for name, open := range map[string]func(testing.TB, int, int, int) runtime.StateBackend{"heap": heapBackend, "pebble": pebbleBackend} {
+		t.Run(name, func(t *testing.T) {
+			st := open(t, 128, 0, 127)
+			defer st.Close()
+			var now int64 = 1000
+			kinds, err := runtime.NewStateKinds(st, []runtime.SlotSpec{
+				{Slot: 0, Kind: runtime.KindMap, TTL: time.Hour},
+				{Slot: 1, Kind: runtime.KindList, TTL: time.Second},
+			}, func() int64 { return now })
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, ok := st.(runtime.SnapshotFilterer)
+			if !ok {
+				t.Fatalf("%T is not a runtime.SnapshotFilterer: its snapshots would keep expired TTL state", st)
+			}
+			for _, slot := range []int{0, 1} {
+				f.SetSnapshotFilter(slot, kinds.SnapshotFilter(slot))
+			}
+			key := statetest.Key(7)
+			if err := kinds.MapPut(0, key, []byte("m"), []byte("v")); err != nil {
+				t.Fatal(err)
+			}
+			if err := kinds.ListAppend(1, key, []byte("old")); err != nil {
+				t.Fatal(err)
+			}
+			now = 5000 // the list element (1 s) expired, the map entry (1 h) did not
+			first, groups, err := st.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			restored := map[int][]byte{}
+			for i, g := range groups {
+				if len(g) > 0 {
+					restored[first+i] = g
+				}
+			}
+			heap := runtime.NewKeyedStore(128, 0, 127)
+			if err := heap.RestoreKeyGroups(restored); err != nil {
+				t.Fatal(err)
+			}
+			if n := heap.Len(0); n != 1 {
+				t.Errorf("live map cells in the snapshot: %d, want 1", n)
+			}
+			if n := heap.Len(1); n != 0 {
+				t.Errorf("expired list cells in the snapshot: %d, want 0", n)
+			}
+		})
 	}
 }

@@ -226,18 +226,25 @@ func (s *Server) openFrom(t *tenant, pr *prepared, opts SubmitOptions) (*checkpo
 	if err == nil {
 		err = r.Verify()
 	}
+	// The tenant sees paths relative to its checkpoint folder, never the
+	// server's own folders, and the API's flag, not the CLI's.
+	tenantText := func(err error) string {
+		t := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "")
+		t = strings.ReplaceAll(t, dir, ".")
+		return strings.ReplaceAll(t, "restore with --allow-non-restored-state", "submit with &allow-non-restored-state=true")
+	}
 	if err != nil {
-		return nil, errorf(Invalid, "from", "%s", strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), ""))
+		return nil, errorf(Invalid, "from", "%s", tenantText(err))
 	}
 	ids := make([]string, len(pr.pipeline.Operators))
 	for i, op := range pr.pipeline.Operators {
 		ids[i] = op.ID
 	}
 	if _, err := r.CheckOperators(ids, opts.AllowNonRestoredState); err != nil {
-		return nil, errorf(Invalid, "from", "%v", err)
+		return nil, errorf(Invalid, "from", "%s", tenantText(err))
 	}
 	if err := jobmaster.CheckRestore(r, pr.graph); err != nil {
-		return nil, errorf(Invalid, "from", "%s", strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), ""))
+		return nil, errorf(Invalid, "from", "%s", tenantText(err))
 	}
 	return r, nil
 }

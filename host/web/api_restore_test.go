@@ -74,7 +74,8 @@ func TestSubmitFromASavepoint(t *testing.T) {
 	}
 	// a pipeline whose operator is renamed has state nobody takes
 	renamed := strings.Replace(seqJob, "id: src", "id: numbers", 1)
-	if r := a.do(tokenA, "POST", "/v1/jobs?from="+url.QueryEscape(rel), []byte(renamed)); r.code != http.StatusBadRequest || !strings.Contains(r.errorJSON(t).Error, `"src"`) {
+	if r := a.do(tokenA, "POST", "/v1/jobs?from="+url.QueryEscape(rel), []byte(renamed)); r.code != http.StatusBadRequest || !strings.Contains(r.errorJSON(t).Error, `"src"`) ||
+		!strings.Contains(r.errorJSON(t).Error, "&allow-non-restored-state=true") || strings.Contains(r.errorJSON(t).Error, root) {
 		t.Errorf("state of a renamed operator: status %d: %s", r.code, r)
 	}
 	st := server.JobStatus{}

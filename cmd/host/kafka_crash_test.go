@@ -59,7 +59,9 @@ func TestKafkaCrashExactlyOnce(t *testing.T) {
 	fed := make(chan error, 1)
 	go func() { fed <- produceSlowly(ctx, seeds, input) }()
 
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 26))
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("kill moments from seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 26))
 	points := []killPoint{killAfterCheckpoint, killOnCompletion, killDuringWrite}
 	midWrites, duringFeed := 0, 0
 	for k := range kills {
@@ -129,7 +131,13 @@ func TestKafkaCrashExactlyOnce(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	<-exited
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("host run had not exited 30 s after SIGINT\n%s", stderr)
+	}
 	stopped = true
 	summary := stderr.String()
 

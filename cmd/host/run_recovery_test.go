@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -47,7 +48,9 @@ func newRecoveryJob(t *testing.T, bin string, wasm ...string) *recoveryJob {
 // run runs host run in the job's folder to its end.
 func (j *recoveryJob) run(args ...string) (code int, stderr string) {
 	j.t.Helper()
-	cmd := exec.Command(j.bin, append([]string{"run", "--progress=none"}, args...)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // killed past it: the test fails, never hangs
+	defer cancel()
+	cmd := exec.CommandContext(ctx, j.bin, append([]string{"run", "--progress=none"}, args...)...)
 	cmd.Dir = j.dir
 	var e bytes.Buffer
 	cmd.Stderr = &e
@@ -64,7 +67,9 @@ func (j *recoveryJob) run(args ...string) (code int, stderr string) {
 // returns the savepoint it stopped with.
 func (j *recoveryJob) stopWithSavepoint(d time.Duration, args ...string) string {
 	j.t.Helper()
-	cmd := exec.Command(j.bin, append([]string{"run", "--progress=none", "--savepoint-dir", "sp"}, args...)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // killed past it: the test fails, never hangs
+	defer cancel()
+	cmd := exec.CommandContext(ctx, j.bin, append([]string{"run", "--progress=none", "--savepoint-dir", "sp"}, args...)...)
 	cmd.Dir = j.dir
 	var e bytes.Buffer
 	cmd.Stderr = &e

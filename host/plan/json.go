@@ -32,6 +32,22 @@ type jsonOperator struct {
 	// Watermarks is a source's watermark strategy; absent when none was
 	// written (no watermarks).
 	Watermarks *jsonWatermarks `json:"watermarks,omitempty"`
+	// State is a keyed operator's state backend; absent for others.
+	State *jsonState `json:"state,omitempty"`
+}
+
+type jsonState struct {
+	Backend   string `json:"backend"`
+	DiskQuota int64  `json:"disk_quota_bytes,omitempty"`
+	// Note says why the backend differs from the one asked for.
+	Note string `json:"note,omitempty"`
+}
+
+func stateJSON(op *Operator) *jsonState {
+	if op.State.Backend == "" {
+		return nil
+	}
+	return &jsonState{Backend: op.State.Backend, DiskQuota: op.State.DiskQuota, Note: op.State.Note}
 }
 
 type jsonWatermarks struct {
@@ -91,7 +107,7 @@ func WriteJSON(w io.Writer, g *JobGraph) error {
 	}
 	for _, op := range g.Operators {
 		doc.Operators = append(doc.Operators, jsonOperator{op.ID, string(op.Kind), op.Parallelism,
-			op.MaxParallelism, op.SlotSharingGroup, op.Task, operatorGrants(g, op), windowJSON(op), watermarksJSON(g, op)})
+			op.MaxParallelism, op.SlotSharingGroup, op.Task, operatorGrants(g, op), windowJSON(op), watermarksJSON(g, op), stateJSON(op)})
 	}
 	for _, t := range g.Tasks {
 		doc.Tasks = append(doc.Tasks, jsonTask{t.Index, t.Name, t.Operators, t.Parallelism, t.SlotSharingGroup})

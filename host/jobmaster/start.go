@@ -29,8 +29,8 @@ func StartEngine(ctx context.Context, g *plan.JobGraph, deps runtime.Deps, acks 
 // CheckRestore refuses, before anything is loaded, a checkpoint that job
 // g cannot start from: an operator whose max parallelism differs from the
 // one its state was written with (Flink's StateAssignmentOperation
-// refuses it: key groups cannot be remapped), or whose parallelism is
-// above the checkpoint's max parallelism. The error names the operator,
+// refuses it: key groups cannot be remapped); a parallelism above the max
+// parallelism is the planner's refusal already. The error names the operator,
 // both values and the checkpoint. Without it the refusal comes from each
 // subtask's restore, once per restart.
 func CheckRestore(r *checkpoint.Reader, g *plan.JobGraph) error {

@@ -59,9 +59,11 @@ func (p *part) done() bool { return p.stop >= 0 && p.next >= p.stop }
 //
 // The engine calls RestoreState (when restoring) before Run, SnapshotState
 // inside Run's Emit once the batch is handed on, or between two Emit calls
-// (its positions cover every batch Emit was called with), and
-// NotifyCheckpointComplete when a checkpoint completes; these may come
-// from another goroutine than Run's.
+// (its positions cover every batch Emit was called with), both on Run's
+// goroutine (runtime/checkpoint.go: a source is snapshotted on its own
+// goroutine, which is why offsets are recorded before Emit), and
+// NotifyCheckpointComplete when a checkpoint completes, which may come
+// from another goroutine.
 type Source struct {
 	cfg                  SourceConfig
 	subtask, parallelism int

@@ -197,6 +197,13 @@ func (s *KeyedStore) Put(slot int, key, val []byte) error {
 	if len(val) > abi.MaxStateValue {
 		return fmt.Errorf("a state value of %d bytes is longer than the limit of %d", len(val), abi.MaxStateValue)
 	}
+	return s.put(-1, slot, key, val)
+}
+
+// put stores a copy of val under (slot, key) in key group kg, or in the
+// key's own key group when kg is -1 (computed only when the cell is new:
+// an overwrite needs none). Put and the window's putKG share it.
+func (s *KeyedStore) put(kg, slot int, key, val []byte) error {
 	c := s.find(slot, key)
 	if c != nil && !c.dead {
 		if cap(c.val) >= len(val) && cap(c.val) <= 2*len(val)+64 {
@@ -211,9 +218,11 @@ func (s *KeyedStore) Put(slot int, key, val []byte) error {
 		c.val = bytesCopy(val)
 		return nil
 	}
-	kg, err := s.KeyGroup(key)
-	if err != nil {
-		return err
+	if kg < 0 {
+		var err error
+		if kg, err = s.KeyGroup(key); err != nil {
+			return err
+		}
 	}
 	if c != nil { // deleted, stored again: in its first-stored place
 		if err := s.grow(int64(len(val))); err != nil {

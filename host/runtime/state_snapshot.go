@@ -45,11 +45,7 @@ func (s *KeyedStore) SnapshotKeyGroups() (first int, groups [][]byte) {
 						continue
 					}
 				}
-				b = binary.AppendUvarint(b, uint64(slot))
-				b = binary.AppendUvarint(b, uint64(len(c.key)))
-				b = append(b, c.key...)
-				b = binary.AppendUvarint(b, uint64(len(val)))
-				b = append(b, val...)
+				b = AppendKeyGroupEntry(b, slot, []byte(c.key), val)
 			}
 		}
 		groups[i] = b
@@ -84,6 +80,32 @@ func (s *KeyedStore) RestoreKeyGroups(groups map[int][]byte) error {
 }
 
 func (s *KeyedStore) restoreGroup(kg int, b []byte) error {
+	return ScanKeyGroupEntries(b, func(n, slot int, key, val []byte) error {
+		if s.find(slot, key) != nil {
+			return fmt.Errorf("entry %d: key %s of slot %d is there twice", n, preview(key), slot)
+		}
+		s.insert(kg, slot, key, val)
+		s.used += int64(len(key)) + int64(len(val)) + cellBytes
+		return nil
+	})
+}
+
+// AppendKeyGroupEntry appends one entry of a key group in the canonical
+// snapshot format every backend writes (docs/checkpoints.md): uvarint
+// slot, uvarint key length, key, uvarint value length, value.
+func AppendKeyGroupEntry(b []byte, slot int, key, val []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(slot))
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	b = binary.AppendUvarint(b, uint64(len(val)))
+	return append(b, val...)
+}
+
+// ScanKeyGroupEntries calls fn with each entry of a key group in the
+// canonical format (n counts them from 0), the slot checked; key and val
+// alias b. It stops at fn's first error, and says which entry is
+// malformed.
+func ScanKeyGroupEntries(b []byte, fn func(n, slot int, key, val []byte) error) error {
 	for n := 0; len(b) > 0; n++ {
 		slot, rest, err := uvarint(b)
 		if err != nil {
@@ -101,11 +123,9 @@ func (s *KeyedStore) restoreGroup(kg int, b []byte) error {
 		if err := checkSlot(int(min(slot, 1<<31))); err != nil {
 			return fmt.Errorf("entry %d: %w", n, err)
 		}
-		if s.find(int(slot), key) != nil {
-			return fmt.Errorf("entry %d: key %s of slot %d is there twice", n, preview(key), slot)
+		if err := fn(n, int(slot), key, val); err != nil {
+			return err
 		}
-		s.insert(kg, int(slot), key, val)
-		s.used += int64(len(key)) + int64(len(val)) + cellBytes
 	}
 	return nil
 }

@@ -9,33 +9,7 @@ package runtime
 
 // putKG stores a copy of val under (slot, key) in key group kg.
 func (s *KeyedStore) putKG(kg, slot int, key, val []byte) error {
-	c := s.find(slot, key)
-	if c != nil && !c.dead {
-		if cap(c.val) >= len(val) && cap(c.val) <= 2*len(val)+64 {
-			c.val = append(c.val[:0], val...)
-			return nil
-		}
-		if err := s.grow(int64(len(val)) - int64(cap(c.val))); err != nil {
-			return err
-		}
-		c.val = bytesCopy(val)
-		return nil
-	}
-	if c != nil { // deleted, stored again
-		if err := s.grow(int64(len(val))); err != nil {
-			return err
-		}
-		c.val, c.dead = bytesCopy(val), false
-		sl := s.slot(kg, slot, true)
-		sl.live++
-		sl.dead--
-		return nil
-	}
-	if err := s.grow(int64(len(key)) + int64(len(val)) + cellBytes); err != nil {
-		return err
-	}
-	s.add(kg, slot, &cell{key: string(key), val: bytesCopy(val)})
-	return nil
+	return s.put(kg, slot, key, val)
 }
 
 // deleteKG removes (slot, key) of key group kg.

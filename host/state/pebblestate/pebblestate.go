@@ -414,11 +414,7 @@ func (s *Store) Snapshot() (int, [][]byte, error) {
 					return true // expired: left out, as the heap's snapshot does
 				}
 			}
-			b = binary.AppendUvarint(b, uint64(slot))
-			b = binary.AppendUvarint(b, uint64(len(k)))
-			b = append(b, k...)
-			b = binary.AppendUvarint(b, uint64(len(v)))
-			b = append(b, v...)
+			b = runtime.AppendKeyGroupEntry(b, slot, k, v)
 			return true
 		})
 		if err != nil {
@@ -468,55 +464,21 @@ func (s *Store) restoreGroup(kg int, b []byte) error {
 	batch := s.db.NewIndexedBatch()
 	defer batch.Close()
 	var k []byte
-	for n := 0; len(b) > 0; n++ {
-		slot, rest, err := uvarint(b)
-		if err != nil {
-			return fmt.Errorf("entry %d: slot: %w", n, err)
-		}
-		key, rest, err := lengthPrefixed(rest)
-		if err != nil {
-			return fmt.Errorf("entry %d: key: %w", n, err)
-		}
-		val, rest, err := lengthPrefixed(rest)
-		if err != nil {
-			return fmt.Errorf("entry %d: value: %w", n, err)
-		}
-		b = rest
-		if err := checkSlot(int(min(slot, 1<<31))); err != nil {
-			return fmt.Errorf("entry %d: %w", n, err)
-		}
+	err := runtime.ScanKeyGroupEntries(b, func(n, slot int, key, val []byte) error {
 		if g, err := s.KeyGroup(key); err != nil || g != kg {
 			return fmt.Errorf("entry %d: the key is not of key group %d", n, kg)
 		}
-		k = append(appendPrefix(k[:0], kg, int(slot)), key...)
+		k = append(appendPrefix(k[:0], kg, slot), key...)
 		if _, c, err := batch.Get(k); err == nil {
 			c.Close()
 			return fmt.Errorf("entry %d: a key of slot %d is there twice", n, slot)
 		}
-		if err := batch.Set(k, val, nil); err != nil {
-			return s.wrap(err)
-		}
+		return s.wrap(batch.Set(k, val, nil))
+	})
+	if err != nil {
+		return err
 	}
 	return s.wrap(batch.Commit(pebble.NoSync))
-}
-
-func uvarint(b []byte) (uint64, []byte, error) {
-	v, n := binary.Uvarint(b)
-	if n <= 0 {
-		return 0, nil, fmt.Errorf("bad length")
-	}
-	return v, b[n:], nil
-}
-
-func lengthPrefixed(b []byte) ([]byte, []byte, error) {
-	n, rest, err := uvarint(b)
-	if err != nil {
-		return nil, nil, err
-	}
-	if n > uint64(len(rest)) {
-		return nil, nil, fmt.Errorf("%d bytes, %d left", n, len(rest))
-	}
-	return rest[:n:n], rest[n:], nil
 }
 
 // Close closes the database and removes its folder.

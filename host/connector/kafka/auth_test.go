@@ -68,7 +68,7 @@ func TestSASLScram(t *testing.T) {
 		if got := roundTrip(t, conn, tc.topic); !sameStrings(got, sorted(numbered(0, 6))) {
 			t.Errorf("%s: read back %v", tc.mech, got)
 		}
-		conn.SASL.Password, conn.Timeout = "wrong", 2*time.Second
+		conn.SASL.Password, conn.Timeout = "wrong", 5*time.Second
 		s, _ := NewSource(SourceConfig{Operator: "in", Connection: conn, Topics: []string{tc.topic}}, 0, 1)
 		err := s.Open(nil)
 		s.Close()

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -18,8 +19,44 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
-// clientOpts are the franz-go options that reach the cluster as c says.
-func (c *Connection) clientOpts() ([]kgo.Opt, error) {
+// brokerErrs remembers the last error a connection to a broker ended
+// in (dial, TLS, SASL handshake, read or write). franz-go retries such
+// errors until the request's context ends, so what the caller gets back
+// is often only "context deadline exceeded"; explain then says what the
+// brokers last did instead.
+type brokerErrs struct{ last atomic.Pointer[error] }
+
+func (b *brokerErrs) note(err error) {
+	if err != nil {
+		b.last.Store(&err)
+	}
+}
+
+func (b *brokerErrs) lastErr() error {
+	if b == nil {
+		return nil
+	}
+	if p := b.last.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (b *brokerErrs) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	b.note(err)
+}
+
+func (b *brokerErrs) OnBrokerWrite(_ kgo.BrokerMetadata, _ int16, _ int, _, _ time.Duration, err error) {
+	b.note(err)
+}
+
+func (b *brokerErrs) OnBrokerRead(_ kgo.BrokerMetadata, _ int16, _ int, _, _ time.Duration, err error) {
+	b.note(err)
+}
+
+// clientOpts are the franz-go options that reach the cluster as c says;
+// errs (may be nil) hears of every failed broker connection.
+func (c *Connection) clientOpts(errs *brokerErrs) ([]kgo.Opt, error) {
 	id := c.ClientID
 	if id == "" {
 		id = "sluice"
@@ -34,6 +71,9 @@ func (c *Connection) clientOpts() ([]kgo.Opt, error) {
 		// a moved leader or an added partition is looked up within a
 		// second (franz-go's default waits five)
 		kgo.MetadataMinAge(time.Second),
+	}
+	if errs != nil {
+		opts = append(opts, kgo.WithHooks(errs))
 	}
 	if t := c.TLS; t != nil {
 		cfg, err := t.config()
@@ -86,8 +126,15 @@ func (t *TLS) config() (*tls.Config, error) {
 }
 
 // explain turns a client error into one a Kafka user can act on: what
-// failed (doing), where (the role, operator and brokers) and why.
-func explain(role, op string, brokers []string, doing string, err error) error {
+// failed (doing), where (the role, operator and brokers) and why. A
+// request that ran out of time is explained by the last error a broker
+// connection ended in (errs), when there was one: a refused SASL
+// handshake retried until the deadline is a SASL problem, not a network
+// one.
+func explain(role, op string, brokers []string, doing string, err error, errs *brokerErrs) error {
+	if last := errs.lastErr(); last != nil && errors.Is(err, context.DeadlineExceeded) && !errors.Is(last, context.DeadlineExceeded) {
+		err = fmt.Errorf("%w, retried until the time ran out (%w)", last, err)
+	}
 	where := fmt.Sprintf("%s %q (kafka, brokers %s)", role, op, strings.Join(brokers, ","))
 	var ke *kerr.Error
 	var ne net.Error

@@ -2,6 +2,9 @@ package kafka
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -9,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluicehq/sluice/host/connector/kafka/kafkatest"
@@ -140,5 +144,33 @@ func TestErrorsAUserMeets(t *testing.T) {
 	s.Close()
 	if err == nil || !strings.Contains(err.Error(), "authorization refused") || !strings.Contains(err.Error(), `source "in"`) {
 		t.Errorf("no ACL: %v", err)
+	}
+}
+
+// TestExplainUsesTheLastBrokerError: franz-go retries a connection a
+// broker hung up on until the request's time runs out, so the error a
+// source gets back is "context deadline exceeded"; the message must say
+// what the brokers last did (a closed SASL handshake: check sasl), not
+// that they cannot be reached, and still carry the deadline.
+func TestExplainUsesTheLastBrokerError(t *testing.T) {
+	deadline := fmt.Errorf("listing: %w", context.DeadlineExceeded)
+	var errs brokerErrs
+	if err := explain("source", "in", []string{"127.0.0.1:9"}, "listing topics", deadline, &errs); !strings.Contains(err.Error(), "cannot reach the brokers") {
+		t.Errorf("no broker error heard: %v", err)
+	}
+	errs.OnBrokerRead(kgo.BrokerMetadata{}, 36, 0, 0, 0, io.EOF)
+	errs.OnBrokerRead(kgo.BrokerMetadata{}, 3, 0, 0, 0, nil) // a success forgets nothing
+	err := explain("source", "in", []string{"127.0.0.1:9"}, "listing topics", deadline, &errs)
+	if !strings.Contains(err.Error(), `source "in" (kafka, brokers 127.0.0.1:9): listing topics: the brokers closed the connection: check sasl`) ||
+		!errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, io.EOF) {
+		t.Errorf("after a hang-up: %v", err)
+	}
+	errs.OnBrokerWrite(kgo.BrokerMetadata{}, 36, 0, 0, 0, kerr.SaslAuthenticationFailed)
+	if err := explain("sink", "out", []string{"b:9092"}, "flushing", deadline, &errs); !strings.Contains(err.Error(), "authentication failed: check sasl.username and sasl.password") {
+		t.Errorf("after a refused handshake: %v", err)
+	}
+	// an error that is not a deadline is explained as itself
+	if err := explain("sink", "out", []string{"b:9092"}, "flushing", kerr.UnknownTopicOrPartition, &errs); !strings.Contains(err.Error(), "the topic does not exist") {
+		t.Errorf("a topic error: %v", err)
 	}
 }

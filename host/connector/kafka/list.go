@@ -16,7 +16,7 @@ func ListPartitions(ctx context.Context, cfg SourceConfig) (map[string]int32, er
 	if err != nil {
 		return nil, err
 	}
-	opts, err := s.cfg.clientOpts()
+	opts, err := s.cfg.clientOpts(&s.brokerErrs)
 	if err != nil {
 		return nil, fmt.Errorf("source %q (kafka): %w", cfg.Operator, err)
 	}

@@ -81,6 +81,7 @@ type pendingTxn struct {
 // cannot do it: it does not know yet which open transactions a checkpoint
 // will name, and aborting those would lose their records.
 type Sink struct {
+	brokerErrs           brokerErrs // the last failed broker connection, for errors
 	cfg                  SinkConfig
 	subtask, parallelism int
 	base                 []kgo.Opt
@@ -118,7 +119,7 @@ func NewSink(cfg SinkConfig, subtask, parallelism int) (*Sink, error) {
 }
 
 func (s *Sink) errorf(doing string, err error) error {
-	return explain("sink", s.cfg.Operator, s.cfg.Brokers, doing, err)
+	return explain("sink", s.cfg.Operator, s.cfg.Brokers, doing, err, &s.brokerErrs)
 }
 
 // fixedPartitioner is Flink's FlinkFixedPartitioner: subtask i writes to
@@ -135,7 +136,7 @@ func (s *Sink) Open(ctx *runtime.OpenContext) error {
 	if ctx != nil {
 		s.reject = ctx.Reject
 	}
-	opts, err := s.cfg.clientOpts()
+	opts, err := s.cfg.clientOpts(&s.brokerErrs)
 	if err != nil {
 		return fmt.Errorf("sink %q (kafka): %w", s.cfg.Operator, err)
 	}

@@ -65,6 +65,7 @@ func (p *part) done() bool { return p.stop >= 0 && p.next >= p.stop }
 // NotifyCheckpointComplete when a checkpoint completes, which may come
 // from another goroutine.
 type Source struct {
+	brokerErrs           brokerErrs // the last failed broker connection, for errors
 	cfg                  SourceConfig
 	subtask, parallelism int
 	pattern              *regexp.Regexp
@@ -104,7 +105,7 @@ func NewSource(cfg SourceConfig, subtask, parallelism int) (*Source, error) {
 }
 
 func (s *Source) errorf(doing string, err error) error {
-	return explain("source", s.cfg.Operator, s.cfg.Brokers, doing, err)
+	return explain("source", s.cfg.Operator, s.cfg.Brokers, doing, err, &s.brokerErrs)
 }
 
 // Open creates the client and checks that the brokers answer and the
@@ -114,7 +115,7 @@ func (s *Source) Open(ctx *runtime.OpenContext) error {
 		s.reject = ctx.Reject
 	}
 	s.open = ctx
-	opts, err := s.cfg.clientOpts()
+	opts, err := s.cfg.clientOpts(&s.brokerErrs)
 	if err != nil {
 		return fmt.Errorf("source %q (kafka): %w", s.cfg.Operator, err)
 	}

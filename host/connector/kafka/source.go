@@ -198,14 +198,14 @@ func (s *Source) discover(ctx context.Context) (int, error) {
 		}
 		return fresh[i].partition < fresh[j].partition
 	})
-	starts, stops, err := s.resolve(ctx, fresh, initial)
+	starts, stops, ends, err := s.resolve(ctx, fresh, initial)
 	if err != nil {
 		return 0, err
 	}
 	add := map[string]map[int32]kgo.Offset{}
 	s.mu.Lock()
 	for i, tp := range fresh {
-		p := &part{next: starts[i], stop: stops[i], last: -1, committed: -1, hw: -1}
+		p := &part{next: starts[i], stop: stops[i], last: -1, committed: -1, hw: ends[i]}
 		s.parts[tp] = p
 		if p.done() {
 			continue
@@ -230,30 +230,25 @@ func (s *Source) setInitialDone() {
 // resolve finds where each new partition starts (and, bounded, stops): its
 // restored position; else, at the first discovery of a fresh start, the
 // configured start; else (a partition that appeared later) the earliest
-// offset, as Flink's enumerator does.
-func (s *Source) resolve(ctx context.Context, tps []topicPartition, initial bool) (starts, stops []int64, err error) {
-	starts, stops = make([]int64, len(tps)), make([]int64, len(tps))
+// offset, as Flink's enumerator does. It also gives each partition's end
+// offset now (the last stable offset with read-committed), so that its
+// records-lag is known before a fetch returns it (an empty partition's
+// fetches return nothing).
+func (s *Source) resolve(ctx context.Context, tps []topicPartition, initial bool) (starts, stops, endsNow []int64, err error) {
+	starts, stops, endsNow = make([]int64, len(tps)), make([]int64, len(tps)), make([]int64, len(tps))
 	topics := map[string]bool{}
 	s.mu.Lock()
-	var need []topicPartition
 	for i, tp := range tps {
 		if pos, ok := s.restored[tp]; ok {
+			// restored from an unbounded run into a bounded one (Stop
+			// -1), it stops at the end offset it has now
 			starts[i], stops[i] = pos.Next, pos.Stop
-			if pos.Stop >= 0 || !s.cfg.Bounded {
-				continue
-			}
-			// restored from an unbounded run into a bounded one: it
-			// stops at the end offset it has now
 		} else {
 			starts[i], stops[i] = -1, -1
 		}
-		need = append(need, tp)
 		topics[tp.topic] = true
 	}
 	s.mu.Unlock()
-	if len(need) == 0 {
-		return starts, stops, nil
-	}
 	names := make([]string, 0, len(topics))
 	for t := range topics {
 		names = append(names, t)
@@ -278,6 +273,24 @@ func (s *Source) resolve(ctx context.Context, tps []topicPartition, initial bool
 		}
 		return nil
 	}
+	if err := listEnds(); err != nil {
+		return nil, nil, nil, err
+	}
+	for i, tp := range tps {
+		endsNow[i] = -1
+		if e, ok := ends.Lookup(tp.topic, tp.partition); ok && e.Err == nil {
+			endsNow[i] = e.Offset
+		}
+	}
+	need := false
+	for i := range tps {
+		if starts[i] < 0 || stops[i] < 0 && s.cfg.Bounded {
+			need = true
+		}
+	}
+	if !need {
+		return starts, stops, endsNow, nil
+	}
 	var listed kadm.ListedOffsets
 	mode := StartEarliest
 	if initial {
@@ -299,7 +312,7 @@ func (s *Source) resolve(ctx context.Context, tps []topicPartition, initial bool
 			err = committed.Error()
 		}
 		if err != nil {
-			return nil, nil, s.errorf(fmt.Sprintf("reading the committed offsets of group %q", s.cfg.GroupID), err)
+			return nil, nil, nil, s.errorf(fmt.Sprintf("reading the committed offsets of group %q", s.cfg.GroupID), err)
 		}
 		switch s.cfg.CommittedFallback {
 		case FallbackEarliest:
@@ -314,12 +327,7 @@ func (s *Source) resolve(ctx context.Context, tps []topicPartition, initial bool
 		err = listed.Error()
 	}
 	if err != nil {
-		return nil, nil, s.errorf("listing offsets", err)
-	}
-	if s.cfg.Bounded {
-		if err := listEnds(); err != nil {
-			return nil, nil, err
-		}
+		return nil, nil, nil, s.errorf("listing offsets", err)
 	}
 	for i, tp := range tps {
 		if starts[i] >= 0 {
@@ -329,20 +337,17 @@ func (s *Source) resolve(ctx context.Context, tps []topicPartition, initial bool
 			if o, ok := committed.Lookup(tp.topic, tp.partition); ok && o.At >= 0 {
 				starts[i] = o.At
 			} else if s.cfg.CommittedFallback == FallbackNone {
-				return nil, nil, fmt.Errorf("source %q (kafka): group %q has no committed offset for topic %q partition %d, and committed-fallback is none: set it to earliest or latest",
+				return nil, nil, nil, fmt.Errorf("source %q (kafka): group %q has no committed offset for topic %q partition %d, and committed-fallback is none: set it to earliest or latest",
 					s.cfg.Operator, s.cfg.GroupID, tp.topic, tp.partition)
 			}
 		}
 		if starts[i] < 0 {
 			o, ok := listed.Lookup(tp.topic, tp.partition)
 			if !ok {
-				return nil, nil, fmt.Errorf("source %q (kafka): no offset listed for topic %q partition %d", s.cfg.Operator, tp.topic, tp.partition)
+				return nil, nil, nil, fmt.Errorf("source %q (kafka): no offset listed for topic %q partition %d", s.cfg.Operator, tp.topic, tp.partition)
 			}
 			starts[i] = o.Offset
 			if starts[i] < 0 { // after every record's timestamp: the end
-				if err := listEnds(); err != nil {
-					return nil, nil, err
-				}
 				e, _ := ends.Lookup(tp.topic, tp.partition)
 				starts[i] = e.Offset
 			}
@@ -356,7 +361,7 @@ func (s *Source) resolve(ctx context.Context, tps []topicPartition, initial bool
 			}
 		}
 	}
-	return starts, stops, nil
+	return starts, stops, endsNow, nil
 }
 
 // Total is -1: the record count is not known ahead.
@@ -806,8 +811,11 @@ type PartitionMetrics struct {
 	// committedOffset); -1 before one.
 	CommittedOffset int64
 	// RecordsLag is how many records the partition holds past the
-	// source's position (Flink's records-lag); -1 before a fetch saw the
-	// partition's end.
+	// source's position (Flink's records-lag: the end offset minus the
+	// position): from the end offset listed when the partition was
+	// assigned until a fetch brings a newer one, so a partition not
+	// fetched yet, or empty (its fetches return nothing), has its lag
+	// too; -1 only when the brokers listed no end offset for it.
 	RecordsLag int64
 }
 

@@ -365,3 +365,51 @@ func TestSourceTopicPattern(t *testing.T) {
 		t.Errorf("read %d records, want the 4 of ev-a and ev-b", n)
 	}
 }
+
+// TestRecordsLagBeforeAFetch: a partition's records-lag is its end offset
+// minus the source's position from the moment it is assigned (listed
+// then), not -1 until a fetch returns it: an empty partition, whose
+// fetches return nothing, reports 0, and one assigned but not yet fetched
+// reports every record it holds.
+func TestRecordsLagBeforeAFetch(t *testing.T) {
+	ctx := testContext(t)
+	c := startCluster(t, 1, map[string]int32{"lag": 2})
+	if err := c.Produce(ctx, true, jsonRecords("lag", 0, 10, 1)...); err != nil { // all in partition 0
+		t.Fatal(err)
+	}
+	s, err := NewSource(sourceConfig(c, "lag"), 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Open(nil); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.discover(ctx); err != nil { // assigned, nothing fetched yet
+		t.Fatal(err)
+	}
+	lags := func() []int64 {
+		var out []int64
+		for _, p := range s.Metrics().Partitions {
+			out = append(out, p.RecordsLag)
+		}
+		return out
+	}
+	if got := lags(); len(got) != 2 || got[0] != 10 || got[1] != 0 {
+		t.Fatalf("records-lag before a fetch %v, want [10 0]", got)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	out := newCollector()
+	done := make(chan error, 1)
+	go func() { done <- s.Run(rctx, out) }()
+	if err := out.waitFor(ctx, func(rs []rec) bool { return len(rs) == 10 }); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if got := lags(); len(got) != 2 || got[0] != 0 || got[1] != 0 {
+		t.Fatalf("records-lag after reading partition 0 (partition 1 empty, never in a fetch) %v, want [0 0]", got)
+	}
+}

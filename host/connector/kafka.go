@@ -124,10 +124,15 @@ var KafkaSink = &spec.Connector{
 func init() {
 	KafkaSource.Check = func(opts map[string]any) []spec.Problem { return kafkaProblems(KafkaSource, opts) }
 	KafkaSink.Check = func(opts map[string]any) []spec.Problem { return kafkaProblems(KafkaSink, opts) }
-	registerSource(KafkaSource, func(_ *Builtin, o *options, op *pipeline.Operator, subtask, parallelism int) (runtime.Source, error) {
+	registerSource(KafkaSource, func(b *Builtin, o *options, op *pipeline.Operator, subtask, parallelism int) (runtime.Source, error) {
 		cfg := kafkaSourceConfig(op.ID, o)
 		if err := o.finish(); err != nil {
 			return nil, err
+		}
+		if b.KafkaSourcePolicy != nil {
+			if err := b.KafkaSourcePolicy(&cfg); err != nil {
+				return nil, err
+			}
 		}
 		src, err := kafka.NewSource(cfg, subtask, parallelism)
 		if err != nil {
@@ -135,10 +140,15 @@ func init() {
 		}
 		return kafkaSource{src}, nil
 	})
-	registerSink(KafkaSink, func(_ *Builtin, o *options, op *pipeline.Operator, subtask, parallelism int) (runtime.Operator, error) {
+	registerSink(KafkaSink, func(b *Builtin, o *options, op *pipeline.Operator, subtask, parallelism int) (runtime.Operator, error) {
 		cfg := kafkaSinkConfig(op.ID, o)
 		if err := o.finish(); err != nil {
 			return nil, err
+		}
+		if b.KafkaSinkPolicy != nil {
+			if err := b.KafkaSinkPolicy(&cfg); err != nil {
+				return nil, err
+			}
 		}
 		sink, err := kafka.NewSink(cfg, subtask, parallelism)
 		if err != nil {
@@ -181,6 +191,14 @@ func (kafkaSink) NotifyCheckpointAborted(checkpoint.ID) {}
 func KafkaSourceConfig(op *pipeline.Operator) (kafka.SourceConfig, error) {
 	o := newOptions("source", op.ID, op.Source)
 	cfg := kafkaSourceConfig(op.ID, o)
+	return cfg, o.finish()
+}
+
+// KafkaSinkConfig is the core's configuration of sink operator op, from
+// its options (host serve checks it against its Kafka policy).
+func KafkaSinkConfig(op *pipeline.Operator) (kafka.SinkConfig, error) {
+	o := newOptions("sink", op.ID, op.Sink)
+	cfg := kafkaSinkConfig(op.ID, o)
 	return cfg, o.finish()
 }
 

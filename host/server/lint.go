@@ -36,7 +36,7 @@ func (s *Server) prepare(t *tenant, src []byte) (*prepared, error) {
 	if err != nil {
 		return nil, lintError(problemsOf(err))
 	}
-	errs := policy(p)
+	errs := policy(p, s.kafkaPolicyFor(t.cfg.Name, ""))
 	errs = append(errs, size(p)...)
 	if err := pipeline.OnlySources(p); err != nil {
 		errs = append(errs, problemsOf(err)...)
@@ -144,8 +144,9 @@ func size(p *pipeline.Pipeline) pipeline.Errors {
 		"%d subtasks (operator %s alone has %d): this server plans at most %d; lower the parallelism", total, widest.ID, widestPar, maxSubtasks)}}
 }
 
-// policy refuses the connectors tenants may not use.
-func policy(p *pipeline.Pipeline) pipeline.Errors {
+// policy refuses the connectors tenants may not use, and what the Kafka
+// policy k (nil: no Kafka) refuses in a kafka source or sink.
+func policy(p *pipeline.Pipeline, k *kafkaPolicy) pipeline.Errors {
 	var errs pipeline.Errors
 	names := make([]string, 0, len(p.Plugins))
 	for name := range p.Plugins {
@@ -162,16 +163,24 @@ func policy(p *pipeline.Pipeline) pipeline.Errors {
 				name, strings.Join(pl.Grants, ", "))})
 		}
 	}
+	kafkaOn := k != nil
 	for _, op := range p.Operators {
-		if c := op.Source; c != nil && !offered(connspec.Source, c.Type) {
+		if c := op.Source; c != nil && !offered(connspec.Source, c.Type) && !(kafkaOn && c.Type == kafkaType) {
 			errs = append(errs, &pipeline.Error{File: PipelineFile, Pos: c.Pos, Msg: fmt.Sprintf(
 				"operator %s: source type %s is not offered by this server (it reaches the host's files, streams or network): use %s",
-				op.ID, c.Type, strings.Join(tenantNames(connspec.Source), " or "))})
+				op.ID, c.Type, strings.Join(tenantNames(connspec.Source, kafkaOn), " or "))})
 		}
-		if c := op.Sink; c != nil && !offered(connspec.Sink, c.Type) {
+		if c := op.Sink; c != nil && !offered(connspec.Sink, c.Type) && !(kafkaOn && c.Type == kafkaType) {
+			also := ""
+			if kafkaOn {
+				also = ", kafka"
+			}
 			errs = append(errs, &pipeline.Error{File: PipelineFile, Pos: c.Pos, Msg: fmt.Sprintf(
-				"operator %s: sink type %s is not offered by this server (it reaches the host's files, streams or network): use collect (read it with GET /v1/jobs/{id}/output) or discard",
-				op.ID, c.Type)})
+				"operator %s: sink type %s is not offered by this server (it reaches the host's files, streams or network): use collect (read it with GET /v1/jobs/{id}/output)%s or discard",
+				op.ID, c.Type, also)})
+		}
+		if kafkaOn {
+			errs = append(errs, k.lint(op)...)
 		}
 	}
 	return errs
@@ -233,8 +242,8 @@ func problemsOf(err error) pipeline.Errors {
 // tenantWords rewrites the linter's lists of connector types to what
 // this server offers.
 var tenantWords = strings.NewReplacer(
-	"one of "+strings.Join(connectorSet.Names(connspec.Sink), ", "), "one of "+strings.Join(tenantNames(connspec.Sink), ", "),
-	"one of "+strings.Join(connectorSet.Names(connspec.Source), ", "), "one of "+strings.Join(tenantNames(connspec.Source), ", "),
+	"one of "+strings.Join(connectorSet.Names(connspec.Sink), ", "), "one of "+strings.Join(tenantNames(connspec.Sink, false), ", "),
+	"one of "+strings.Join(connectorSet.Names(connspec.Source), ", "), "one of "+strings.Join(tenantNames(connspec.Source, false), ", "),
 )
 
 // notOffered drops, from the linter's problem with a connector type, a

@@ -126,7 +126,6 @@ func (k ServerKafka) validate(check func(ok bool, key, format string, args ...an
 		"%q: only {tenant} may stand in braces", k.TopicPrefix)
 }
 
-
 // DefaultServer returns the server settings used when nothing else is said.
 func DefaultServer() Server {
 	return Server{

@@ -32,6 +32,9 @@ type topicPartition struct {
 	partition int32
 }
 
+// splitID names the partition as Flink's KafkaPartitionSplit.splitId does.
+func (tp topicPartition) splitID() string { return fmt.Sprintf("%s-%d", tp.topic, tp.partition) }
+
 // position is one partition's entry in a checkpoint: the next offset to
 // read and, for a bounded source, the offset it stops before.
 type position struct {
@@ -75,6 +78,10 @@ type Source struct {
 	open                 *runtime.OpenContext // AddIdle: the time spent waiting for fetches
 	w                    abi.Writer
 	scratch              []byte
+	// splits, when the engine generates watermarks, takes each
+	// partition's records apart, for per-partition watermarks (Flink's
+	// KafkaSource); set by Run, used on its goroutine
+	splits runtime.SplitCollector
 
 	mu          sync.Mutex
 	started     bool
@@ -217,6 +224,17 @@ func (s *Source) discover(ctx context.Context) (int, error) {
 	}
 	s.initialDone = true
 	s.mu.Unlock()
+	if s.splits != nil {
+		// each partition's watermark holds the subtask's back from its
+		// assignment on (Flink's SourceOperator.createOutputForSplits)
+		for _, tp := range fresh {
+			if add[tp.topic] != nil {
+				if _, ok := add[tp.topic][tp.partition]; ok {
+					s.splits.AddSplit(tp.splitID())
+				}
+			}
+		}
+	}
 	s.cl.AddConsumePartitions(add)
 	return len(fresh), nil
 }
@@ -376,6 +394,7 @@ func (s *Source) Run(ctx context.Context, out runtime.Collector) error {
 	s.mu.Lock()
 	s.started = true
 	s.mu.Unlock()
+	s.splits, _ = out.(runtime.SplitCollector)
 	if _, err := s.discover(ctx); err != nil {
 		return err
 	}
@@ -486,6 +505,7 @@ func (s *Source) emit(fs kgo.Fetches, out runtime.Collector) error {
 	s.w.Reset()
 	reached := map[topicPartition]int64{} // next offsets of what s.w holds
 	var hws []kgo.FetchTopicPartition
+	var cur topicPartition // the partition s.w holds, per partition
 	flush := func() error {
 		s.mu.Lock()
 		for tp, next := range reached {
@@ -496,7 +516,13 @@ func (s *Source) emit(fs kgo.Fetches, out runtime.Collector) error {
 		s.records += int64(s.w.Count)
 		s.mu.Unlock()
 		if s.w.Count > 0 {
-			if err := out.Emit(0, s.w.Buf, s.w.Count); err != nil {
+			var err error
+			if s.splits != nil {
+				err = s.splits.EmitSplit(cur.splitID(), 0, s.w.Buf, s.w.Count)
+			} else {
+				err = out.Emit(0, s.w.Buf, s.w.Count)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -523,6 +549,13 @@ func (s *Source) emit(fs kgo.Fetches, out runtime.Collector) error {
 		}
 		if n, ok := reached[tp]; ok {
 			next = n
+		}
+		if s.splits != nil && tp != cur {
+			// one partition's records per batch: its watermark sees them
+			if err = flush(); err != nil {
+				return
+			}
+			cur = tp
 		}
 		for _, r := range fp.Records {
 			if r.Offset < next || stop >= 0 && r.Offset >= stop {
@@ -577,6 +610,15 @@ func (s *Source) pauseDone() {
 	s.mu.Unlock()
 	if len(done) > 0 {
 		s.cl.RemoveConsumePartitions(done)
+	}
+	if s.splits != nil {
+		// a finished partition holds nothing back (Flink's
+		// releaseOutputForSplit)
+		for topic, ps := range done {
+			for _, p := range ps {
+				s.splits.ReleaseSplit(topicPartition{topic, p}.splitID())
+			}
+		}
 	}
 }
 

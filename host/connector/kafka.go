@@ -13,8 +13,9 @@ import (
 )
 
 // The Kafka source and sink: their specs and the constructors that build
-// the core (host/connector/kafka) from the options. Only the CLI offers
-// them (Contained is false: host serve's tenants may not reach a network).
+// the core (host/connector/kafka) from the options. They are not
+// Contained (they reach a network): host serve offers them to its tenants
+// only under its Kafka policy (ServedWith; host/server/kafka.go).
 
 var kafkaFormats = []string{string(kafka.FormatJSON), string(kafka.FormatMsgpack), string(kafka.FormatRaw), string(kafka.FormatCSV)}
 
@@ -91,6 +92,7 @@ var KafkaSource = &spec.Connector{
 	UnboundedWhy: "a kafka source without bounded: latest",
 	Replayable:   true,
 	Guarantee:    spec.ExactlyOnce,
+	ServedWith:   "with `kafka-brokers`",
 }
 
 // KafkaSink is the Kafka sink's spec (Flink's KafkaSink).
@@ -118,7 +120,8 @@ var KafkaSink = &spec.Connector{
 			Only: &spec.Only{Option: "delivery", Values: []string{string(kafka.DeliveryExactlyOnce)}},
 			Doc:  "the transaction timeout asked of the broker; it must exceed the checkpoint interval plus the longest recovery"},
 	),
-	Guarantee: spec.ExactlyOnce,
+	Guarantee:  spec.ExactlyOnce,
+	ServedWith: "with `kafka-brokers`",
 }
 
 func init() {

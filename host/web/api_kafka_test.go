@@ -199,3 +199,13 @@ func TestServedKafkaRefusals(t *testing.T) {
 		t.Errorf("kafka without kafka-brokers: %d %s", r.code, r.body)
 	}
 }
+
+// TestServedKafkaTypo: on a server that offers Kafka, a mistyped
+// connector type is told the types the tenant may use, kafka among them.
+func TestServedKafkaTypo(t *testing.T) {
+	a, _, broker := kafkaServed(t, map[string]int32{"a.in": 1})
+	r := a.do(tokenA, "POST", "/v1/jobs", []byte(fmt.Sprintf("version: 1\nname: k\noperators:\n  - id: in\n    source: { type: kafak, brokers: %q, topics: [a.in] }\n  - id: out\n    sink: { type: collect }\n", broker)))
+	if e := r.errorJSON(t).Error; r.code != http.StatusBadRequest || !strings.Contains(e, `source type must be one of elements, generator, kafka, not "kafak" (did you mean "kafka"?)`) {
+		t.Errorf("%d %s", r.code, e)
+	}
+}

@@ -81,7 +81,8 @@ type Source struct {
 	// splits, when the engine generates watermarks, takes each
 	// partition's records apart, for per-partition watermarks (Flink's
 	// KafkaSource); set by Run, used on its goroutine
-	splits runtime.SplitCollector
+	splits     runtime.SplitCollector
+	registered map[topicPartition]bool // the partitions splits holds
 
 	mu          sync.Mutex
 	started     bool
@@ -231,6 +232,10 @@ func (s *Source) discover(ctx context.Context) (int, error) {
 			if add[tp.topic] != nil {
 				if _, ok := add[tp.topic][tp.partition]; ok {
 					s.splits.AddSplit(tp.splitID())
+					if s.registered == nil {
+						s.registered = map[topicPartition]bool{}
+					}
+					s.registered[tp] = true
 				}
 			}
 		}
@@ -616,7 +621,10 @@ func (s *Source) pauseDone() {
 		// releaseOutputForSplit)
 		for topic, ps := range done {
 			for _, p := range ps {
-				s.splits.ReleaseSplit(topicPartition{topic, p}.splitID())
+				if tp := (topicPartition{topic, p}); s.registered[tp] {
+					delete(s.registered, tp)
+					s.splits.ReleaseSplit(tp.splitID())
+				}
 			}
 		}
 	}

@@ -192,6 +192,13 @@ func LoadServer(file string, env []string, flags *pflag.FlagSet) (Settings, Serv
 	where := "host settings"
 	if file != "" {
 		where = "host config " + file
+		// the server's Kafka files, like tenants-file, are relative to
+		// the host config's folder
+		for _, f := range []*string{&srv.Kafka.TLSCAFile, &srv.Kafka.TLSCertFile, &srv.Kafka.TLSKeyFile} {
+			if *f != "" && !filepath.IsAbs(*f) {
+				*f = filepath.Join(filepath.Dir(file), *f)
+			}
+		}
 	}
 	if v.IsSet("tenants") {
 		srv.Tenants, err = decodeTenants(v.Get("tenants"), where, s)

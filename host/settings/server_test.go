@@ -124,14 +124,18 @@ func TestLoadServerRefusesBadTenants(t *testing.T) {
 
 // TestServerKafka: the Kafka policy comes from the file, the environment
 // (the password, a comma-separated broker list) and flags like every
-// server setting, {tenant} stands for the tenant's name, and a policy
-// that cannot work is refused naming the setting.
+// server setting, {tenant} stands for the tenant's name, relative TLS
+// files are in the host config's folder, and a policy that cannot work
+// is refused naming the setting.
 func TestServerKafka(t *testing.T) {
-	file := write(t, t.TempDir(), "host.yaml", `kafka-brokers: [k1:9092, k2:9092]
+	dir := t.TempDir()
+	file := write(t, dir, "host.yaml", `kafka-brokers: [k1:9092, k2:9092]
 kafka-sasl-mechanism: SCRAM-SHA-512
 kafka-sasl-username: sluice
 kafka-tls: true
 kafka-tls-ca-file: /etc/kafka/ca.pem
+kafka-tls-cert-file: client.pem
+kafka-tls-key-file: client.key
 `)
 	flags := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	AddFlags(flags, ServerKeys...)
@@ -144,7 +148,7 @@ kafka-tls-ca-file: /etc/kafka/ca.pem
 	}
 	k := ss.Kafka
 	if strings.Join(k.Brokers, " ") != "k1:9092 k2:9092" || k.SASLMechanism != "SCRAM-SHA-512" || k.SASLUsername != "sluice" ||
-		k.SASLPassword != "s3cret" || !k.TLS || k.TLSCAFile != "/etc/kafka/ca.pem" || k.TenantPrefix("acme") != "team-acme-" {
+		k.SASLPassword != "s3cret" || !k.TLS || k.TLSCAFile != "/etc/kafka/ca.pem" || k.TLSCertFile != filepath.Join(dir, "client.pem") || k.TLSKeyFile != filepath.Join(dir, "client.key") || k.TenantPrefix("acme") != "team-acme-" {
 		t.Errorf("kafka settings %+v (prefix of acme %q)", k, k.TenantPrefix("acme"))
 	}
 	_, ss, err = LoadServer("", []string{"SLUICE_KAFKA_BROKERS=a:1,b:2"}, nil)

@@ -23,8 +23,9 @@ import (
 // topic; and an exactly-once sink's transactional ids are
 // <tenant>-<job id>-<its prefix>-<subtask>-<checkpoint>, so no tenant,
 // and no other job, can fence a job's producers or abort its
-// transactions. Lint refuses what breaks the policy, at the connector's
-// line; the connectors check it again when the job starts.
+// transactions; its client id is <tenant>-<its client-id>. Lint refuses
+// what breaks the policy, at the connector's line; the connectors check
+// it again when the job starts.
 
 // kafkaType is the kafka connectors' type name.
 const kafkaType = "kafka"
@@ -147,8 +148,15 @@ func refused(role, op string, msgs []string) error {
 	return fmt.Errorf("operator %q: %s kafka: %s", op, role, strings.Join(msgs, "; "))
 }
 
-// server is the connection the server's settings give.
+// server is the connection the server's settings give, with a client id
+// that starts with the tenant's name (Kafka's client quotas go by client
+// id: a tenant cannot spend another's).
 func (k *kafkaPolicy) server(c *kafka.Connection) {
+	id := c.ClientID
+	if id == "" {
+		id = "sluice"
+	}
+	c.ClientID = k.tenant + "-" + id
 	c.SASL, c.TLS = nil, nil
 	if k.cfg.SASLMechanism != "" {
 		c.SASL = &kafka.SASL{Mechanism: k.cfg.SASLMechanism, Username: k.cfg.SASLUsername, Password: k.cfg.SASLPassword}

@@ -114,7 +114,7 @@ const (
 // like the split elements, so that each is committed again, idempotently,
 // by exactly one subtask).
 type Restore struct {
-	KeyGroups    map[int][]byte // key group -> the entries the snapshot held (its chain's base)
+	KeyGroups map[int][]byte // key group -> the entries the snapshot held (its chain's base)
 	// Deltas are the rest of an incremental key group's chain, oldest
 	// first, for the backend to apply on KeyGroups[kg] (host/runtime's
 	// MergeKeyGroupChain). Nil for a full snapshot.

@@ -165,7 +165,7 @@ func Retain(jobDir string, n int, protect ...ID) ([]string, error) {
 			for _, s := range om.Subtasks {
 				for _, ch := range s.Chains {
 					for _, l := range ch {
-						if l.Checkpoint != id {
+						if l.Checkpoint != id && l.Length > 0 { // a zero-length link reads nothing
 							refs[refName(l.Checkpoint, l.File)]++
 						}
 					}

@@ -190,7 +190,7 @@ func (w *Writer) chain(s *SubtaskState, meta *SubtaskMeta) error {
 			return fmt.Errorf("key group %d: unknown change %d", s.FirstKeyGroup+i, ch)
 		}
 		for _, l := range c {
-			if ref := refName(l.Checkpoint, l.File); l.Checkpoint != w.id && !w.refs[ref] {
+			if ref := refName(l.Checkpoint, l.File); l.Checkpoint != w.id && l.Length > 0 && !w.refs[ref] {
 				w.refs[ref], added = true, true
 			}
 		}
@@ -370,8 +370,8 @@ func checkLinks(jobDir string, m *Metadata) error {
 		for _, s := range om.Subtasks {
 			for _, ch := range s.Chains {
 				for _, l := range ch {
-					if l.Checkpoint == m.ID {
-						continue
+					if l.Checkpoint == m.ID || l.Length == 0 {
+						continue // a zero-length link reads nothing
 					}
 					ref := refName(l.Checkpoint, l.File)
 					size, ok := sizes[ref]

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/partition"
@@ -288,4 +289,42 @@ func entrySet(t *testing.T, b []byte) string {
 	}
 	slices.Sort(es)
 	return strings.Join(es, " ")
+}
+
+// A changed value the snapshot filter drops (TTL: expired) goes into the
+// delta as a tombstone, and the merged chain holds it no more.
+func TestIncrementalFilteredIsTombstone(t *testing.T) {
+	st := NewKeyedStore(128, 0, 127)
+	st.SetTracking(true)
+	st.SetSnapshotFilter(1, func(v []byte) ([]byte, bool) { return v, string(v) != "expired" })
+	a, b := strKey("a"), strKey("b")
+	for _, k := range [][]byte{a, b} {
+		if err := st.Put(1, k, []byte("live")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, full, _, _ := st.SnapshotCheckpoint(1)
+	st.CheckpointComplete(1)
+	if err := st.Put(1, a, []byte("expired")); err != nil {
+		t.Fatal(err)
+	}
+	_, groups, ch, base := st.SnapshotCheckpoint(2)
+	kg, _ := st.KeyGroup(a)
+	if base != 1 || ch[kg] != checkpoint.ChangeDelta {
+		t.Fatalf("base %d, change %d", base, ch[kg])
+	}
+	merged, err := MergeKeyGroupChain(full[kg], [][]byte{groups[kg]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(merged), "expired") || strings.Contains(entrySet(t, merged), `"\xa1a"`) {
+		t.Fatalf("the expired value survived: %s", entrySet(t, merged))
+	}
+}
+
+// A cell carries its key group, slot and dirty flag in what was padding.
+func TestCellSize(t *testing.T) {
+	if n := unsafe.Sizeof(cell{}); n != 48 {
+		t.Fatalf("a cell is %d bytes, want 48", n)
+	}
 }

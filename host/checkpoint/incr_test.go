@@ -294,3 +294,41 @@ func TestIncrementalRefused(t *testing.T) {
 		t.Fatal("incremental on a newer base was written")
 	}
 }
+
+// The metadata's chains are checked as the rest of it is.
+func TestChainValidation(t *testing.T) {
+	storage := t.TempDir()
+	model := incrModel{}
+	writeIncremental(t, storage, 1, 0, 2, model)
+	writeIncremental(t, storage, 2, 1, 2, model)
+	r, err := Open(CheckpointDir(storage, "job", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(m *Metadata)
+		want   string
+	}{
+		{"a newer checkpoint", func(m *Metadata) { m.Operators[1].Subtasks[0].Chains[1][0].Checkpoint = 9 }, "is not this one (2) or older"},
+		{"a path", func(m *Metadata) { m.Operators[1].Subtasks[0].Chains[1][0].File = "../x.state" }, "not a plain"},
+		{"an empty chain", func(m *Metadata) { m.Operators[1].Subtasks[0].Chains[1] = nil }, "a chain of 0 links"},
+		{"too few chains", func(m *Metadata) { s := &m.Operators[1].Subtasks[0]; s.Chains = s.Chains[1:] }, "key-group chains for"},
+		{"in a savepoint", func(m *Metadata) { m.Kind = KindSavepoint }, "self-contained"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, _ := encodeMetadata(r.Meta)
+			m, err := decodeMetadata(b, "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Operators[1].ID != "sum" {
+				t.Fatal("operators", m.Operators[1].ID)
+			}
+			tc.change(m)
+			if _, err := encodeMetadata(m); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("%v, want %q", err, tc.want)
+			}
+		})
+	}
+}

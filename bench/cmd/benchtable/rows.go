@@ -457,7 +457,9 @@ func BuildRows(rs *Results, mech string) []Row {
 	sec = "Incremental checkpoints (issue 31): the heap backend's dirty tracking and its checkpoints of what changed"
 	dt := "host/runtime.BenchmarkDirtyTracking/"
 	add(pair(rs, sec, "keyed shuffle, checkpoints every 100 ms: dirty tracking on vs off (CPU per record)",
-		fig{dt + "on", "cpu-ns/rec", fmtNsRec}, ptr(fig{dt + "off", "cpu-ns/rec", fmtNsRec}), cost).maxRatio(gDirty, 1.03))
+		fig{dt + "on", "cpu-ns/rec", fmtNsRec}, ptr(fig{dt + "off", "cpu-ns/rec", fmtNsRec}), cost).maxRatio(gDirty, 1.03),
+		pair(rs, sec, "  the write path alone: one KeyedStore Put, tracking on vs off", fig{"host/runtime.BenchmarkDirtyTrackingStore/on", "ns/op", fmtNs},
+			ptr(fig{"host/runtime.BenchmarkDirtyTrackingStore/off", "ns/op", fmtNs}), cost))
 	ic := "host/runtime.BenchmarkIncrementalCheckpoint/"
 	add(pair(rs, sec, "checkpoint of 200 000 keys after 10 % changed, incremental vs full: bytes written",
 		fig{ic + "incremental", "bytes", fmtBytes}, ptr(fig{ic + "full", "bytes", fmtBytes}), cost).maxRatio(gIncr, 0.5),

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -161,10 +162,69 @@ func TestCrashIncremental(t *testing.T) {
 	if chained == 0 {
 		t.Fatal("no kill left an incremental checkpoint to restore from")
 	}
+	// the last kill once this run completed an incremental checkpoint,
+	// which the rescaled run then restores from
+	if !killWhenIncremental(job) {
+		t.Fatal("the job finished before it completed an incremental checkpoint")
+	}
+	chained++
 	writeFile(t, filepath.Join(job.dir, "incr.yaml"), fmt.Sprintf(incrPipeline, 3, 2)) // rescaled 2 -> 3
 	job.runToEnd()
 	if got := job.committed(); !slices.Equal(got, reference) {
 		t.Fatalf("committed output differs from the uninterrupted run: %s", diffLines(reference, got))
 	}
-	t.Logf("%d kills, %d restores from an incremental checkpoint", killed, chained)
+	t.Logf("%d kills, %d of them with an incremental checkpoint to restore from", killed+1, chained)
+}
+
+// killWhenIncremental starts the job and kills it with SIGKILL once the
+// newest complete checkpoint is one this run wrote incrementally; false if
+// the job ended first.
+func killWhenIncremental(j *crashJob) bool {
+	j.t.Helper()
+	jobDir := filepath.Join(j.dir, "ckpt", j.name)
+	var before checkpoint.ID
+	if r, _, err := checkpoint.Latest(jobDir); err == nil {
+		before = r.Meta.ID
+	}
+	cmd, stderr := j.start()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			if err != nil {
+				j.t.Fatalf("the job failed: %v\n%s", err, stderr)
+			}
+			return false
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			j.t.Fatalf("no incremental checkpoint in 30 s\n%s", stderr)
+		}
+		r, err := checkpoint.Open(newestComplete(jobDir))
+		if err != nil || r.Meta.ID <= before {
+			continue
+		}
+		if om, ok := r.Operator("totals"); ok && om.Subtasks[0].Chains != nil {
+			break
+		}
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	<-exited
+	return true
+}
+
+// newestComplete is the newest chk-<id> folder of jobDir with a _metadata
+// ("" when none).
+func newestComplete(jobDir string) string {
+	ids, _ := filepath.Glob(filepath.Join(jobDir, "chk-*", checkpoint.MetadataFile))
+	best, bestID := "", int64(-1)
+	for _, m := range ids {
+		if id := chkID(filepath.Dir(m)); id > bestID {
+			best, bestID = filepath.Dir(m), id
+		}
+	}
+	return best
 }

@@ -332,3 +332,62 @@ func TestChainValidation(t *testing.T) {
 		})
 	}
 }
+
+// A restore from chains reads, of every file, the header and the links of
+// its own key groups, and nothing else.
+func TestChainRestoreReadsOnlyItsKeyGroups(t *testing.T) {
+	storage := t.TempDir()
+	model := incrModel{}
+	writeIncremental(t, storage, 1, 0, 2, model)
+	writeIncremental(t, storage, 2, 1, 2, model)
+	writeIncremental(t, storage, 3, 2, 2, model)
+	r, err := Open(CheckpointDir(storage, "job", 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range r.Meta.Operators { // keyed state only: no element lists to read
+		for j := range r.Meta.Operators[i].Subtasks {
+			s := &r.Meta.Operators[i].Subtasks[j]
+			s.Split.Count, s.Union.Count, s.Committables.Count = 0, 0, 0
+		}
+	}
+	cs := &countingSource{src: r.src}
+	r.src = cs
+	// at parallelism 5, subtask 2 owns key groups 52..76: in both old subtasks
+	got, err := r.Restore("sum", 2, 5, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	om, _ := r.Operator("sum")
+	want := int64(headerLen) * int64(len(cs.opened))
+	files := map[string]bool{}
+	for _, s := range om.Subtasks {
+		for k, ch := range s.Chains {
+			kg := s.FirstKeyGroup + k
+			if kg < 52 || kg > 76 {
+				continue
+			}
+			for _, l := range ch {
+				want += l.Length
+				if l.Length > 0 {
+					if l.Checkpoint == 3 {
+						files[l.File] = true
+					} else {
+						files[filepath.Join("..", refName(l.Checkpoint, l.File))] = true
+					}
+				}
+			}
+		}
+	}
+	if cs.read != want || len(cs.opened) != len(files) {
+		t.Fatalf("opened %v (want %d files), read %d bytes, want %d", cs.opened, len(files), cs.read, want)
+	}
+	for _, f := range cs.opened {
+		if !files[f] {
+			t.Fatalf("opened %s, which holds none of the key groups", f)
+		}
+	}
+	if len(got.KeyGroups) == 0 || len(got.Deltas) == 0 {
+		t.Fatalf("%d bases, %d deltas", len(got.KeyGroups), len(got.Deltas))
+	}
+}

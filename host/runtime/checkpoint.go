@@ -322,6 +322,13 @@ func (s *subtask) handleMail() error {
 
 func (s *subtask) notifyListeners(id checkpoint.ID, complete bool) error {
 	for _, co := range s.ops {
+		if ks, ok := co.store.(*KeyedStore); ok {
+			if complete {
+				ks.CheckpointComplete(id)
+			} else {
+				ks.CheckpointAborted(id)
+			}
+		}
 		var l CheckpointListener
 		if co.op != nil {
 			l, _ = co.op.(CheckpointListener)
@@ -355,7 +362,7 @@ func (s *subtask) takeCheckpoint(b *barrier, alignment time.Duration) error {
 	}
 	ck.handled = b.id
 	start := time.Now()
-	states, err := s.snapshotChain(b.id)
+	states, err := s.snapshotChain(b.id, b.kind == checkpoint.KindCheckpoint)
 	if err != nil {
 		s.e.ckpt.acks.Decline(s.checkpointTask(), b.id, checkpoint.ReasonDeclined, err)
 		return s.forward(message{kind: msgCancel, bar: b})
@@ -394,11 +401,12 @@ func (s *subtask) forward(m message) error {
 }
 
 // snapshotChain snapshots every operator of the chain that keeps state,
-// head to tail.
-func (s *subtask) snapshotChain(id checkpoint.ID) ([]checkpoint.SubtaskState, error) {
+// head to tail; keyed state incrementally when incremental and the backend
+// can (a checkpoint, not a savepoint or a finished task's final state).
+func (s *subtask) snapshotChain(id checkpoint.ID, incremental bool) ([]checkpoint.SubtaskState, error) {
 	var states []checkpoint.SubtaskState
 	for _, co := range s.ops {
-		st, has, err := s.snapshotOp(co, id)
+		st, has, err := s.snapshotOp(co, id, incremental)
 		if err != nil {
 			// an OpError, so that a job failure it causes (tolerable-failures
 			// exceeded) still names the operator and subtask to errors.As
@@ -412,7 +420,7 @@ func (s *subtask) snapshotChain(id checkpoint.ID) ([]checkpoint.SubtaskState, er
 	return states, nil
 }
 
-func (s *subtask) snapshotOp(co *chainOp, id checkpoint.ID) (st checkpoint.SubtaskState, has bool, err error) {
+func (s *subtask) snapshotOp(co *chainOp, id checkpoint.ID, incremental bool) (st checkpoint.SubtaskState, has bool, err error) {
 	if co.op == nil {
 		if cs, ok := s.source.(CheckpointedSource); ok {
 			has = true
@@ -431,7 +439,10 @@ func (s *subtask) snapshotOp(co *chainOp, id checkpoint.ID) (st checkpoint.Subta
 			has = true
 		}
 	}
-	if co.store != nil {
+	if ks, ok := co.store.(*KeyedStore); ok && incremental {
+		has = true
+		st.FirstKeyGroup, st.KeyGroups, st.Changes, st.Base = ks.SnapshotCheckpoint(id)
+	} else if co.store != nil {
 		has = true
 		if st.FirstKeyGroup, st.KeyGroups, err = co.store.Snapshot(); err != nil {
 			return st, true, fmt.Errorf("keyed state: %w", err)
@@ -449,6 +460,16 @@ func (s *subtask) restoreOp(co *chainOp) (checkpoint.Restore, error) {
 	r, err := s.e.deps.Restore.Restore(spec.ID, s.index, spec.Parallelism, spec.MaxParallelism)
 	if err != nil {
 		return r, err
+	}
+	for kg, deltas := range r.Deltas { // an incremental checkpoint's chains
+		b, err := MergeKeyGroupChain(r.KeyGroups[kg], deltas)
+		if err != nil {
+			return r, fmt.Errorf("restoring keyed state of key group %d from its chain of %d deltas: %w", kg, len(deltas), err)
+		}
+		if r.KeyGroups == nil {
+			r.KeyGroups = map[int][]byte{}
+		}
+		r.KeyGroups[kg] = b
 	}
 	if len(r.KeyGroups) > 0 {
 		if co.store == nil {
@@ -532,7 +553,9 @@ func (s *subtask) checkpointEnd() error {
 	cp.mu.Lock()
 	last := cp.last
 	cp.mu.Unlock()
-	states, err := s.snapshotChain(max(last, ck.handled))
+	// full: the final state acknowledges every later checkpoint, whatever
+	// the checkpoints before it became
+	states, err := s.snapshotChain(max(last, ck.handled), false)
 	if err != nil {
 		return s.ops[0].fail(err) // no later checkpoint could complete without this task
 	}

@@ -20,6 +20,7 @@ func (s *KeyedStore) deleteKG(kg, slot int, key []byte) {
 	}
 	s.used -= int64(cap(c.val))
 	c.dead, c.val = true, nil
+	s.touch(c)
 	sl := s.slot(kg, slot, false)
 	sl.live--
 	sl.dead++

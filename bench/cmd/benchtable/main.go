@@ -63,6 +63,9 @@ var sets = []Set{
 	{Name: "checkpoint-run", Pkg: "./cmd/host", Bench: "^BenchmarkRunQuickstartCheckpoints$", Benchtime: "4000000x", Quick: "200000x"},
 	{Name: "checkpoint-state", Pkg: "./host/runtime", Bench: "^BenchmarkKeyedStoreSnapshot1M$", Benchtime: "3x", Quick: "1x"},
 	{Name: "checkpoint-write", Pkg: "./host/checkpoint", Bench: "^Benchmark(Write1MKeys|Restore1MKeys)$", Benchtime: "10x", Quick: "1x"},
+	// issue 31: the heap backend's dirty tracking and incremental checkpoints
+	{Name: "dirty-tracking", Pkg: "./host/runtime", Bench: "^BenchmarkDirtyTracking(Store)?$", Benchtime: "4000000x", Quick: "400000x"},
+	{Name: "incremental", Pkg: "./host/runtime", Bench: "^BenchmarkIncrementalCheckpoint$", Benchtime: "10x", Quick: "2x"},
 	{Name: "restart", Pkg: "./cmd/host", Bench: "^BenchmarkRestartAfterKill$", Benchtime: "3x", Quick: "1x"},
 	{Name: "state", Pkg: "./host/state/pebblestate", Bench: "^BenchmarkKeyedAggregation$", Benchtime: "500000x", Quick: "20000x"},
 	{Name: "benthos", Dir: "bench/benthos", Pkg: ".", Bench: "^BenchmarkBenthos$", Benchtime: "200000x", Quick: "20000x"},

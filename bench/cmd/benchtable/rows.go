@@ -232,6 +232,8 @@ const (
 	gShuffle  = "shuffle"
 	gKafka    = "kafka-loop"
 	gCkpt     = "checkpoints"
+	gDirty    = "dirty-tracking"
+	gIncr     = "incremental"
 )
 
 // Goal is one goal of performance.md and the rows that judge it.
@@ -254,6 +256,8 @@ var goals = []Goal{
 	{gShuffle, "A keyed shuffle through built-in operators ≥ 20 M records/s (issue 4)"},
 	{gKafka, "Kafka topic → Wasm filter → Wasm map → topic ≥ 0.7× a plain franz-go consume → produce loop on the same broker (issue 26)"},
 	{gCkpt, "The quickstart with exactly-once checkpoints every 1 s ≥ 0.9× the throughput without (issue 25)"},
+	{gDirty, "Dirty tracking for incremental checkpoints costs ≤ 3 % on the keyed shuffle (issue 31)"},
+	{gIncr, "An incremental checkpoint after 10 % of keys changed writes ≤ 50 % of a full one, in bytes and in time (issue 31)"},
 }
 
 func ptr(f fig) *fig { return &f }
@@ -449,6 +453,18 @@ func BuildRows(rs *Results, mech string) []Row {
 		pair(rs, sec, "write + fsync + publish 32 MiB of state, 128 key groups (host/checkpoint Write1MKeys)", fig{"host/checkpoint.BenchmarkWrite1MKeys", "ns/op", fmtNs}, nil, none),
 		pair(rs, sec, "open + restore all 128 key groups (host/checkpoint Restore1MKeys)", fig{"host/checkpoint.BenchmarkRestore1MKeys", "ns/op", fmtNs}, nil, none),
 		pair(rs, sec, "restart to the first output after kill -9 (host run --from latest: process, plugin load, restore, first batch)", fig{"cmd/host.BenchmarkRestartAfterKill", "restart-ms", func(ms float64) string { return fmtNs(ms * 1e6) }}, nil, none))
+
+	sec = "Incremental checkpoints (issue 31): the heap backend's dirty tracking and its checkpoints of what changed"
+	dt := "host/runtime.BenchmarkDirtyTracking/"
+	add(pair(rs, sec, "keyed shuffle, checkpoints every 100 ms: dirty tracking on vs off (CPU per record)",
+		fig{dt + "on", "cpu-ns/rec", fmtNsRec}, ptr(fig{dt + "off", "cpu-ns/rec", fmtNsRec}), cost).maxRatio(gDirty, 1.03),
+		pair(rs, sec, "  the write path alone: one KeyedStore Put, tracking on vs off", fig{"host/runtime.BenchmarkDirtyTrackingStore/on", "ns/op", fmtNs},
+			ptr(fig{"host/runtime.BenchmarkDirtyTrackingStore/off", "ns/op", fmtNs}), cost))
+	ic := "host/runtime.BenchmarkIncrementalCheckpoint/"
+	add(pair(rs, sec, "checkpoint of 200 000 keys after 10 % changed, incremental vs full: bytes written",
+		fig{ic + "incremental", "bytes", fmtBytes}, ptr(fig{ic + "full", "bytes", fmtBytes}), cost).maxRatio(gIncr, 0.5),
+		pair(rs, sec, "  the same: time to snapshot, write, fsync and publish",
+			fig{ic + "incremental", "ns/op", fmtNs}, ptr(fig{ic + "full", "ns/op", fmtNs}), cost).maxRatio(gIncr, 0.5))
 	return rows
 }
 

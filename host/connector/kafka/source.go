@@ -74,7 +74,8 @@ type Source struct {
 	reject               func(*runtime.RecordFailure) error
 	open                 *runtime.OpenContext // AddIdle: the time spent waiting for fetches
 	w                    abi.Writer
-	scratch              []byte
+	scratch              []byte // the decoded key
+	valScratch           []byte // the decoded value, when the envelope needs it first
 
 	mu          sync.Mutex
 	started     bool
@@ -605,12 +606,24 @@ func (s *Source) appendEnvelope(dst []byte, r *kgo.Record) ([]byte, error) {
 		}
 		s.scratch = key
 	}
-	// the value goes after the envelope header: decode it into place
-	val, err := decode(nil, s.cfg.ValueFormat, r.Value, s.cfg.CSVColumns)
+	ts := r.Timestamp.UnixMilli()
+	if s.cfg.EventTimeField == "" && s.cfg.HeadersField == "" {
+		// the value is the envelope's last element: decode it into place,
+		// after the header and the key (no copy, no allocation)
+		start := len(dst)
+		out, err := decode(abi.AppendEnvelope(dst, ts, true, key, nil), s.cfg.ValueFormat, r.Value, s.cfg.CSVColumns)
+		if err != nil {
+			return dst[:start], err
+		}
+		return out, nil
+	}
+	// the time or the headers come from the value: decode it first, into
+	// a buffer the source keeps
+	val, err := decode(s.valScratch[:0], s.cfg.ValueFormat, r.Value, s.cfg.CSVColumns)
 	if err != nil {
 		return dst, err
 	}
-	ts := r.Timestamp.UnixMilli()
+	s.valScratch = val
 	if f := s.cfg.EventTimeField; f != "" {
 		raw, ok, err := abi.MapField(val, f)
 		if err != nil || !ok {

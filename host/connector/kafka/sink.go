@@ -87,6 +87,7 @@ type Sink struct {
 	subtask, parallelism int
 	base                 []kgo.Opt
 	reject               func(*runtime.RecordFailure) error
+	slabPerByte          float64 // the size of a batch's encoded keys and values per batch byte, last time
 
 	cl         *kgo.Client // the producer; exactly-once: the open transaction's, nil before its first record
 	txnID      string
@@ -197,8 +198,12 @@ func (s *Sink) Process(_ int, batch []byte, count int, _ runtime.Collector) erro
 		return nil
 	}
 	recs := make([]kgo.Record, count)
-	// JSON text is a little longer than the msgpack it comes from
-	slab := make([]byte, 0, len(batch)+len(batch)/4+64)
+	// sized as the last batch's keys and values were per batch byte, so
+	// that it seldom grows (a grown slab is copied)
+	if s.slabPerByte == 0 {
+		s.slabPerByte = 1.5 // JSON text is longer than the msgpack it comes from
+	}
+	slab := make([]byte, 0, int(float64(len(batch))*s.slabPerByte)+64)
 	n := 0
 	rd := abi.NewReader(batch, count)
 	for rd.Next() && n < len(recs) {
@@ -222,6 +227,9 @@ func (s *Sink) Process(_ int, batch []byte, count int, _ runtime.Collector) erro
 	}
 	if err := rd.Err(); err != nil {
 		return fmt.Errorf("sink %q (kafka): %w", s.cfg.Operator, err)
+	}
+	if len(batch) > 0 {
+		s.slabPerByte = min(1.1*float64(len(slab))/float64(len(batch))+0.01, 16)
 	}
 	return nil
 }

@@ -70,6 +70,8 @@ var sets = []Set{
 	{Name: "state", Pkg: "./host/state/pebblestate", Bench: "^BenchmarkKeyedAggregation$", Benchtime: "500000x", Quick: "20000x"},
 	{Name: "benthos", Dir: "bench/benthos", Pkg: ".", Bench: "^BenchmarkBenthos$", Benchtime: "200000x", Quick: "20000x"},
 	{Name: "kafka", Pkg: "./cmd/host", Bench: "^BenchmarkKafka$", Benchtime: "200000x", Quick: "20000x"},
+	// issue 26's Benthos side: a franz-go input and output stand in for kafka_franz (bench/benthos/kafka_test.go)
+	{Name: "benthos-kafka", Dir: "bench/benthos", Pkg: ".", Bench: "^BenchmarkBenthosKafka$", Benchtime: "200000x", Quick: "20000x"},
 }
 
 // profiled are the benchmarks profiled for "where the time goes": the

@@ -231,6 +231,7 @@ const (
 	gScale    = "scaling"
 	gShuffle  = "shuffle"
 	gKafka    = "kafka-loop"
+	gKafkaBen = "kafka-benthos"
 	gCkpt     = "checkpoints"
 	gDirty    = "dirty-tracking"
 	gIncr     = "incremental"
@@ -255,6 +256,7 @@ var goals = []Goal{
 	{gScale, "2 subtasks on 2 cores ≥ 1.8× one subtask for a CPU-bound Wasm chain"},
 	{gShuffle, "A keyed shuffle through built-in operators ≥ 20 M records/s (issue 4)"},
 	{gKafka, "Kafka topic → Wasm filter → Wasm map → topic ≥ 0.7× a plain franz-go consume → produce loop on the same broker (issue 26)"},
+	{gKafkaBen, "Kafka topic → Wasm filter → Wasm map → topic ≥ 3× Benthos on the same broker (issue 26; a franz-go input and output stand in for kafka_franz)"},
 	{gCkpt, "The quickstart with exactly-once checkpoints every 1 s ≥ 0.9× the throughput without (issue 25)"},
 	{gDirty, "Dirty tracking for incremental checkpoints costs ≤ 3 % on the keyed shuffle (issue 31)"},
 	{gIncr, "An incremental checkpoint after 10 % of keys changed writes ≤ 50 % of a full one, in bytes and in time (issue 31)"},
@@ -403,7 +405,13 @@ func BuildRows(rs *Results, mech string) []Row {
 		pair(rs, sec, "the transactions generator alone (connector Generator)", recS("host/connector.BenchmarkGenerator/transactions"), nil, none))
 
 	sec = "Kafka: topic → Wasm valid → Wasm enrich → topic (bounded: latest, parallelism 2, host run in-process), in-process kfake broker"
-	add(pair(rs, sec, "Go plugins vs a plain franz-go consume → produce loop (the limit)", recS("cmd/host.BenchmarkKafka/sluice"), ptr(recS("cmd/host.BenchmarkKafka/franz-go")), faster).minRatio(gKafka, 0.7))
+	kb, bk := "cmd/host.BenchmarkKafka/", "bench/benthos.BenchmarkBenthosKafka/franz-go"
+	steadyS := func(key string) fig { return fig{key, "steady-records/s", fmtRate} }
+	add(pair(rs, sec, "Go plugins vs a plain franz-go consume → produce loop (the limit)", recS(kb+"sluice"), ptr(recS(kb+"franz-go")), faster).minRatio(gKafka, 0.7),
+		pair(rs, sec, "same, from the first output record on (either side's start left out)", steadyS(kb+"sluice"), ptr(steadyS(kb+"franz-go")), faster),
+		pair(rs, sec, "CPU per input record, the whole process (broker included)", cpuRec(kb+"sluice"), ptr(cpuRec(kb+"franz-go")), cost),
+		pair(rs, sec, "Go plugins vs Benthos (bloblang filter + enrich; a franz-go input and output stand in for kafka_franz)", recS(kb+"sluice"), ptr(recS(bk)), faster).minRatio(gKafkaBen, 3),
+		pair(rs, sec, "  CPU per input record vs Benthos's, the whole process (broker included)", cpuRec(kb+"sluice"), ptr(cpuRec(bk)), cost))
 
 	sec = "Batch-size sweep: C valid through the host vs native on the same bytes"
 	for _, n := range []string{"1", "16", "256", "1024", "4096"} {

@@ -77,7 +77,8 @@ type Source struct {
 	reject               func(*runtime.RecordFailure) error
 	open                 *runtime.OpenContext // AddIdle: the time spent waiting for fetches
 	w                    abi.Writer
-	scratch              []byte
+	scratch              []byte // the decoded key
+	valScratch           []byte // the decoded value, when the envelope needs it first
 	// splits, when the engine generates watermarks, takes each
 	// partition's records apart, for per-partition watermarks (Flink's
 	// KafkaSource); set by Run, used on its goroutine
@@ -660,12 +661,24 @@ func (s *Source) appendEnvelope(dst []byte, r *kgo.Record) ([]byte, error) {
 		}
 		s.scratch = key
 	}
-	// the value goes after the envelope header: decode it into place
-	val, err := decode(nil, s.cfg.ValueFormat, r.Value, s.cfg.CSVColumns)
+	ts := r.Timestamp.UnixMilli()
+	if s.cfg.EventTimeField == "" && s.cfg.HeadersField == "" {
+		// the value is the envelope's last element: decode it into place,
+		// after the header and the key (no copy, no allocation)
+		start := len(dst)
+		out, err := decode(abi.AppendEnvelope(dst, ts, true, key, nil), s.cfg.ValueFormat, r.Value, s.cfg.CSVColumns)
+		if err != nil {
+			return dst[:start], err
+		}
+		return out, nil
+	}
+	// the time or the headers come from the value: decode it first, into
+	// a buffer the source keeps
+	val, err := decode(s.valScratch[:0], s.cfg.ValueFormat, r.Value, s.cfg.CSVColumns)
 	if err != nil {
 		return dst, err
 	}
-	ts := r.Timestamp.UnixMilli()
+	s.valScratch = val
 	if f := s.cfg.EventTimeField; f != "" {
 		raw, ok, err := abi.MapField(val, f)
 		if err != nil || !ok {

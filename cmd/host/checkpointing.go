@@ -132,7 +132,7 @@ func checkRestore(r *checkpoint.Reader, p *pipeline.Pipeline, allow bool, warn i
 	for i, op := range p.Operators {
 		ids[i] = op.ID
 	}
-	dropped, err := r.CheckOperators(ids, allow)
+	dropped, err := r.CheckOperators(checkpoint.WithChannelState(ids), allow)
 	if err != nil {
 		return err
 	}

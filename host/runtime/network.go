@@ -97,6 +97,9 @@ func (e *Execution) build() error {
 					st.valve = watermark.NewValve(len(g.inputs))
 				}
 				g.queue = make(chan message, len(g.inputs)*room)
+				if e.ckpt != nil && e.ckpt.unaligned {
+					g.prio = make(chan message, len(g.inputs)*barrierRoom)
+				}
 			}
 			if e.ckpt != nil {
 				st.ck = &subtaskCheckpoint{mail: mailbox{signal: make(chan struct{}, 1)}}

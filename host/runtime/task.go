@@ -56,6 +56,9 @@ func (s *subtask) run() {
 	defer func() { s.metrics.ended.Store(time.Now().UnixNano()) }()
 
 	err := s.setup()
+	if err == nil && s.gate != nil && e.deps.Restore != nil {
+		err = s.replayChannelState()
+	}
 	if err == nil {
 		switch {
 		case s.source != nil:

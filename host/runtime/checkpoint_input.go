@@ -144,7 +144,7 @@ func (s *subtask) dispatch(m message) error {
 	switch m.kind {
 	case msgData:
 		var inFlight bool
-		inFlight, r = ck.align.data(m.channel, time.Now())
+		inFlight, r = ck.align.data(m.channel, s.e.now())
 		if inFlight {
 			s.keepInFlight(g.inputs[m.channel], m.buf)
 		}
@@ -160,9 +160,9 @@ func (s *subtask) dispatch(m message) error {
 		if err := s.inputTime(m); err != nil {
 			return err
 		}
-		r = ck.align.end(m.channel, time.Now())
+		r = ck.align.end(m.channel, s.e.now())
 	case msgBarrier:
-		r = ck.align.barrier(m.channel, m.bar, m.seq, time.Now())
+		r = ck.align.barrier(m.channel, m.bar, m.seq, s.e.now())
 	case msgCancel:
 		r = ck.align.cancel(m.bar.id)
 	}

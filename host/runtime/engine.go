@@ -106,7 +106,8 @@ type Deps struct {
 	// Restore gives each subtask the state it starts with; nil: a fresh
 	// start.
 	Restore Restorer
-	// Now is the engine's processing time (periodic watermarks, idleness);
+	// Now is the engine's processing time (periodic watermarks, idleness,
+	// the alignment time of checkpoints);
 	// nil: the wall clock. Tests give a fake one.
 	Now func() time.Time
 	// StateBackends opens keyed state on the backends other than the heap

@@ -38,6 +38,7 @@ var Usage = map[string]string{
 	"checkpoint-tolerable-failures": "default number of failed checkpoints in a row tolerated before the job fails",
 	"checkpoint-retain":             "default number of completed checkpoints kept on disk",
 	"checkpoint-storage":            "default folder checkpoints are written under (<storage>/<job>/chk-<id>)",
+	"checkpoint-unaligned":          "default: unaligned checkpoints (barriers overtake in-flight data, persisted with the checkpoint; exactly-once only)",
 	"restart-strategy":              "restart strategy of a pipeline that names none: none, fixed-delay, exponential-delay or failure-rate (\"\": Flink's default)",
 	"listen":                        "address to listen on",
 	"tenants-file":                  "YAML file with tenants: (and admin-token-sha256:)",
@@ -68,7 +69,7 @@ func AddFlags(fs *pflag.FlagSet, keys ...string) {
 		"checkpoint-interval": hs.CheckpointInterval, "checkpoint-mode": hs.CheckpointMode, "checkpoint-timeout": hs.CheckpointTimeout,
 		"checkpoint-min-pause": hs.CheckpointMinPause, "checkpoint-max-concurrent": hs.CheckpointMaxConcurrent,
 		"checkpoint-tolerable-failures": hs.CheckpointTolerableFailures, "checkpoint-retain": hs.CheckpointRetain,
-		"checkpoint-storage": hs.CheckpointStorage, "restart-strategy": hs.RestartStrategy,
+		"checkpoint-storage": hs.CheckpointStorage, "checkpoint-unaligned": hs.CheckpointUnaligned, "restart-strategy": hs.RestartStrategy,
 		"listen": ss.Listen, "tenants-file": ss.TenantsFile, "admin-token-sha256": ss.AdminTokenSHA256,
 		"max-request-bytes": ss.MaxRequestBytes, "max-pipeline-bytes": ss.MaxPipelineBytes, "rate-limit": ss.RateLimit,
 		"rate-burst": ss.RateBurst, "drain-timeout": ss.DrainTimeout, "output-records": ss.OutputRecords,
@@ -94,6 +95,8 @@ func AddFlags(fs *pflag.FlagSet, keys ...string) {
 			fs.Duration(k, d, usage)
 		case []string:
 			fs.StringSlice(k, d, usage)
+		case bool:
+			fs.Bool(k, d, usage)
 		default:
 			panic(fmt.Sprintf("settings.AddFlags: no flag type for setting %q (%T)", k, def[k]))
 		}

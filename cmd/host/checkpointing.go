@@ -55,8 +55,12 @@ func writeFaultTolerance(w io.Writer, p *pipeline.Pipeline, f faultTolerance) er
 		if storage == "" {
 			storage = "not set (set checkpointing: storage, or the checkpoint-storage setting)"
 		}
+		mode := c.Mode.String()
+		if c.Unaligned {
+			mode += " (unaligned: barriers overtake in-flight data, persisted with each checkpoint; savepoints stay aligned)"
+		}
 		fmt.Fprintf(&b, "  checkpointing: every %v, %s, timeout %v, min-pause %v, max-concurrent %d, tolerable-failures %d, retain %d, storage %s\n",
-			c.Interval, c.Mode, c.Timeout, c.MinPause, c.MaxConcurrent, c.TolerableFailures, c.Retain, storage)
+			c.Interval, mode, c.Timeout, c.MinPause, c.MaxConcurrent, c.TolerableFailures, c.Retain, storage)
 	}
 	fmt.Fprintf(&b, "  restart strategy: %s\n", f.Restart)
 	if f.On() {
@@ -132,7 +136,7 @@ func checkRestore(r *checkpoint.Reader, p *pipeline.Pipeline, allow bool, warn i
 	for i, op := range p.Operators {
 		ids[i] = op.ID
 	}
-	dropped, err := r.CheckOperators(ids, allow)
+	dropped, err := r.CheckOperators(checkpoint.WithChannelState(ids), allow)
 	if err != nil {
 		return err
 	}

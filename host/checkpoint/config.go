@@ -40,6 +40,11 @@ type Config struct {
 	// Storage [storage]: the directory checkpoints are written under
 	// (<storage>/<job>/chk-<id>/).
 	Storage string
+	// Unaligned [unaligned]: checkpoint barriers overtake the in-flight
+	// data, which is persisted as channel state (Flink's
+	// execution.checkpointing.unaligned, FLIP-76). Savepoints stay
+	// aligned. Exactly-once only, one checkpoint at a time.
+	Unaligned bool
 }
 
 // Defaults are Flink's defaults: periodic checkpoints off, exactly-once, a
@@ -82,6 +87,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("checkpointing: tolerable-failures %d is negative", c.TolerableFailures)
 	case c.Retain < 1:
 		return fmt.Errorf("checkpointing: retain %d must be at least 1", c.Retain)
+	case c.Unaligned && c.Mode != ExactlyOnce:
+		return fmt.Errorf("checkpointing: unaligned checkpoints need mode exactly-once (Flink uses them only then): at-least-once does not align barriers anyway")
+	case c.Unaligned && c.MaxConcurrent > 1:
+		return fmt.Errorf("checkpointing: unaligned checkpoints take one checkpoint at a time (Flink does not support concurrent unaligned checkpoints): max-concurrent %d must be 1", c.MaxConcurrent)
 	}
 	return nil
 }

@@ -581,6 +581,9 @@ func TestConfigValidate(t *testing.T) {
 		"max-concurrent 0":     func(c *Config) { c.MaxConcurrent = 0 },
 		"tolerable-failures -": func(c *Config) { c.TolerableFailures = -1 },
 		"retain 0":             func(c *Config) { c.Retain = 0 },
+		// Flink: unaligned checkpoints only in exactly-once, not concurrent
+		"unaligned at-least-once":    func(c *Config) { c.Unaligned, c.Mode = true, AtLeastOnce },
+		"unaligned max-concurrent 2": func(c *Config) { c.Unaligned, c.MaxConcurrent = true, 2 },
 	}
 	for name, f := range bad {
 		c := Defaults()

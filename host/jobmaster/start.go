@@ -2,6 +2,7 @@ package jobmaster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/sluicehq/sluice/host/checkpoint"
@@ -22,6 +23,7 @@ func StartEngine(ctx context.Context, g *plan.JobGraph, deps runtime.Deps, acks 
 		deps.Restore = restore
 	}
 	deps.Options.CheckpointMode = cfg.Mode
+	deps.Options.UnalignedCheckpoints = cfg.Unaligned && cfg.Mode == checkpoint.ExactlyOnce
 	deps.Options.FinalCheckpoint = cfg.Interval > 0
 	return runtime.Start(ctx, g, deps)
 }
@@ -42,6 +44,11 @@ func CheckRestore(r *checkpoint.Reader, g *plan.JobGraph) error {
 		if op.MaxParallelism != om.MaxParallelism {
 			return fmt.Errorf("operator %q: %w: the checkpoint %s was written with max parallelism %d, the job has %d; set max-parallelism: %d on the operator (or the job) to restore it",
 				op.ID, checkpoint.ErrMaxParallelism, r.Path, om.MaxParallelism, op.MaxParallelism, om.MaxParallelism)
+		}
+	}
+	for _, op := range g.Operators {
+		if _, err := r.ChannelState(op.ID, 0, op.Parallelism, op.MaxParallelism); errors.Is(err, checkpoint.ErrRescaleChannelState) {
+			return err
 		}
 	}
 	return nil

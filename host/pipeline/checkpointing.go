@@ -22,6 +22,7 @@ type Checkpointing struct {
 	TolerableFailures int
 	Retain            int
 	Storage           string // as written; relative to the pipeline file's folder
+	Unaligned         bool
 	Pos               Pos
 	// KeyPos holds where each key was written; a key not in it was not.
 	KeyPos map[string]Pos
@@ -61,6 +62,9 @@ func (c *Checkpointing) Apply(base checkpoint.Config) checkpoint.Config {
 	}
 	if set("storage") {
 		base.Storage = c.Storage
+	}
+	if set("unaligned") {
+		base.Unaligned = c.Unaligned
 	}
 	return base
 }
@@ -134,11 +138,7 @@ func (d *decoder) checkpointing(n *yaml.Node) *Checkpointing {
 		case "storage":
 			c.Storage, ok = d.str(v, what)
 		case "unaligned":
-			var u bool
-			if u, ok = d.boolean(v, what); ok && u {
-				d.errorf(v, "checkpointing unaligned: true is not supported yet: checkpoints are aligned (write false, or leave the key out)")
-				ok = false
-			}
+			c.Unaligned, ok = d.boolean(v, what)
 		default:
 			d.unknownKey(kv.Key, "checkpointing", CheckpointingKeys)
 			continue

@@ -52,6 +52,21 @@ checkpointing:
 	}
 }
 
+// TestCheckpointingUnaligned: unaligned: true sets Config.Unaligned.
+func TestCheckpointingUnaligned(t *testing.T) {
+	p, err := Parse("p.yaml", []byte("version: 1\nname: c\ncheckpointing:\n  interval: 1s\n  unaligned: true\n"+ckptOps), ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.Checkpointing.Apply(checkpoint.Defaults())
+	if !got.Unaligned {
+		t.Fatalf("applied %+v: not unaligned", got)
+	}
+	if err := got.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRestartStrategyForms: a name alone takes Flink's defaults; a mapping
 // sets the parameters it writes; none written falls back to the host's
 // setting, then to Flink's default for the checkpointing.

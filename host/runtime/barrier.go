@@ -15,6 +15,11 @@ type barrier struct {
 	kind checkpoint.Kind
 	ts   time.Time
 	stop bool // stop-with-savepoint: the sources end after it
+	// unaligned: a checkpoint (never a savepoint) of a job with
+	// unaligned checkpoints: it overtakes the data on the queues
+	// (channel.control sends it on the gate's priority queue) and the
+	// tasks snapshot at its first arrival (Flink's FLIP-76)
+	unaligned bool
 }
 
 // barrierRoom is the room a gate keeps per channel for barriers and
@@ -43,6 +48,18 @@ const barrierRoom = 4
 // one that completes aborts (declined-subsumed) the older ones still
 // waiting, which can no longer complete.
 //
+// Unaligned (exactly-once, a barrier with unaligned set), it is Flink's
+// SingleCheckpointBarrierHandler with unaligned barriers: the first
+// barrier of a checkpoint, on any channel, starts it at once (start: the
+// loop snapshots the chain and forwards the barrier), and no channel is
+// blocked. A barrier says how many data messages its channel sent before
+// it (seq); the data a channel delivers from then on while it is below
+// that count, or before its barrier came at all, was in flight at the
+// snapshot: data tells the loop to persist it as the checkpoint's channel
+// state (and to process it as usual). Once every channel's barrier came
+// and its in-flight data was delivered, the checkpoint is persisted
+// (persisted: the loop acknowledges it with the channel state).
+//
 // In both modes a channel that ended counts as having delivered every
 // barrier still to come. A cancel marker (a task upstream aborted the
 // checkpoint) aborts it here too (declined on cancellation barrier), and
@@ -50,6 +67,7 @@ const barrierRoom = 4
 type aligner struct {
 	mode  checkpoint.Mode
 	ended []bool
+	seen  []uint64 // per channel: the data messages it delivered
 	// done: every checkpoint up to it was taken or aborted here; its
 	// barriers and cancel markers are ignored
 	done    checkpoint.ID
@@ -61,16 +79,28 @@ type alignment struct {
 	got     []bool // channels whose barrier came
 	missing int    // channels neither delivered it nor ended
 	first   time.Time
+	// unaligned: per channel, the data messages it sent before its
+	// barrier (its seq; meaningful once got); closed once its in-flight
+	// data was all delivered; open counts the channels not closed
+	limit  []uint64
+	closed []bool
+	open   int
 }
 
 // alignResult is what the gate loop does after an input to the aligner:
 // abort each of aborted (decline it and forward a cancel marker), then
 // take each of take, in order; with released, hand back what the blocked
 // channels delivered meanwhile, before anything else.
+//
+// Unaligned: with start, snapshot the chain and forward the barrier now,
+// persisting from then on the data the aligner says is in flight; with
+// persisted, that checkpoint's channel state is complete: acknowledge it.
 type alignResult struct {
-	aborted  []abortedCheckpoint
-	take     []takeCheckpoint
-	released bool
+	aborted   []abortedCheckpoint
+	take      []takeCheckpoint
+	released  bool
+	start     *barrier
+	persisted []takeCheckpoint
 }
 
 type abortedCheckpoint struct {
@@ -84,17 +114,64 @@ type takeCheckpoint struct {
 }
 
 func newAligner(mode checkpoint.Mode, channels int) *aligner {
-	return &aligner{mode: mode, ended: make([]bool, channels)}
+	return &aligner{mode: mode, ended: make([]bool, channels), seen: make([]uint64, channels)}
 }
 
 // blocked reports whether what channel c delivers is held back: it
 // delivered the barrier of the checkpoint being aligned (exactly-once).
 func (a *aligner) blocked(c int32) bool {
-	return a.mode == checkpoint.ExactlyOnce && len(a.pending) > 0 && a.pending[0].got[c] && !a.ended[c]
+	return a.mode == checkpoint.ExactlyOnce && len(a.pending) > 0 && !a.pending[0].b.unaligned && a.pending[0].got[c] && !a.ended[c]
 }
 
-// barrier takes barrier b from channel c at now.
-func (a *aligner) barrier(c int32, b *barrier, now time.Time) alignResult {
+// data counts a data message delivered by channel c and reports whether
+// it was in flight at the snapshot of the unaligned checkpoint being
+// taken: it is then part of the checkpoint's channel state.
+func (a *aligner) data(c int32, now time.Time) (inFlight bool, r alignResult) {
+	a.seen[c]++
+	if len(a.pending) == 0 || !a.pending[0].b.unaligned {
+		return false, r
+	}
+	p := a.pending[0]
+	if p.closed[c] {
+		return false, r
+	}
+	if p.got[c] && a.seen[c] > p.limit[c] {
+		// after its barrier: cannot be, as the loop takes a channel's
+		// barrier before any data it sent after it; counted as not in
+		// flight, so that nothing is persisted twice
+		a.close(p, c)
+		a.persist(&r, now)
+		return false, r
+	}
+	if p.got[c] && a.seen[c] == p.limit[c] {
+		a.close(p, c)
+		a.persist(&r, now)
+	}
+	return true, r
+}
+
+func (a *aligner) close(p *alignment, c int32) {
+	if !p.closed[c] {
+		p.closed[c] = true
+		p.open--
+	}
+}
+
+// persist ends the unaligned checkpoint being taken once every channel
+// closed.
+func (a *aligner) persist(r *alignResult, now time.Time) {
+	if len(a.pending) == 0 || !a.pending[0].b.unaligned || a.pending[0].open > 0 {
+		return
+	}
+	p := a.pending[0]
+	r.persisted = append(r.persisted, takeCheckpoint{b: p.b})
+	a.done = p.b.id
+	a.pending = a.pending[:0]
+}
+
+// barrier takes barrier b from channel c at now; seq is the number of
+// data messages c sent before it (used for unaligned barriers).
+func (a *aligner) barrier(c int32, b *barrier, seq uint64, now time.Time) alignResult {
 	var r alignResult
 	if b.id <= a.done {
 		return r // an old barrier: that checkpoint was taken or aborted
@@ -114,6 +191,20 @@ func (a *aligner) barrier(c int32, b *barrier, now time.Time) alignResult {
 	p := a.find(b.id)
 	if p == nil {
 		p = a.start(b, now)
+		if b.unaligned && a.mode == checkpoint.ExactlyOnce {
+			r.start = b
+		}
+	}
+	if p.limit != nil {
+		if !p.got[c] && !a.ended[c] {
+			p.got[c], p.limit[c] = true, seq
+			p.missing--
+			if a.seen[c] >= seq {
+				a.close(p, c)
+			}
+		}
+		a.persist(&r, now)
+		return r
 	}
 	if !p.got[c] && !a.ended[c] {
 		p.got[c] = true
@@ -155,8 +246,12 @@ func (a *aligner) end(c int32, now time.Time) alignResult {
 			p.got[c] = true // it will deliver nothing more: as if its barrier came
 			p.missing--
 		}
+		if p.limit != nil {
+			a.close(p, c) // and what it delivered before its end was persisted
+		}
 	}
 	a.complete(&r, now)
+	a.persist(&r, now)
 	return r
 }
 
@@ -172,10 +267,16 @@ func (a *aligner) find(id checkpoint.ID) *alignment {
 // start begins tracking checkpoint b, whose first barrier came at now.
 func (a *aligner) start(b *barrier, now time.Time) *alignment {
 	p := &alignment{b: b, got: make([]bool, len(a.ended)), missing: len(a.ended), first: now}
+	if b.unaligned && a.mode == checkpoint.ExactlyOnce {
+		p.limit, p.closed, p.open = make([]uint64, len(a.ended)), make([]bool, len(a.ended)), len(a.ended)
+	}
 	for c, ended := range a.ended {
 		if ended {
 			p.got[c] = true
 			p.missing--
+			if p.limit != nil {
+				a.close(p, int32(c))
+			}
 		}
 	}
 	i := len(a.pending)
@@ -193,8 +294,8 @@ func (a *aligner) start(b *barrier, now time.Time) *alignment {
 func (a *aligner) complete(r *alignResult, now time.Time) {
 	for i := len(a.pending) - 1; i >= 0; i-- {
 		p := a.pending[i]
-		if p.missing > 0 {
-			continue
+		if p.missing > 0 || p.limit != nil {
+			continue // unaligned ones end in persist
 		}
 		var taken []takeCheckpoint
 		for _, q := range a.pending[:i+1] {

@@ -35,7 +35,7 @@ func runAlign(t *testing.T, mode checkpoint.Mode, channels int, steps []alignSte
 			if bars[s.id] == nil {
 				bars[s.id] = &barrier{id: s.id}
 			}
-			r = a.barrier(s.ch, bars[s.id], now)
+			r = a.barrier(s.ch, bars[s.id], 0, now)
 		case "c":
 			r = a.cancel(s.id)
 		case "e":

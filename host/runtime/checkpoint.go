@@ -99,8 +99,9 @@ var errSourceStopped = errors.New("the source stopped at a stop-with-savepoint")
 
 // checkpointing is an Execution's checkpoint state (nil: off).
 type checkpointing struct {
-	acks CheckpointAcks
-	mode checkpoint.Mode
+	acks      CheckpointAcks
+	mode      checkpoint.Mode
+	unaligned bool // Options.UnalignedCheckpoints, exactly-once
 
 	mu        sync.Mutex
 	triggered []*barrier // not yet known complete or aborted, oldest first
@@ -132,9 +133,12 @@ const maxTriggered = 64
 type subtaskCheckpoint struct {
 	mail mailbox
 	// the subtask goroutine's own
-	align   *aligner
-	stash   [][]message // per input channel: what it delivered while blocked
-	ready   []message   // released from the stash, to go before the gate
+	align *aligner
+	stash [][]message // per input channel: what it delivered while blocked
+	ready []message   // released from the stash, to go before the gate
+	// taking: the unaligned checkpoint this subtask snapshotted and whose
+	// in-flight data it persists until every channel's came
+	taking  *unalignedTake
 	handled checkpoint.ID
 	stopID  checkpoint.ID // the stop-with-savepoint it acknowledged
 	stopped bool          // a source after that barrier: Emit refuses
@@ -218,7 +222,7 @@ func (e *Execution) TriggerCheckpoint(id checkpoint.ID, kind checkpoint.Kind, ts
 	case e.failed():
 		return fmt.Errorf("checkpoint %d: job %q is failing", id, e.job.Name)
 	}
-	b := &barrier{id: id, kind: kind, ts: ts, stop: stop}
+	b := &barrier{id: id, kind: kind, ts: ts, stop: stop, unaligned: ck.unaligned && kind == checkpoint.KindCheckpoint}
 	var acks []finalAck // made once the lock is released: the callee may call back
 	defer func() {
 		for _, a := range acks {
@@ -370,6 +374,11 @@ func (s *subtask) takeCheckpoint(b *barrier, alignment time.Duration) error {
 	if err := s.forward(message{kind: msgBarrier, bar: b}); err != nil {
 		return err
 	}
+	if s.gate != nil && s.e.ckpt.unaligned {
+		// every subtask of the task has a channel state entry in every
+		// checkpoint, so that each is complete (here: none in flight)
+		states = append(states, s.channelState(nil))
+	}
 	s.e.ckpt.acks.Acknowledge(s.checkpointTask(), b.id, states, checkpoint.TaskMetrics{Alignment: alignment, Sync: time.Since(start)})
 	if b.stop {
 		ck.stopID = b.id
@@ -381,6 +390,16 @@ func (s *subtask) takeCheckpoint(b *barrier, alignment time.Duration) error {
 // abortCheckpoint declines checkpoint id (its alignment here was aborted)
 // and sends a cancel marker downstream, as Flink's tasks do.
 func (s *subtask) abortCheckpoint(a abortedCheckpoint) error {
+	if t := s.ck.taking; t != nil && t.b.id == a.id {
+		// taken unaligned, its barrier forwarded: the in-flight data will
+		// not be acknowledged
+		s.ck.taking = nil
+		if s.err != nil || s.e.failed() {
+			return nil
+		}
+		s.e.ckpt.acks.Decline(s.checkpointTask(), a.id, a.reason, nil)
+		return s.forward(message{kind: msgCancel, bar: &barrier{id: a.id}})
+	}
 	if a.id <= s.ck.handled || s.err != nil || s.e.failed() {
 		return nil
 	}
@@ -558,6 +577,9 @@ func (s *subtask) checkpointEnd() error {
 	states, err := s.snapshotChain(max(last, ck.handled), false)
 	if err != nil {
 		return s.ops[0].fail(err) // no later checkpoint could complete without this task
+	}
+	if cp.unaligned && s.gate != nil {
+		states = append(states, s.channelState(nil)) // nothing is in flight to an ended task
 	}
 	var acks []checkpoint.ID
 	cp.mu.Lock()

@@ -76,10 +76,13 @@ func (s *subtask) runInputCheckpointed() error {
 			ck.ready = ck.ready[1:]
 		} else {
 			select {
+			case m = <-g.prio: // nil without unaligned checkpoints
 			case m = <-g.queue:
 			default:
 				start := time.Now()
 				select {
+				case m = <-g.prio:
+					s.metrics.idle.add(int64(time.Since(start)))
 				case m = <-g.queue:
 					s.metrics.idle.add(int64(time.Since(start)))
 				case <-ck.mail.signal:
@@ -99,11 +102,34 @@ func (s *subtask) runInputCheckpointed() error {
 				return err
 			}
 		}
+		if m.kind == msgData && g.prio != nil {
+			// an unaligned barrier its channel sent before this data is on
+			// prio by now: it goes first, so that data after a barrier is
+			// never taken for in-flight data
+			if err := s.takePriority(); err != nil {
+				return err
+			}
+		}
 		if err := s.dispatch(m); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// takePriority dispatches the unaligned barriers waiting on the gate's
+// priority queue.
+func (s *subtask) takePriority() error {
+	for {
+		select {
+		case p := <-s.gate.prio:
+			if err := s.dispatch(p); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
 }
 
 // dispatch handles one message from the gate (or released from the
@@ -117,9 +143,16 @@ func (s *subtask) dispatch(m message) error {
 	var r alignResult
 	switch m.kind {
 	case msgData:
+		var inFlight bool
+		inFlight, r = ck.align.data(m.channel, s.e.now())
+		if inFlight {
+			s.keepInFlight(g.inputs[m.channel], m.buf)
+		}
 		err := s.ops[0].processBatch(g.inputs[m.channel], m.buf)
 		m.buf.release()
-		return err
+		if err != nil {
+			return err
+		}
 	case msgWatermark, msgStatus:
 		return s.inputTime(m)
 	case msgEnd:
@@ -127,9 +160,9 @@ func (s *subtask) dispatch(m message) error {
 		if err := s.inputTime(m); err != nil {
 			return err
 		}
-		r = ck.align.end(m.channel, time.Now())
+		r = ck.align.end(m.channel, s.e.now())
 	case msgBarrier:
-		r = ck.align.barrier(m.channel, m.bar, time.Now())
+		r = ck.align.barrier(m.channel, m.bar, m.seq, s.e.now())
 	case msgCancel:
 		r = ck.align.cancel(m.bar.id)
 	}
@@ -138,10 +171,18 @@ func (s *subtask) dispatch(m message) error {
 			return err
 		}
 	}
+	if r.start != nil {
+		if err := s.startUnaligned(r.start); err != nil {
+			return err
+		}
+	}
 	for _, t := range r.take {
 		if err := s.takeCheckpoint(t.b, t.alignment); err != nil {
 			return err
 		}
+	}
+	for _, t := range r.persisted {
+		s.persistUnaligned(t.b.id)
 	}
 	if r.released {
 		// what the blocked channels held goes first, before what is

@@ -45,6 +45,12 @@ type Options struct {
 	// input channels, at-least-once only counts them (Flink's
 	// CheckpointBarrierTracker). Used when Deps.Checkpoints is set.
 	CheckpointMode checkpoint.Mode
+	// UnalignedCheckpoints: exactly-once checkpoints (not savepoints)
+	// are unaligned (Flink's FLIP-76): their barriers overtake the data
+	// queued on the channels, every task snapshots when the first one
+	// reaches it and persists the data that was in flight as channel
+	// state, which a restore replays before new input.
+	UnalignedCheckpoints bool
 	// FinalCheckpoint: a subtask whose input ended and whose chain commits
 	// on checkpoints (a CheckpointListener, such as a two-phase-commit
 	// sink) waits, before it closes, until a checkpoint holding its final
@@ -104,7 +110,8 @@ type Deps struct {
 	// Restore gives each subtask the state it starts with; nil: a fresh
 	// start.
 	Restore Restorer
-	// Now is the engine's processing time (periodic watermarks, idleness);
+	// Now is the engine's processing time (periodic watermarks, idleness,
+	// the alignment time of checkpoints);
 	// nil: the wall clock. Tests give a fake one.
 	Now func() time.Time
 	// StateBackends opens keyed state on the backends other than the heap
@@ -180,7 +187,8 @@ func Start(ctx context.Context, job *plan.JobGraph, deps Deps) (*Execution, erro
 		return nil, errors.New("runtime: a BATCH job cannot start from a checkpoint (as in Flink, BATCH jobs take none)")
 	}
 	if deps.Checkpoints != nil && job.Mode != pipeline.Batch {
-		e.ckpt = &checkpointing{acks: deps.Checkpoints, mode: e.opts.CheckpointMode, stops: map[checkpoint.ID]*stopOutcome{}}
+		e.ckpt = &checkpointing{acks: deps.Checkpoints, mode: e.opts.CheckpointMode,
+			unaligned: e.opts.UnalignedCheckpoints && e.opts.CheckpointMode == checkpoint.ExactlyOnce, stops: map[checkpoint.ID]*stopOutcome{}}
 	}
 	e.et = e.eventTimeOn()
 	if err := e.build(); err != nil {

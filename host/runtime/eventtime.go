@@ -374,30 +374,91 @@ func (s *subtask) endOutputs() error {
 	return nil
 }
 
+// inputValves is a subtask's event time over its input channels: one
+// valve per input of its head operator, over that input's channels (Flink's
+// StatusWatermarkValve per input of a StreamTwoInputProcessor), and, for a
+// two-input operator, the combination of both inputs' outputs (Flink's
+// AbstractStreamOperator.processWatermark1/2 and processWatermarkStatus1/2):
+// min(input 1, input 2) over the inputs that are not idle.
+type inputValves struct {
+	valves   []*watermark.Valve // per input
+	local    []int              // per gate channel: its index at its input's valve
+	input    []int              // per gate channel: its input
+	combined *watermark.Combined
+}
+
+func newInputValves(inputs []int) *inputValves {
+	iv := &inputValves{local: make([]int, len(inputs)), input: inputs}
+	var count []int
+	for c, in := range inputs {
+		for len(count) <= in {
+			count = append(count, 0)
+		}
+		iv.local[c] = count[in]
+		count[in]++
+	}
+	for _, n := range count {
+		iv.valves = append(iv.valves, watermark.NewValve(n))
+	}
+	if len(iv.valves) > 1 {
+		iv.combined = watermark.NewCombined(len(iv.valves))
+	}
+	return iv
+}
+
+// watermark feeds channel c's watermark; status its status. Each returns
+// what the head operator gets, in order.
+func (iv *inputValves) watermark(wm int64, c int) []watermark.Output {
+	return iv.through(c, iv.valves[iv.input[c]].InputWatermark(wm, iv.local[c]))
+}
+
+func (iv *inputValves) status(idle bool, c int) []watermark.Output {
+	return iv.through(c, iv.valves[iv.input[c]].InputStatus(idle, iv.local[c]))
+}
+
+// through passes a valve's output on: as it is for a one-input operator,
+// else through the combination, the watermark first, then the status.
+func (iv *inputValves) through(c int, out watermark.Output) []watermark.Output {
+	if iv.combined == nil {
+		return []watermark.Output{out}
+	}
+	in := iv.input[c]
+	var res []watermark.Output
+	if out.HasWatermark {
+		res = append(res, iv.combined.InputWatermark(out.Watermark, in))
+	}
+	if out.Idle || out.Active {
+		res = append(res, iv.combined.InputStatus(out.Idle, in))
+	}
+	return res
+}
+
 // inputTime feeds a watermark, status or end message of channel c to the
-// subtask's valve and what the valve lets through to the chain's head.
+// subtask's valves and what they let through to the chain's head.
 func (s *subtask) inputTime(m message) error {
 	v := s.valve
 	if v == nil {
 		return nil
 	}
-	var out watermark.Output
+	var outs []watermark.Output
 	switch m.kind {
 	case msgWatermark:
-		out = v.InputWatermark(m.wm, int(m.channel))
+		outs = v.watermark(m.wm, int(m.channel))
 	case msgStatus:
-		out = v.InputStatus(m.idle, int(m.channel))
+		outs = v.status(m.idle, int(m.channel))
 	case msgEnd:
 		if s.stoppedAtSavepoint() {
 			return nil // the job stops to resume: its input did not end
 		}
 		// an ended channel holds nothing back: active, at the end of time
-		if err := s.valveOut(v.InputStatus(false, int(m.channel))); err != nil {
+		outs = append(v.status(false, int(m.channel)), v.watermark(MaxWatermark, int(m.channel))...)
+	}
+	for _, out := range outs {
+		if err := s.valveOut(out); err != nil {
 			return err
 		}
-		out = v.InputWatermark(MaxWatermark, int(m.channel))
 	}
-	return s.valveOut(out)
+	return nil
 }
 
 func (s *subtask) valveOut(out watermark.Output) error {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/plan"
-	"github.com/sluicehq/sluice/host/watermark"
 	"github.com/sluicehq/sluice/partition"
 )
 
@@ -94,9 +93,12 @@ func (e *Execution) build() error {
 				}
 				if e.et {
 					room += watermarkRoom
-					st.valve = watermark.NewValve(len(g.inputs))
+					st.valve = newInputValves(g.inputs)
 				}
 				g.queue = make(chan message, len(g.inputs)*room)
+				if e.ckpt != nil && e.ckpt.unaligned {
+					g.prio = make(chan message, len(g.inputs)*barrierRoom)
+				}
 			}
 			if e.ckpt != nil {
 				st.ck = &subtaskCheckpoint{mail: mailbox{signal: make(chan struct{}, 1)}}

@@ -54,6 +54,9 @@ type message struct {
 	bar     *barrier // msgBarrier, msgCancel
 	wm      int64    // msgWatermark
 	idle    bool     // msgStatus
+	// seq, of an unaligned msgBarrier: how many data messages its channel
+	// sent before it (the barrier overtakes those still queued)
+	seq uint64
 }
 
 // batch is a buffer of records in the abi wire format.
@@ -101,7 +104,11 @@ func (b *batch) release() {
 // gate is the input of one downstream subtask: every channel of every
 // input edge delivers to queue.
 type gate struct {
-	queue  chan message
+	queue chan message
+	// prio carries the unaligned barriers, which overtake what queue
+	// holds (Flink's priority events); nil unless the job takes unaligned
+	// checkpoints
+	prio   chan message
 	inputs []int // per channel: the input index of its edge (0, or 1 for a co-operator's second input)
 	ended  int   // channels that sent msgEnd
 }
@@ -115,6 +122,7 @@ type channel struct {
 	free  chan *batch
 	cur   *batch // being filled; nil when nothing is pending
 	bytes int    // capacity of a new buffer
+	sent  uint64 // data messages sent
 }
 
 func newChannel(g *gate, input, capacity, bytes int) *channel {
@@ -155,15 +163,30 @@ func (c *channel) flush(done <-chan struct{}) error {
 		return nil
 	}
 	c.cur = nil
+	c.sent++
 	return c.send(message{kind: msgData, channel: c.index, buf: b}, done)
 }
 
 // control flushes and sends m, a barrier or a cancel marker, after it.
+// An unaligned barrier goes on the gate's priority queue, ahead of the
+// data queued before it, and says how much data that was (seq): what
+// the consumer delivers of it afterwards is the checkpoint's channel
+// state. It is sent after the flush, so a consumer that received any
+// data sent after the barrier finds the barrier on prio.
 func (c *channel) control(m message, done <-chan struct{}) error {
 	if err := c.flush(done); err != nil {
 		return err
 	}
 	m.channel = c.index
+	if m.kind == msgBarrier && m.bar.unaligned && c.gate.prio != nil {
+		m.seq = c.sent
+		select {
+		case c.gate.prio <- m:
+			return nil
+		case <-done:
+			return errStopped
+		}
+	}
 	return c.send(m, done)
 }
 

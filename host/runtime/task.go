@@ -9,7 +9,6 @@ import (
 
 	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/plan"
-	"github.com/sluicehq/sluice/host/watermark"
 )
 
 // subtask is one parallel instance of a task: one goroutine running the
@@ -28,9 +27,9 @@ type subtask struct {
 	err    *OpError
 	ck     *subtaskCheckpoint // nil: checkpointing off
 	// event time (eventtime.go): a source's watermark generation, the
-	// valve over the input channels; nil when the job has none
+	// valves over the input channels; nil when the job has none
 	time  *sourceTime
-	valve *watermark.Valve
+	valve *inputValves
 }
 
 func (s *subtask) parallelism() int { return s.task.Parallelism }
@@ -56,6 +55,9 @@ func (s *subtask) run() {
 	defer func() { s.metrics.ended.Store(time.Now().UnixNano()) }()
 
 	err := s.setup()
+	if err == nil && s.gate != nil && e.deps.Restore != nil {
+		err = s.replayChannelState()
+	}
 	if err == nil {
 		switch {
 		case s.source != nil:

@@ -240,7 +240,7 @@ func (s *Server) openFrom(t *tenant, pr *prepared, opts SubmitOptions) (*checkpo
 	for i, op := range pr.pipeline.Operators {
 		ids[i] = op.ID
 	}
-	if _, err := r.CheckOperators(ids, opts.AllowNonRestoredState); err != nil {
+	if _, err := r.CheckOperators(checkpoint.WithChannelState(ids), opts.AllowNonRestoredState); err != nil {
 		return nil, errorf(Invalid, "from", "%s", tenantText(err))
 	}
 	if err := jobmaster.CheckRestore(r, pr.graph); err != nil {

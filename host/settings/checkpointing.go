@@ -23,6 +23,7 @@ type Checkpointing struct {
 	CheckpointTolerableFailures int           `mapstructure:"checkpoint-tolerable-failures"`
 	CheckpointRetain            int           `mapstructure:"checkpoint-retain"`
 	CheckpointStorage           string        `mapstructure:"checkpoint-storage"`
+	CheckpointUnaligned         bool          `mapstructure:"checkpoint-unaligned"`
 	// RestartStrategy is the strategy of a pipeline that names none; ""
 	// is Flink's default: exponential-delay when checkpointing is on,
 	// none otherwise. The parameters are Flink's defaults; a pipeline's
@@ -32,7 +33,7 @@ type Checkpointing struct {
 
 // CheckpointingKeys lists the checkpointing settings' keys.
 var CheckpointingKeys = []string{"checkpoint-interval", "checkpoint-mode", "checkpoint-timeout", "checkpoint-min-pause",
-	"checkpoint-max-concurrent", "checkpoint-tolerable-failures", "checkpoint-retain", "checkpoint-storage", "restart-strategy"}
+	"checkpoint-max-concurrent", "checkpoint-tolerable-failures", "checkpoint-retain", "checkpoint-storage", "checkpoint-unaligned", "restart-strategy"}
 
 func init() { Keys = append(Keys, CheckpointingKeys...) }
 
@@ -49,6 +50,7 @@ func DefaultCheckpointing() Checkpointing {
 		CheckpointTolerableFailures: d.TolerableFailures,
 		CheckpointRetain:            d.Retain,
 		CheckpointStorage:           d.Storage,
+		CheckpointUnaligned:         d.Unaligned,
 	}
 }
 
@@ -66,6 +68,7 @@ func (c Checkpointing) CheckpointConfig() checkpoint.Config {
 		TolerableFailures: c.CheckpointTolerableFailures,
 		Retain:            c.CheckpointRetain,
 		Storage:           c.CheckpointStorage,
+		Unaligned:         c.CheckpointUnaligned,
 	}
 }
 
@@ -99,5 +102,6 @@ func setCheckpointingDefaults(v *viper.Viper, c Checkpointing) {
 	v.SetDefault("checkpoint-tolerable-failures", c.CheckpointTolerableFailures)
 	v.SetDefault("checkpoint-retain", c.CheckpointRetain)
 	v.SetDefault("checkpoint-storage", c.CheckpointStorage)
+	v.SetDefault("checkpoint-unaligned", c.CheckpointUnaligned)
 	v.SetDefault("restart-strategy", c.RestartStrategy)
 }

@@ -48,6 +48,7 @@ var reaches = map[string]string{
 	"CheckpointTolerableFailures": "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
 	"CheckpointRetain":            "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
 	"CheckpointStorage":           "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
+	"CheckpointUnaligned":         "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
 	"RestartStrategy":             "elsewhere: pipeline.RestartConfig, for a pipeline that names none (the job master)",
 }
 
@@ -55,16 +56,17 @@ var reaches = map[string]string{
 // host setting sets, with why. A field added to either struct must be
 // mapped from a setting (reaches) or named here.
 var notSettings = map[string]string{
-	"plugin.FuelPacer":        "a tenant's shared pacer, made by the server",
-	"plugin.Interruption":     "how runaways stop: fuel, always, outside benchmarks",
-	"plugin.StderrCap":        "a fixed tail of guest output",
-	"plugin.AllowClock":       "guests get deterministic clocks",
-	"plugin.AllowRandom":      "guests get deterministic randomness",
-	"plugin.CheckOutput":      "always on outside benchmarks",
-	"runtime.DrainTimeout":    "the engine's default",
-	"runtime.HotKeyShare":     "the summary's default",
-	"runtime.FinalCheckpoint": "set per execution from the checkpoint interval (jobmaster.StartEngine)",
-	"runtime.CheckpointMode":  "the job's checkpointing mode, from the pipeline's checkpointing: over checkpoint-mode, set per execution (jobmaster.StartEngine)",
+	"plugin.FuelPacer":             "a tenant's shared pacer, made by the server",
+	"plugin.Interruption":          "how runaways stop: fuel, always, outside benchmarks",
+	"plugin.StderrCap":             "a fixed tail of guest output",
+	"plugin.AllowClock":            "guests get deterministic clocks",
+	"plugin.AllowRandom":           "guests get deterministic randomness",
+	"plugin.CheckOutput":           "always on outside benchmarks",
+	"runtime.DrainTimeout":         "the engine's default",
+	"runtime.HotKeyShare":          "the summary's default",
+	"runtime.FinalCheckpoint":      "set per execution from the checkpoint interval (jobmaster.StartEngine)",
+	"runtime.CheckpointMode":       "the job's checkpointing mode, from the pipeline's checkpointing: over checkpoint-mode, set per execution (jobmaster.StartEngine)",
+	"runtime.UnalignedCheckpoints": "from the pipeline's checkpointing: unaligned over checkpoint-unaligned, set per execution (jobmaster.StartEngine)",
 }
 
 // leaf is one setting: its field name and where it is in Settings.
@@ -116,6 +118,8 @@ func perturb(t *testing.T, name string, v reflect.Value) {
 		v.SetString(v.String() + "-other")
 	case reflect.Slice:
 		v.Set(reflect.Append(v, reflect.ValueOf("other")))
+	case reflect.Bool:
+		v.SetBool(!v.Bool())
 	default:
 		t.Fatalf("setting %s: the test cannot change a %s: teach perturb", name, v.Type())
 	}

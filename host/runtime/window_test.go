@@ -60,7 +60,7 @@ func newWin(t *testing.T, kind pipeline.Kind, w pipeline.Window, lateRead bool, 
 		w.Time = pipeline.TimeEvent
 	}
 	spec := &pipeline.Operator{ID: "win", Kind: kind, Field: "v", Window: &w}
-	op, err := newWindowOp(spec, []string{"k"}, 1000)
+	op, err := newWindowOp(spec, []string{"k"}, 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,10 +29,10 @@ func (w Window) Key() Key { return Key{Value{w.key}} }
 // pipeline's window names, window_start and window_end by default), the
 // window's key and its max timestamp. The pipeline runs it as
 //
-//	- id: top
-//	  key-by: auction
-//	  window: { type: tumbling, size: 10s }
-//	  process: top-bids
+//   - id: top
+//     key-by: auction
+//     window: { type: tumbling, size: 10s }
+//     process: top-bids
 //
 // The records are valid during the call only (Clone one to keep it).
 func ProcessWindow(fn func(w Window, elements []Record, out Emitter) error) *Operator {

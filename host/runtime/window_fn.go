@@ -135,7 +135,11 @@ func (o *windowOp) foldFn(kg int, key []byte, stateW window.Window, r *abi.Recor
 			o.groups[string(ck)] = g
 			o.order = append(o.order, string(ck))
 		}
-		g.rec.AppendRaw(r.Raw)
+		if o.all {
+			g.rec.AppendRecordWithKey(*r, windowAllKey) // Flink's NullByteKeySelector: the plugin's state has a key
+		} else {
+			g.rec.AppendRaw(r.Raw)
+		}
 		return nil
 	}
 	return o.store.appendKG(kg, slotContents, ck, r.Raw)

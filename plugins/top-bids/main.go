@@ -9,8 +9,6 @@
 package main
 
 import (
-	"sort"
-
 	"github.com/sluicehq/sluice/abi"
 	sdk "github.com/sluicehq/sluice/sdk/go"
 )
@@ -18,7 +16,7 @@ import (
 var (
 	field = "price"
 	n     = 1
-	order []int
+	top   []cand
 )
 
 func init() {
@@ -31,31 +29,50 @@ func init() {
 		return nil
 	})
 	sdk.ProcessWindow(func(w sdk.Window, bids []sdk.Record, out sdk.Emitter) error {
-		order = order[:0]
-		for i := range bids {
-			order = append(order, i)
-		}
-		price := func(i int) (float64, bool) {
-			v := bids[i].Get(field)
+		// one pass, each price read once, the best n kept in order (n is
+		// small: an insertion into top costs at most n moves)
+		top = top[:0]
+		for i, b := range bids {
+			v := b.Get(field)
+			c := cand{i: i}
 			switch v.Type() {
 			case abi.TypeInt, abi.TypeFloat:
-				return v.Float(), true
+				c.price, c.ok = v.Float(), true
 			}
-			return 0, false
+			j := len(top)
+			for j > 0 && c.better(top[j-1]) {
+				j--
+			}
+			if j >= n {
+				continue
+			}
+			if len(top) < n {
+				top = append(top, cand{})
+			}
+			copy(top[j+1:], top[j:len(top)-1])
+			top[j] = c
 		}
-		sort.SliceStable(order, func(a, b int) bool {
-			pa, oka := price(order[a])
-			pb, okb := price(order[b])
-			if oka != okb {
-				return oka
-			}
-			return pa > pb
-		})
-		for _, i := range order[:min(n, len(order))] {
-			out.Emit(bids[i])
+		for _, c := range top {
+			out.Emit(bids[c.i])
 		}
 		return nil
 	})
+}
+
+// cand is a record and its price; ok is false when it has none.
+type cand struct {
+	i     int
+	price float64
+	ok    bool
+}
+
+// better: a higher price, and any price above none; ties keep the
+// earlier record first (it was inserted first and is not passed).
+func (c cand) better(o cand) bool {
+	if c.ok != o.ok {
+		return c.ok
+	}
+	return c.price > o.price
 }
 
 func main() {}

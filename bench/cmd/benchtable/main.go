@@ -67,6 +67,8 @@ var sets = []Set{
 	{Name: "state", Pkg: "./host/state/pebblestate", Bench: "^BenchmarkKeyedAggregation$", Benchtime: "500000x", Quick: "20000x"},
 	{Name: "benthos", Dir: "bench/benthos", Pkg: ".", Bench: "^BenchmarkBenthos$", Benchtime: "200000x", Quick: "20000x"},
 	{Name: "kafka", Pkg: "./cmd/host", Bench: "^BenchmarkKafka$", Benchtime: "200000x", Quick: "20000x"},
+	// issue 27: Nexmark q7 and q5 with built-in window aggregations, a Wasm window function and a native Go loop
+	{Name: "nexmark", Pkg: "./host/runtime", Bench: "^BenchmarkNexmark$", Benchtime: "2000000x", Quick: "50000x"},
 }
 
 // profiled are the benchmarks profiled for "where the time goes": the

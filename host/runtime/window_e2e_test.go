@@ -248,6 +248,7 @@ parallelism: ` + p + `
 plugins:
   reduce-sum: { path: ../../plugins/reduce-sum/reduce-sum.wasm, config: { field: v } }
   top-bids: { path: ../../plugins/top-bids/top-bids.wasm, config: { field: v } }
+  top-bids-c: { path: ../../plugins/top-bids/top-bids-c.wasm, config: { field: v } }
 operators:
   - id: src
     source: { type: elements, values: ` + values + `, watermarks: { strategy: bounded-out-of-orderness, max-out-of-orderness: 1s } }
@@ -276,7 +277,7 @@ func TestWindowPluginFunctionsEndToEndFromYAML(t *testing.T) {
 		"session":    "    key-by: k\n    window: { type: session, gap: 5ms }",
 		"window-all": "    window-all: { type: tumbling, size: 7ms, offset: 3ms }",
 	}
-	pairs := [][2]string{{"sum: v", "reduce: reduce-sum"}, {"max-by: v", "process: top-bids"}}
+	pairs := [][2]string{{"sum: v", "reduce: reduce-sum"}, {"max-by: v", "process: top-bids"}, {"max-by: v", "process: top-bids-c"}}
 	for name, win := range wins {
 		for _, pair := range pairs {
 			t.Run(name+"/"+pair[1], func(t *testing.T) {

@@ -1758,6 +1758,7 @@ int32_t sl__process(const sl_plugin *p, int32_t port, const uint8_t *b, uint32_t
 			q = next;
 			continue;
 		}
+		if (windowed) g_window.index = (uint32_t)(i - 1);
 		g_cur = &r;
 		int st = call(p, port, &r, i);
 		g_cur = NULL;

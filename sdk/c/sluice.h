@@ -277,6 +277,7 @@ typedef enum {
 typedef struct {
 	int64_t start, end;
 	sl_value key;
+	uint32_t index; /* in process: the record's place in the window, 0 for the first */
 } sl_window_info;
 
 /* The window of the current process-window call; NULL outside one. */

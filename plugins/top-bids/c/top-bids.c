@@ -39,6 +39,7 @@ static bool better(const cand *a, const cand *b) {
 
 static int process(int32_t port, const sl_record *r) {
 	(void)port;
+	if (sl_window()->index == 0) ntop = 0; /* a new window (a failed call may have left some) */
 	cand c = {.r = *r};
 	sl_value v;
 	if (sl_field(r, field, &v)) {

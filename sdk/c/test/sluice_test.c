@@ -814,6 +814,7 @@ static int win_process(int32_t port, const sl_record *r) {
 	const sl_window_info *w = sl_window();
 	if (!w) return sl_fail(SL_USER, "no window");
 	win_start = w->start;
+	if (w->index != (uint32_t)win_n) return sl_fail(SL_USER, "index");
 	sl_field_int(r, "amount", &a);
 	win_sum += a, win_n++;
 	if (a == 7) win_best = *r, win_has_best = true;

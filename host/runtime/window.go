@@ -66,6 +66,7 @@ type windowOp struct {
 	fnState *windowFnState
 	groups  map[string]*fnGroup // a reduce's records waiting for their call, by cell key
 	order   []string            // their cell keys, first seen first
+	spare   []*fnGroup          // groups of earlier batches, for reuse
 	fnIn    []byte
 	fnOut   fnCollector
 

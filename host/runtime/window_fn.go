@@ -131,7 +131,13 @@ func (o *windowOp) foldFn(kg int, key []byte, stateW window.Window, r *abi.Recor
 	if o.fnKind == pipeline.KindReduce {
 		g := o.groups[string(ck)]
 		if g == nil {
-			g = &fnGroup{kg: kg, key: append([]byte(nil), key...), w: stateW}
+			if n := len(o.spare); n > 0 { // a group of an earlier batch, its buffers kept
+				g, o.spare = o.spare[n-1], o.spare[:n-1]
+			} else {
+				g = &fnGroup{}
+			}
+			g.kg, g.key, g.w = kg, append(g.key[:0], key...), stateW
+			g.rec.Reset()
 			o.groups[string(ck)] = g
 			o.order = append(o.order, string(ck))
 		}
@@ -153,6 +159,9 @@ func (o *windowOp) settle() error {
 		return nil
 	}
 	defer func() {
+		for _, g := range o.groups {
+			o.spare = append(o.spare, g)
+		}
 		clear(o.groups)
 		o.order = o.order[:0]
 	}()

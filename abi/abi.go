@@ -287,7 +287,7 @@ const (
 
 // Kinds are every plugin kind, in the order messages list them.
 var Kinds = []Kind{KindMap, KindFilter, KindFlatMap, KindProcess, KindReduce,
-	KindCoMap, KindCoProcess, KindPartitioner, KindKeySelector}
+	KindCoMap, KindCoProcess, KindPartitioner, KindKeySelector, KindProcessWindow}
 
 // Known reports whether k is one of Kinds.
 func (k Kind) Known() bool {
@@ -308,6 +308,58 @@ func (k Kind) Known() bool {
 // "on-read-and-write" (optional)}, as Flink's state descriptors with a
 // StateTtlConfig. Unknown keys are ignored.
 var Describe = [...]string{"kind", "sdk", "name", "outputs", "keyed", "state"}
+
+// Window functions: optional, a v1 plugin without them loads and runs as
+// before. A window's function may be a keyed reduce plugin (KindReduce,
+// unchanged: its slot-0 state is the window's accumulator while it runs)
+// or a process-window plugin (Flink's ProcessWindowFunction), which
+// describes itself with kind KindProcessWindow. When a window fires, the
+// host calls the process-window plugin's ExportProcess once, on port 0,
+// with a batch of the window's records (in arrival order) after one
+// header record: the envelope [max timestamp, key, {"start": start,
+// "end": end}] (AppendWindowHeader), the window's bounds in epoch
+// milliseconds (end exclusive, max timestamp end - 1) and the window's
+// key (nil for a window-all). count is the records plus one. The plugin
+// emits the window's output on port 0: each a map, to which the host
+// adds the window's bounds (in the fields the pipeline names), the key
+// and the max timestamp. A process-window plugin keeps no keyed state of
+// its own: the window holds its contents.
+const (
+	// KindProcessWindow is the describe kind of a process-window plugin.
+	KindProcessWindow Kind = "process-window"
+	// WindowStartKey and WindowEndKey are the header's fields.
+	WindowStartKey = "start"
+	WindowEndKey   = "end"
+)
+
+// AppendWindowHeader appends the header record of a process-window call.
+func AppendWindowHeader(dst, key []byte, start, end int64) []byte {
+	v := AppendMapHeader(nil, 2)
+	v = AppendInt(AppendStr(v, WindowStartKey), start)
+	v = AppendInt(AppendStr(v, WindowEndKey), end)
+	return AppendEnvelope(dst, end-1, true, key, v)
+}
+
+// ReadWindowHeader reads the bounds from a header record's value.
+func ReadWindowHeader(v []byte) (start, end int64, err error) {
+	s, ok, err := MapField(v, WindowStartKey)
+	if err != nil || !ok {
+		return 0, 0, errorString("window header: no " + WindowStartKey)
+	}
+	e, ok, err := MapField(v, WindowEndKey)
+	if err != nil || !ok {
+		return 0, 0, errorString("window header: no " + WindowEndKey)
+	}
+	if start, err = ReadInt(s); err != nil {
+		return 0, 0, err
+	}
+	end, err = ReadInt(e)
+	return start, end, err
+}
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
 
 func itoa(v int64) string {
 	var b [20]byte

@@ -71,7 +71,7 @@ It prints one PASS or FAIL line per check and exits 1 on any failure.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&kind, "kind", "", "the kind the plugin must be (map, filter, flat-map, process, reduce, co-map, co-process, partitioner, key-selector)")
+	f.StringVar(&kind, "kind", "", "the kind the plugin must be (map, filter, flat-map, process, reduce, co-map, co-process, partitioner, key-selector, process-window)")
 	addOperatorConfigFlag(f, &config, "operator config entry key=value at open (repeatable; default an empty config)")
 	f.IntVar(&records, "records", conformance.LargeBatch, "records in the large batch")
 	return cmd

@@ -481,7 +481,7 @@ func TestPluginRunEscapesGuestOutput(t *testing.T) {
 // and not offered back as a name to write.
 func TestPluginRunRefusesAnUnknownKind(t *testing.T) {
 	wasm := wat(t, filepath.Join("testdata", "badkind.wat"))
-	const why = `export sluice_describe: malformed output: kind "rm -rf" is not a plugin kind: describe must name one of map, filter, flat-map, process, reduce, co-map, co-process, partitioner, key-selector`
+	const why = `export sluice_describe: malformed output: kind "rm -rf" is not a plugin kind: describe must name one of map, filter, flat-map, process, reduce, co-map, co-process, partitioner, key-selector, process-window`
 	code, out, errs := runPluginCLI(t, `{"n":1}`+"\n", "plugin", "run", wasm, "--input", "-")
 	if code != 1 || out != "" || errs != `error: plugin "badkind" `+why+"\n" {
 		t.Errorf("plugin run: exit %d, stdout %q, stderr\n%s", code, out, errs)

@@ -74,6 +74,10 @@ func newGenerator(o *options, subtask, parallelism int) (*generatorSource, error
 		g.preset = &words{seed: seedFor(seed, presetWords)}
 	case presetSequence:
 		g.preset = sequence{}
+	case presetBids:
+		g.preset = &bids{seed: seedFor(seed, presetBids)}
+	case presetAuctions:
+		g.preset = &auctions{seed: seedFor(seed, presetAuctions)}
 	}
 	if err := o.finish(); err != nil {
 		return nil, err

@@ -66,7 +66,7 @@ func TestGeneratorPresetsFirstRecords(t *testing.T) {
 }
 
 func TestGeneratorDeterministicAcrossRuns(t *testing.T) {
-	for _, p := range []string{"transactions", "sensors", "words", "sequence"} {
+	for _, p := range []string{"transactions", "sensors", "words", "sequence", "bids", "auctions"} {
 		opts := map[string]any{"preset": p, "count": 2000, "seed": 7}
 		a, _ := runSource(t, &Builtin{}, genSpec(opts), 0, 1)
 		b, _ := runSource(t, &Builtin{}, genSpec(opts), 0, 1)
@@ -281,7 +281,7 @@ func TestGeneratorOptionErrors(t *testing.T) {
 		want string
 	}{
 		{map[string]any{}, `option "preset" is required`},
-		{map[string]any{"preset": "stocks"}, `option "preset" must be one of transactions, sensors, words, sequence, got "stocks"`},
+		{map[string]any{"preset": "stocks"}, `option "preset" must be one of transactions, sensors, words, sequence, bids, auctions, got "stocks"`},
 		{map[string]any{"preset": "sequence", "count": -1}, `option "count" must be between 0`},
 		{map[string]any{"preset": "sequence", "count": 1.5}, `option "count" must be a whole number`},
 		{map[string]any{"preset": "sequence", "rate": "fast"}, `option "rate" must be a number`},

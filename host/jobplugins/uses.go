@@ -60,7 +60,17 @@ func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*pl
 			if err != nil {
 				return err
 			}
-			if info != nil && !serves(info.Kind, op.Kind) {
+			if info != nil && op.Kind == pipeline.KindProcess && (op.Window != nil) != (info.Kind == abi.KindProcessWindow) {
+				pos := op.KeyPos[string(op.Kind)]
+				if pos.Line == 0 {
+					pos = op.Pos
+				}
+				if op.Window != nil {
+					problem(pos, "operator %q has a window whose function is plugin %q, a %s (its sluice_describe): a window's process function is a process-window plugin (the Go SDK's sdk.ProcessWindow), given the window's records when it fires", op.ID, op.Plugin, info.Kind)
+				} else {
+					problem(pos, "operator %q uses plugin %q, a process-window plugin (its sluice_describe), without a window: add window: (or window-all:) to the operator", op.ID, op.Plugin)
+				}
+			} else if info != nil && !serves(info.Kind, op.Kind) {
 				pos := op.KeyPos[string(op.Kind)]
 				if pos.Line == 0 {
 					pos = op.Pos
@@ -68,7 +78,7 @@ func CheckUses(ctx context.Context, p *pipeline.Pipeline, modules map[string]*pl
 				problem(pos, "operator %q uses plugin %q as a %s, but the plugin is a %s (its sluice_describe): %s",
 					op.ID, op.Plugin, op.Kind, info.Kind, useAs(info.Kind, op.Plugin, op.Kind))
 			}
-			if info != nil && info.Keyed && op.KeyBy == nil {
+			if info != nil && info.Keyed && op.KeyBy == nil && (op.Window == nil || !op.Window.All) { // a window-all keys its state by one key
 				pos := op.KeyPos[string(op.Kind)]
 				if pos.Line == 0 {
 					pos = op.Pos
@@ -141,6 +151,9 @@ type edgeUse struct {
 func serves(k abi.Kind, op pipeline.Kind) bool {
 	if string(k) == string(op) {
 		return true
+	}
+	if k == abi.KindProcessWindow && op == pipeline.KindProcess {
+		return true // with a window: checked by the caller
 	}
 	return k == abi.KindProcess && (op == pipeline.KindFlatMap || op == pipeline.KindCoMap || op == pipeline.KindCoProcess)
 }

@@ -11,7 +11,9 @@ import (
 // Window is an operator's window: or window-all: (Flink's
 // keyBy(...).window(assigner) and windowAll(assigner)), the assigner with
 // its default trigger. The operator's kind is the window function: a
-// built-in aggregation computed incrementally per window.
+// built-in aggregation or a reduce plugin, computed incrementally per
+// window, or a process-window plugin (process:), given the window's
+// records when it fires.
 type Window struct {
 	Pos  Pos
 	All  bool   // window-all: non-keyed, parallelism 1
@@ -189,10 +191,9 @@ func (d *decoder) windows(p *Pipeline, byID map[string]*Operator) {
 		at := op.KeyPos[key]
 		switch {
 		case op.Kind.IsAggregation() || op.Kind == KindCount:
-		case op.Kind == KindReduce:
-			d.errs.errorf(d.file, at, "%s: a window with a reduce plugin is not supported yet: use a built-in aggregation (sum, min, max, min-by, max-by, count)", name(op))
+		case op.Kind == KindReduce || op.Kind == KindProcess: // a plugin: Flink's window(...).reduce(f) and .process(f)
 		case op.Kind != "":
-			d.errs.errorf(d.file, at, "%s is a %s: a window's function is a built-in aggregation (sum, min, max, min-by, max-by, count)", name(op), op.Kind)
+			d.errs.errorf(d.file, at, "%s is a %s: a window's function is a built-in aggregation (sum, min, max, min-by, max-by, count), a reduce plugin or a process-window plugin (process:)", name(op), op.Kind)
 		}
 		switch {
 		case !w.All && op.KeyBy == nil:

@@ -35,7 +35,14 @@ func WindowText(op *pipeline.Operator) string {
 	if w.IsEventTime() {
 		fmt.Fprintf(&b, ", allowed lateness %v", w.AllowedLateness)
 	}
-	fmt.Fprintf(&b, ", %s of each window; bounds in %s, %s", op.Kind, w.StartField, w.EndField)
+	fn := string(op.Kind)
+	switch {
+	case op.Kind == pipeline.KindProcess && op.Plugin != "":
+		fn = "process-window plugin " + op.Plugin
+	case op.Plugin != "":
+		fn = string(op.Kind) + " plugin " + op.Plugin
+	}
+	fmt.Fprintf(&b, ", %s of each window; bounds in %s, %s", fn, w.StartField, w.EndField)
 	return b.String()
 }
 

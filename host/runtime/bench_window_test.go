@@ -24,7 +24,7 @@ func BenchmarkWindow(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			c.w.StartField, c.w.EndField, c.w.Time = pipeline.DefaultStartField, pipeline.DefaultEndField, pipeline.TimeEvent
-			op, err := newWindowOp(&pipeline.Operator{Kind: c.kind, Field: "price", Window: &c.w}, []string{"auction"}, 1000)
+			op, err := newWindowOp(&pipeline.Operator{Kind: c.kind, Field: "price", Window: &c.w}, []string{"auction"}, 1000, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -49,6 +49,9 @@ func (v variant) edit(p *pipeline.Pipeline) {
 		if op.Kind == pipeline.KindSource && (op.Source.Type == "elements" || op.Source.Type == "stdin") {
 			op.Parallelism = 1 // these sources are not parallel
 		}
+		if op.Window != nil && op.Window.All {
+			op.Parallelism = 1 // a window-all runs at parallelism 1 (Flink's windowAll)
+		}
 	}
 }
 

@@ -42,7 +42,7 @@ func (s *subtask) makeOperator(co *chainOp) error {
 			keyFields = spec.Inputs[0].KeyFields
 		}
 		if spec.Spec.Window != nil { // a window with the aggregation as its function (window.go)
-			w, err := newWindowOp(spec.Spec, keyFields, e.opts.BatchSize)
+			w, err := newWindowOp(spec.Spec, keyFields, e.opts.BatchSize, nil)
 			if err != nil {
 				return fmt.Errorf("window: %w", err)
 			}
@@ -74,6 +74,20 @@ func (s *subtask) makeOperator(co *chainOp) error {
 		}
 		if gl, ok := op.(GuestLog); ok {
 			co.logs.Store(gl)
+		}
+		if spec.Spec.Window != nil { // a window with the plugin as its function (window_fn.go)
+			w, err := newWindowOp(spec.Spec, nil, e.opts.BatchSize, op)
+			if err != nil {
+				return fmt.Errorf("window: %w", err)
+			}
+			co.op = w
+			co.gauges.Store(w)
+			if batchMode && !spec.Spec.Window.All {
+				s := newSortedInput(w, spec.Kind, e.opts.BatchSize)
+				s.window = true
+				co.op = s
+			}
+			break
 		}
 		if batchMode && spec.Keyed {
 			op = newSortedInput(op, spec.Kind, e.opts.BatchSize)

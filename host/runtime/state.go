@@ -355,7 +355,7 @@ func (a *arena) alloc(n int) []byte {
 		return make([]byte, n)
 	}
 	if len(a.block) < n {
-		a.size = min(max(2*a.size, 256), arenaBlock)
+		a.size = min(max(2*a.size, 256, n), arenaBlock) // n > 2*size: a block that holds it
 		a.block = make([]byte, a.size)
 	}
 	b := a.block[:n:n]

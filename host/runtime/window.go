@@ -58,6 +58,18 @@ type windowOp struct {
 	seq     uint64
 	fired   bool // every window fired at the end of input
 
+	// the window function when it is a plugin (window_fn.go): a reduce
+	// or a process-window, with nil agg
+	fn      Operator
+	fnKind  pipeline.Kind
+	fnName  string
+	fnState *windowFnState
+	groups  map[string]*fnGroup // a reduce's records waiting for their call, by cell key
+	order   []string            // their cell keys, first seen first
+	spare   []*fnGroup          // groups of earlier batches, for reuse
+	fnIn    []byte
+	fnOut   fnCollector
+
 	dropped atomic.Int64 // numLateRecordsDropped
 	w       abi.Writer
 	lateW   abi.Writer
@@ -84,7 +96,10 @@ const (
 // windowAllKey is the one key of a window-all: Flink's NullByteKeySelector.
 var windowAllKey = []byte{0x00}
 
-func newWindowOp(spec *pipeline.Operator, keyFields []string, batchSize int) (*windowOp, error) {
+// newWindowOp makes the window of spec; fn is its function when that is
+// a plugin (a reduce or a process-window), nil for a built-in
+// aggregation.
+func newWindowOp(spec *pipeline.Operator, keyFields []string, batchSize int, fn Operator) (*windowOp, error) {
 	w := spec.Window
 	ms := func(d time.Duration) int64 { return d.Milliseconds() }
 	a := window.Assigner{Type: window.Type(w.Type), Size: ms(w.Size), Slide: ms(w.Slide), Offset: ms(w.Offset),
@@ -95,11 +110,16 @@ func newWindowOp(spec *pipeline.Operator, keyFields []string, batchSize int) (*w
 	if err := a.Check(); err != nil {
 		return nil, err
 	}
-	agg := newAggregate(spec.Kind, spec.Field, keyFields, batchSize)
-	agg.last = spec.Last
-	return &windowOp{assigner: a, lateness: ms(w.AllowedLateness), all: w.All, startField: w.StartField, endField: w.EndField,
-		agg: agg, batchSize: batchSize, clock: func() int64 { return time.Now().UnixMilli() },
-		wm: MinWatermark, procNow: math.MinInt64}, nil
+	o := &windowOp{assigner: a, lateness: ms(w.AllowedLateness), all: w.All, startField: w.StartField, endField: w.EndField,
+		batchSize: batchSize, clock: func() int64 { return time.Now().UnixMilli() },
+		wm: MinWatermark, procNow: math.MinInt64}
+	if fn != nil {
+		o.fn, o.fnKind, o.fnName = fn, spec.Kind, spec.Plugin
+		return o, nil
+	}
+	o.agg = newAggregate(spec.Kind, spec.Field, keyFields, batchSize)
+	o.agg.last = spec.Last
+	return o, nil
 }
 
 func (o *windowOp) Open(ctx *OpenContext) error {
@@ -110,6 +130,11 @@ func (o *windowOp) Open(ctx *OpenContext) error {
 	o.store, o.reject, o.late = st, ctx.Reject, -1
 	if ctx.Port != nil {
 		o.late = ctx.Port(pipeline.LateTag)
+	}
+	if o.fn != nil {
+		if err := o.openFn(ctx); err != nil {
+			return err
+		}
 	}
 	// the timers restored with the state
 	start, end := st.KeyGroups()
@@ -147,6 +172,9 @@ func (o *windowOp) Process(_ int, b []byte, count int, out Collector) error {
 	if err := rd.Err(); err != nil {
 		return fmt.Errorf("window: input batch: %w", err)
 	}
+	if err := o.settle(); err != nil {
+		return err
+	}
 	if err := o.advanceProcessing(o.procNow, out); err != nil { // timers already due
 		return err
 	}
@@ -178,8 +206,14 @@ func (o *windowOp) ProcessWatermark(wm int64, out Collector) error {
 // Flink's BATCH execution fires every timer at the end of input. A global
 // window's partial count does not fire (Flink's count trigger).
 func (o *windowOp) Close(out Collector) error {
+	if o.fn != nil {
+		defer o.fn.Close(nil) // its output is the windows': it only releases
+	}
 	if out == nil || o.store == nil {
 		return nil
+	}
+	if err := o.settle(); err != nil {
+		return err
 	}
 	if !o.fired {
 		o.fired = true
@@ -253,8 +287,11 @@ func (o *windowOp) onTimer(kg int, key []byte, w window.Window, ts int64, domain
 	}
 	// EventTimeTrigger / ProcessingTimeTrigger: FIRE at the max timestamp
 	if ts == w.MaxTimestamp() {
+		if err := o.settle(); err != nil {
+			return err
+		}
 		if c := o.store.lookup(slotContents, o.cellKey(key, stateW)); c != nil {
-			if err := o.emit(key, w, c.val); err != nil {
+			if err := o.fire(key, w, c.val); err != nil {
 				return err
 			}
 		}
@@ -299,7 +336,7 @@ func (o *windowOp) record(r *abi.Record, out Collector) error {
 		ts = r.Time
 	}
 	var raw []byte
-	if o.agg.kind != pipeline.KindCount {
+	if o.agg != nil && o.agg.kind != pipeline.KindCount {
 		f, ok, err := abi.MapField(r.Value, o.agg.field)
 		switch {
 		case err != nil:
@@ -384,9 +421,12 @@ func (o *windowOp) onElement(kg int, key []byte, w, stateW window.Window, out Co
 		}
 		n++
 		if n >= o.assigner.Count {
+			if err := o.settle(); err != nil {
+				return err
+			}
 			c := o.store.lookup(slotContents, ck)
 			if c != nil {
-				if err := o.emit(key, w, c.val); err != nil {
+				if err := o.fire(key, w, c.val); err != nil {
 					return err
 				}
 			}
@@ -397,8 +437,11 @@ func (o *windowOp) onElement(kg int, key []byte, w, stateW window.Window, out Co
 		return o.store.putKG(kg, slotCount, ck, binary.BigEndian.AppendUint64(o.vbuf[:0], uint64(n)))
 	case o.assigner.EventTime: // EventTimeTrigger
 		if w.MaxTimestamp() <= o.wm {
+			if err := o.settle(); err != nil {
+				return err
+			}
 			if c := o.store.lookup(slotContents, o.cellKey(key, stateW)); c != nil {
-				return o.emit(key, w, c.val)
+				return o.fire(key, w, c.val)
 			}
 			return nil
 		}
@@ -428,6 +471,12 @@ func (o *windowOp) merge(kg int, key []byte, m *window.Merge) error {
 	for _, w := range m.Merged {
 		o.deleteTimer(kg, key, domain, w.MaxTimestamp(), w)
 		o.deleteTimer(kg, key, domain, o.cleanupTime(w), w)
+	}
+	if o.fn != nil {
+		if err := o.settle(); err != nil {
+			return err
+		}
+		return o.mergeFn(kg, key, m)
 	}
 	// mergeNamespaces: merged = reduce(s1, s2, ...), target = reduce(target, merged)
 	var merged []byte
@@ -479,6 +528,9 @@ func (o *windowOp) combine(t *cell, src []byte) error {
 
 // fold adds record r to the contents of (key, stateW).
 func (o *windowOp) fold(kg int, key []byte, stateW window.Window, r *abi.Record, raw []byte) error {
+	if o.fn != nil {
+		return o.foldFn(kg, key, stateW, r)
+	}
 	ck := o.cellKey(key, stateW)
 	c := o.store.lookup(slotContents, ck)
 	if c != nil {
@@ -519,7 +571,12 @@ func (o *windowOp) fold(kg int, key []byte, stateW window.Window, r *abi.Record,
 // emit writes the aggregate cell c of window w: its map with the window's
 // bounds, stamped with w's max timestamp.
 func (o *windowOp) emit(key []byte, w window.Window, c []byte) error {
-	m := cellValue(c)
+	return o.emitValue(key, w, cellValue(c))
+}
+
+// emitValue writes the map m as window w's output: without fields named
+// as the bounds' fields, then the bounds, stamped with w's max timestamp.
+func (o *windowOp) emitValue(key []byte, w window.Window, m []byte) error {
 	n, off, err := abi.Len(m)
 	if err != nil {
 		return fmt.Errorf("window: aggregate: %w", err)
@@ -576,10 +633,14 @@ func (o *windowOp) flush(out Collector) error {
 
 // bad applies the on-error to a record the window cannot take.
 func (o *windowOp) bad(r *abi.Record, cause error) error {
-	if r.Key == nil && !o.all {
-		cause = o.agg.keyProblem(r)
+	kind := string(o.fnKind) + " " + o.fnName
+	if o.agg != nil {
+		kind = string(o.agg.kind)
+		if r.Key == nil && !o.all {
+			cause = o.agg.keyProblem(r)
+		}
 	}
-	err := fmt.Errorf("window %s: input record %d: %w: %s", o.agg.kind, o.seen, cause, preview(r.Value))
+	err := fmt.Errorf("window %s: input record %d: %w: %s", kind, o.seen, cause, preview(r.Value))
 	if o.reject == nil {
 		return err
 	}

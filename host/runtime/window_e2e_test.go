@@ -236,3 +236,83 @@ func TestWindowStateCheckpointed(t *testing.T) {
 		}
 	}
 }
+
+// pluginWindowJob is a window whose function is a Wasm plugin, from
+// YAML, run by runTimed (timestamps from the ts field).
+func pluginWindowJob(mode, p, values, win, fn string) string {
+	return `
+version: 1
+name: plugin-windows
+mode: ` + mode + `
+parallelism: ` + p + `
+plugins:
+  reduce-sum: { path: ../../plugins/reduce-sum/reduce-sum.wasm, config: { field: v } }
+  top-bids: { path: ../../plugins/top-bids/top-bids.wasm, config: { field: v } }
+  top-bids-c: { path: ../../plugins/top-bids/top-bids-c.wasm, config: { field: v } }
+operators:
+  - id: src
+    source: { type: elements, values: ` + values + `, watermarks: { strategy: bounded-out-of-orderness, max-out-of-orderness: 1s } }
+  - id: win
+` + win + `
+    ` + fn + `
+  - id: out
+    sink: { type: print, prefix: w }
+`
+}
+
+// Wasm window functions end to end: the reduce-sum plugin in a window
+// gives what the built-in sum gives (Flink's sum keeps the first
+// record's other fields, as reduce-sum's accumulator does), and the
+// top-bids process-window plugin (n 1) what the built-in max-by gives
+// (the first record of the highest value): on Flink's vectors of the
+// built-in cases above (tumbling size 7 offset 3 before 1970, sliding,
+// merging sessions, window-all), at parallelism 1 and 4, STREAMING and
+// BATCH.
+func TestWindowPluginFunctionsEndToEndFromYAML(t *testing.T) {
+	values := `[{k: a, ts: -7, v: 1}, {k: b, ts: -8, v: 1}, {k: a, ts: -1, v: 2}, {k: a, ts: 0, v: 3}, {k: b, ts: 3, v: 4},
+      {k: a, ts: 6, v: 5}, {k: a, ts: 7, v: 6}, {k: a, ts: 13, v: 7}, {k: b, ts: 14, v: 8}, {k: b, ts: 15, v: 8}, {k: b, ts: 22, v: 1}]`
+	wins := map[string]string{
+		"tumbling":   "    key-by: k\n    window: { type: tumbling, size: 7ms, offset: 3ms }",
+		"sliding":    "    key-by: k\n    window: { type: sliding, size: 10ms, slide: 5ms, start-field: from, end-field: to }",
+		"session":    "    key-by: k\n    window: { type: session, gap: 5ms }",
+		"window-all": "    window-all: { type: tumbling, size: 7ms, offset: 3ms }",
+	}
+	pairs := [][2]string{{"sum: v", "reduce: reduce-sum"}, {"max-by: v", "process: top-bids"}, {"max-by: v", "process: top-bids-c"}}
+	for name, win := range wins {
+		for _, pair := range pairs {
+			t.Run(name+"/"+pair[1], func(t *testing.T) {
+				for _, mode := range []string{"streaming", "batch"} {
+					for _, p := range []string{"1", "4"} {
+						w := runTimed(t, pluginWindowJob(mode, p, values, win, pair[0]))
+						g := runTimed(t, pluginWindowJob(mode, p, values, win, pair[1]))
+						if len(w) < 3 || !slices.Equal(g, w) {
+							t.Errorf("%s at parallelism %s:\n  %s\nbuilt-in %s:\n  %s", mode, p, strings.Join(g, "\n  "), pair[0], strings.Join(w, "\n  "))
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// runTimed runs src (a file in this folder: plugin paths are relative to
+// it) with its plugins and timedConnectors; the printed lines as multiset.
+func runTimed(t *testing.T, src string) []string {
+	t.Helper()
+	wd, _ := os.Getwd()
+	file := filepath.Join(wd, "inline.yaml")
+	p, err := pipeline.Parse(file, []byte(strings.TrimSpace(src)+"\n"), pipeline.ParseOptions{PluginRoots: []string{filepath.Join(wd, "../..")}})
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	g, err := plan.Plan(p, plan.Options{})
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	var stdout syncBuffer
+	conns := timedConnectors{&connector.Builtin{Stdout: &stdout, Stdin: strings.NewReader(""), Root: wd}}
+	if _, err := runtime.Run(context.Background(), g, runtime.Deps{Connectors: conns, Plugins: loadPlugins(t, file, p)}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return multiset(parseLines(t, stdout.b.String()))
+}

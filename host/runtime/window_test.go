@@ -60,7 +60,12 @@ func newWin(t *testing.T, kind pipeline.Kind, w pipeline.Window, lateRead bool, 
 		w.Time = pipeline.TimeEvent
 	}
 	spec := &pipeline.Operator{ID: "win", Kind: kind, Field: "v", Window: &w}
-	op, err := newWindowOp(spec, []string{"k"}, 1000)
+	var fn Operator
+	if winFn != "" && kind == pipeline.KindSum { // the sum as a plugin function (window_fn_test.go)
+		spec.Kind, spec.Plugin = winFn, "fake-sum"
+		fn = newFakeWindowFn(winFn)
+	}
+	op, err := newWindowOp(spec, []string{"k"}, 1000, fn)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1706,7 +1706,22 @@ static int call(const sl_plugin *p, int32_t port, const sl_record *r, int32_t i)
 	}
 }
 
-static const char *const kind_names[] = {"map", "filter", "flat-map", "process", "partitioner", "reduce"};
+static const char *const kind_names[] = {"map", "filter", "flat-map", "process", "partitioner", "reduce", "process-window"};
+
+static sl_window_info g_window;
+static bool g_in_window;
+
+const sl_window_info *sl_window(void) { return g_in_window ? &g_window : NULL; }
+
+/* window_header reads a process-window call's first record (abi
+ * .AppendWindowHeader): [max timestamp, key, {"start": s, "end": e}]. */
+static bool window_header(const sl_record *r) {
+	sl_value s, e;
+	if (!sl_map_get(r->value, "start", &s) || !sl_map_get(r->value, "end", &e)) return false;
+	if (!sl_as_int(s, &g_window.start) || !sl_as_int(e, &g_window.end)) return false;
+	g_window.key = r->key;
+	return true;
+}
 
 /* has_callback says whether p provides its kind's callback. */
 static bool has_callback(const sl_plugin *p) {
@@ -1716,6 +1731,7 @@ static bool has_callback(const sl_plugin *p) {
 	case SL_KIND_FLAT_MAP: return p->flat_map;
 	case SL_KIND_PROCESS:
 	case SL_KIND_REDUCE: return p->process;
+	case SL_KIND_PROCESS_WINDOW: return p->process && p->window_end;
 	default: return p->partition;
 	}
 }
@@ -1728,19 +1744,35 @@ int32_t sl__process(const sl_plugin *p, int32_t port, const uint8_t *b, uint32_t
 	if (count < 0) return sl_fail(SL_MALFORMED, "malformed input: negative record count");
 	const uint8_t *q = b, *e = n ? b + n : b; /* a native test may pass NULL for an empty batch */
 	sl_record r;
+	bool windowed = p->kind == SL_KIND_PROCESS_WINDOW;
 	for (int32_t i = 0; i < count; i++) {
 		const uint8_t *next = parse_record(q, e, &r);
 		if (!next) {
 			if (q >= e) g_why = "batch holds fewer records than its count";
+			g_in_window = false;
 			return bad_record(i, q, b);
 		}
+		if (windowed && i == 0) { /* the window's header, not one of its records */
+			if (!window_header(&r)) return sl_fail(SL_MALFORMED, "malformed input: a process-window call's first record is not a window header");
+			g_in_window = true;
+			q = next;
+			continue;
+		}
+		if (windowed) g_window.index = (uint32_t)(i - 1);
 		g_cur = &r;
 		int st = call(p, port, &r, i);
 		g_cur = NULL;
-		if (st < 0) return st;
+		if (st < 0) { g_in_window = false; return st; }
 		q = next;
 	}
-	if (q != e) { g_why = "bytes left after the last record"; return bad_record(count, q, b); }
+	if (q != e) { g_in_window = false; g_why = "bytes left after the last record"; return bad_record(count, q, b); }
+	if (windowed && g_in_window) {
+		int st = p->window_end(&g_window);
+		g_in_window = false;
+		if (st > 0) return positive_return(st, "window_end", -1);
+		if (st < 0) return user_failed(st, "window_end", -1);
+		if (g_fail) return g_fail;
+	}
 	return finish(SL_OK);
 }
 
@@ -1793,7 +1825,7 @@ int32_t sl__describe(const sl_plugin *p) {
 	for (const char *const *tag = p->outputs; tag && *tag; tag++) n++;
 	sl_put_map(&b, 5); /* abi.Describe (kind, sdk, name, outputs) + keyed, as sdk/go */
 	sl_put_cstr(&b, "kind");
-	sl_put_cstr(&b, kind_names[p->kind <= SL_KIND_REDUCE ? p->kind : 0]);
+	sl_put_cstr(&b, kind_names[p->kind <= SL_KIND_PROCESS_WINDOW ? p->kind : 0]);
 	sl_put_cstr(&b, "sdk");
 	sl_put_cstr(&b, "c");
 	sl_put_cstr(&b, "name");

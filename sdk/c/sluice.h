@@ -262,7 +262,26 @@ typedef enum {
 	 * its process callback (input port 0 only) keeps the key's accumulator in
 	 * keyed state (sl_state_get/put) and emits the running result; set keyed */
 	SL_KIND_REDUCE,
+	/* a process-window function (Flink's ProcessWindowFunction), describe
+	 * says "process-window": when a window fires, its process callback gets
+	 * each of the window's records in arrival order, sl_window() the
+	 * window, and then window_end is called once: it emits the window's
+	 * output (maps; the host adds the window's bounds, key and time). The
+	 * records' bytes stay valid until window_end returns; the sl_record a
+	 * callback gets does not (copy the struct to keep one) */
+	SL_KIND_PROCESS_WINDOW,
 } sl_kind;
+
+/* The window a process-window call is for: its bounds in epoch ms (end
+ * exclusive) and its key ({NULL, 0} for a window-all). */
+typedef struct {
+	int64_t start, end;
+	sl_value key;
+	uint32_t index; /* in process: the record's place in the window, 0 for the first */
+} sl_window_info;
+
+/* The window of the current process-window call; NULL outside one. */
+const sl_window_info *sl_window(void);
 
 typedef struct {
 	int32_t subtask, parallelism, max_parallelism;
@@ -291,6 +310,8 @@ typedef struct {
 	 * SL_UNSUPPORTED and the host checkpoints no operator state. */
 	int (*snapshot)(sl_buf *out);
 	int (*restore)(const uint8_t *p, uint32_t n);
+	/* A process-window's end of a window's records: emits its output. */
+	int (*window_end)(const sl_window_info *w);
 } sl_plugin;
 
 /* The context of the open call, valid for the instance's life. */

@@ -11,17 +11,18 @@ import (
 // engine is the state of the running instance. A wasm instance runs one
 // call at a time on one goroutine, so there is exactly one, eng.
 type engine struct {
-	inbuf  []byte   // the buffer handed out by sluice_buffer
-	outs   []output // 0 is the main output, i+1 the i-th declared side output
-	in     view     // the input record being processed, reused for each
-	arena  arena    // views of the records made during the current input record
-	cur    *view    // the input record being processed
-	idx    int      // cur's index in the batch
-	inCall bool     // inside process: NewRecord uses the arena
-	err    error    // first error met by Emit during the current record
-	states [][]byte // read buffer per keyed-state slot
-	tmp    []byte   // scratch for encoding state values
-	cfg    openState
+	inbuf   []byte   // the buffer handed out by sluice_buffer
+	outs    []output // 0 is the main output, i+1 the i-th declared side output
+	in      view     // the input record being processed, reused for each
+	arena   arena    // views of the records made during the current input record
+	winRecs []Record // a process-window call's records
+	cur     *view    // the input record being processed
+	idx     int      // cur's index in the batch
+	inCall  bool     // inside process: NewRecord uses the arena
+	err     error    // first error met by Emit during the current record
+	states  [][]byte // read buffer per keyed-state slot
+	tmp     []byte   // scratch for encoding state values
+	cfg     openState
 }
 
 // output is one output port's buffer, handed to the host with one emit at

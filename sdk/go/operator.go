@@ -20,6 +20,7 @@ type Operator struct {
 	flatMapFn func(Record, Emitter) error
 	processFn func(Record, Context) error
 	reduceFn  func(acc, r Record) (Record, error)
+	windowFn  func(Window, []Record, Emitter) error
 	partFn    func(Key, int) int
 	keyFn     func(Record) (Key, error)
 

@@ -45,6 +45,13 @@ func (e *engine) run(port int32, batch []byte, count int32, recs []indexRecord, 
 	// The kind is a string: compare it once per batch, not per record (a
 	// string switch is several calls in a Go wasm guest).
 	code := codeOf(op.kind)
+	if code == codeProcessWindow {
+		if err := e.processWindow(op, batch, count); err != nil {
+			return err
+		}
+		e.inCall, e.cur = false, nil
+		return e.flush()
+	}
 	v, off := &e.in, 0
 	e.cur = v
 	if recs != nil && (code == codeFilter || code == codeMap || code == codeFlatMap || code == codeProcess) {
@@ -220,6 +227,7 @@ const (
 	codeProcess
 	codeReduce
 	codeKeySelector
+	codeProcessWindow
 )
 
 func codeOf(k abi.Kind) opCode {
@@ -238,6 +246,8 @@ func codeOf(k abi.Kind) opCode {
 		return codeReduce
 	case abi.KindKeySelector:
 		return codeKeySelector
+	case abi.KindProcessWindow:
+		return codeProcessWindow
 	}
 	return codeOther
 }

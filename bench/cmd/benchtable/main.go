@@ -72,6 +72,8 @@ var sets = []Set{
 	{Name: "kafka", Pkg: "./cmd/host", Bench: "^BenchmarkKafka$", Benchtime: "200000x", Quick: "20000x"},
 	// issue 26's Benthos side: a franz-go input and output stand in for kafka_franz (bench/benthos/kafka_test.go)
 	{Name: "benthos-kafka", Dir: "bench/benthos", Pkg: ".", Bench: "^BenchmarkBenthosKafka$", Benchtime: "200000x", Quick: "20000x"},
+	// issue 27: Nexmark q7 and q5 with built-in window aggregations, a Wasm window function and a native Go loop
+	{Name: "nexmark", Pkg: "./host/runtime", Bench: "^BenchmarkNexmark$", Benchtime: "2000000x", Quick: "50000x"},
 }
 
 // profiled are the benchmarks profiled for "where the time goes": the

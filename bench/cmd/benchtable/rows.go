@@ -404,6 +404,8 @@ func BuildRows(rs *Results, mech string) []Row {
 		pair(rs, sec, "Go plugins vs Benthos", recS(q+"/go"), ptr(recS(bb)), faster).minRatio(gBenthos, 10),
 		pair(rs, sec, "the transactions generator alone (connector Generator)", recS("host/connector.BenchmarkGenerator/transactions"), nil, none))
 
+	add(nexmarkRows(rs)...)
+
 	sec = "Kafka: topic → Wasm valid → Wasm enrich → topic (bounded: latest, parallelism 2, host run in-process), in-process kfake broker"
 	kb, bk := "cmd/host.BenchmarkKafka/", "bench/benthos.BenchmarkBenthosKafka/franz-go"
 	steadyS := func(key string) fig { return fig{key, "steady-records/s", fmtRate} }

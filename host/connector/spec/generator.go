@@ -3,18 +3,18 @@ package spec
 import "math"
 
 // Generator is the generator source: records made up from a seed, in one
-// of four presets.
+// of six presets.
 var Generator = &Connector{
 	Name:    "generator",
 	Role:    Source,
-	Summary: "made-up records of one of four presets, repeatable from a seed",
+	Summary: "made-up records of one of six presets, repeatable from a seed",
 	Doc: "Record n of a preset depends only on the seed, the preset's options and n, so any parallelism " +
 		"yields the same records: subtask i of p produces the records whose sequence number is i mod p, in " +
 		"increasing order. `count` and `rate` are for the whole source, not per subtask. Records of " +
-		"`transactions` and `sensors` carry an event time, `ts`: record n's is 2024-01-01T00:00:00Z plus n " +
+		"`transactions`, `sensors`, `bids` and `auctions` carry an event time, `ts`: record n's is 2024-01-01T00:00:00Z plus n " +
 		"milliseconds; `words` and `sequence` carry none.",
 	Options: []Option{
-		{Name: "preset", Type: Enum, Required: true, Choices: []string{"transactions", "sensors", "words", "sequence"},
+		{Name: "preset", Type: Enum, Required: true, Choices: []string{"transactions", "sensors", "words", "sequence", "bids", "auctions"},
 			Doc: "what the records look like (see [the presets](#generator-presets))"},
 		{Name: "count", Type: Int, Min: 0, Max: 1 << 53, DefaultDoc: "none: unbounded",
 			Doc: "records for the whole source; without it the source never ends"},
@@ -74,6 +74,22 @@ operators:
 		}},
 		{Name: "sequence", Doc: "the sequence numbers themselves", Fields: []Field{
 			{Name: "n", Type: "int", Min: 0, Max: 1 << 53, Doc: "the record's sequence number: 0, 1, 2, ..."},
+		}},
+		{Name: "bids", Doc: "Nexmark's bids (the bids of its reference generator's event stream: hot auctions, bidders and channels as its defaults), for the Nexmark queries", Fields: []Field{
+			{Name: "auction", Type: "int", Min: 1000, Max: math.MaxInt64, Doc: "the auction's id: half the bids go to a hot auction (a multiple of 100 above 1000), the others to one of the 100 auctions in flight"},
+			{Name: "bidder", Type: "int", Min: 1000, Max: math.MaxInt64, Doc: "the bidder's person id; 3 in 4 bids come from a hot bidder"},
+			{Name: "price", Type: "int", Min: 100, Max: 100000000, Doc: "cents: 10^(6u) * 100 rounded, u uniform in [0, 1)"},
+			{Name: "channel", Type: "string", Doc: "`Google`, `Facebook`, `Baidu` or `Apple` for half the bids, else `channel-` and a number below 10000"},
+			{Name: "ts", Type: "int", Min: tsEpoch, Max: math.MaxInt64, Doc: "the event time, in milliseconds since 1970"},
+		}},
+		{Name: "auctions", Doc: "Nexmark's auctions (its reference generator's), for the Nexmark queries", Fields: []Field{
+			{Name: "id", Type: "int", Min: 1000, Max: math.MaxInt64, Doc: "1000 + the sequence number"},
+			{Name: "seller", Type: "int", Min: 1000, Max: math.MaxInt64, Doc: "the seller's person id; 3 in 4 auctions are a hot seller's"},
+			{Name: "category", Type: "int", Min: 10, Max: 14, Doc: "one of 5 categories"},
+			{Name: "initialBid", Type: "int", Min: 100, Max: 100000000, Doc: "cents, drawn as a bid's price"},
+			{Name: "reserve", Type: "int", Min: 200, Max: 200000000, Doc: "cents: the initial bid plus another such price"},
+			{Name: "expires", Type: "int", Min: tsEpoch, Max: math.MaxInt64, Doc: "when the auction ends: up to 10 s after ts, in milliseconds since 1970"},
+			{Name: "ts", Type: "int", Min: tsEpoch, Max: math.MaxInt64, Doc: "the event time, in milliseconds since 1970"},
 		}},
 	},
 }

@@ -406,6 +406,7 @@ func runOperator(ctx context.Context, m *plugin.Module, kind abi.Kind, outputs [
 		run.malformed = append(run.malformed, call(mb.batch, mb.count))
 	}
 	small, n := Records(16)
+	small, n = windowed(kind, small, n)
 	run.after = call(small, n)
 	run.close.err = op.Close(c)
 	run.close.summary, run.close.records = c.take()
@@ -426,8 +427,19 @@ func (run opRun) transcript() string {
 	return b.String()
 }
 
+// windowed is a process-window's input: the batch after the header
+// record of a window [0, 10000) of key "acct-01" (abi.AppendWindowHeader),
+// as a firing window calls it; other kinds get the batch as it is.
+func windowed(kind abi.Kind, batch []byte, n int) ([]byte, int) {
+	if kind != abi.KindProcessWindow {
+		return batch, n
+	}
+	return append(abi.AppendWindowHeader(nil, abi.AppendStr(nil, "acct-01"), 0, 10000), batch...), n + 1
+}
+
 func checkOperator(ctx context.Context, m *plugin.Module, kind abi.Kind, outputs []string, keyed bool, o Options, r *report) {
 	large, count := Records(o.Records)
+	large, count = windowed(kind, large, count)
 	run := runOperator(ctx, m, kind, outputs, keyed, o, large, count)
 	if run.open != nil {
 		r.add(openLabel(o), run.open.Error(), "")

@@ -803,6 +803,61 @@ static void test_envelope_cuts(void) {
 	free(in.p);
 }
 
+/* A process-window: the header's window reaches sl_window(), the records
+ * the process callback, then window_end once; the header is not a record. */
+static int64_t win_sum, win_n, win_start, win_end_seen;
+static sl_record win_best; /* a copy: its views stay valid for the call */
+static bool win_has_best;
+static int win_process(int32_t port, const sl_record *r) {
+	(void)port;
+	int64_t a = 0;
+	const sl_window_info *w = sl_window();
+	if (!w) return sl_fail(SL_USER, "no window");
+	win_start = w->start;
+	if (w->index != (uint32_t)win_n) return sl_fail(SL_USER, "index");
+	sl_field_int(r, "amount", &a);
+	win_sum += a, win_n++;
+	if (a == 7) win_best = *r, win_has_best = true;
+	return SL_OK;
+}
+static int win_end(const sl_window_info *w) {
+	win_end_seen = w->end;
+	return win_has_best ? sl_emit(SL_MAIN, &win_best) : SL_OK;
+}
+
+static void test_process_window(void) {
+	sl_buf in = {0};
+	sl_put_array(&in, 3); sl_put_int(&in, 9999); sl_put_cstr(&in, "k");
+	sl_put_map(&in, 2); sl_put_cstr(&in, "start"); sl_put_int(&in, 0); sl_put_cstr(&in, "end"); sl_put_int(&in, 10000);
+	record(&in, 5, 3);
+	uint32_t best = in.len;
+	record(&in, 6, 7);
+	uint32_t best_end = in.len;
+	record(&in, 7, 1);
+	sl_plugin p = {.name = "w", .kind = SL_KIND_PROCESS_WINDOW, .process = win_process, .window_end = win_end};
+	uint8_t empty_map = 0x80;
+	sl__reset();
+	CHECK(sl__open(&p, &empty_map, 1, 0, 1, 128) == SL_OK);
+	reset_host();
+	win_sum = win_n = 0, win_has_best = false;
+	CHECK(sl__process(&p, 0, in.p, in.len, 4) == SL_OK);
+	CHECK(win_n == 3 && win_sum == 11 && win_start == 0 && win_end_seen == 10000);
+	CHECK(emitted_count[0] == 1 && bytes_eq(emitted[0], emitted_len[0], in.p + best, best_end - best));
+	CHECK(sl_window() == NULL);
+	/* a call whose first record is no header is malformed */
+	sl_buf bad = {0};
+	record(&bad, 1, 1);
+	reset_host();
+	CHECK(sl__process(&p, 0, bad.p, bad.len, 1) == SL_MALFORMED && strstr(last_error, "window header"));
+	/* describe says process-window */
+	reset_host();
+	CHECK(sl__describe(&p) == SL_OK);
+	bool named = false;
+	for (uint32_t i = 0; i + 14 <= emitted_len[0]; i++) named |= memcmp(emitted[0] + i, "process-window", 14) == 0;
+	CHECK(named);
+	free(in.p), free(bad.p);
+}
+
 static void test_process_state_and_side_outputs(void) {
 	sl_buf in = {0};
 	/* keyed records: key "k" */
@@ -1137,6 +1192,7 @@ int main(void) {
 	test_event_times();
 	test_envelope_cuts();
 	test_process_state_and_side_outputs();
+	test_process_window();
 	test_list_and_map_state();
 	test_partition_and_describe();
 	test_reduce();

@@ -123,3 +123,14 @@ func output(rec abi.Record, port int32, tag string) (Record, error) {
 	out.Value = m
 	return out, err
 }
+
+// Window returns the header record a host sends first in a call of a
+// process-window plugin (abi.AppendWindowHeader): the window [start,
+// end) of key (nil for a window-all). Follow it with the window's
+// records in the same Run, with a BatchSize that holds them all: the
+// call is one window.
+func Window(start, end int64, key any) Record {
+	r := Map(map[string]any{abi.WindowStartKey: start, abi.WindowEndKey: end})
+	r.Key = key
+	return r.WithTime(end - 1)
+}

@@ -154,6 +154,30 @@ pub trait Process: Plugin {
     fn process(&mut self, port: i32, r: &Record, out: &mut Output) -> Result<(), Error>;
 }
 
+/// The window a [`ProcessWindow`] call is for: its bounds in epoch
+/// milliseconds (end exclusive) and its key (None for a window-all).
+pub struct Window<'a> {
+    pub start: i64,
+    pub end: i64,
+    pub key: Option<Value<'a>>,
+}
+
+impl<'a> Window<'a> {
+    /// end - 1, the window's last millisecond (Flink's maxTimestamp), the
+    /// event time of its output.
+    pub fn max_timestamp(&self) -> i64 {
+        self.end - 1
+    }
+}
+
+/// A process-window function, Flink's ProcessWindowFunction: when a window
+/// fires it gets the window and every record the window holds, in arrival
+/// order, and emits the window's output (maps; the host adds the window's
+/// bounds, key and max timestamp). Describe says "process-window".
+pub trait ProcessWindow: Plugin {
+    fn process_window(&mut self, w: &Window, records: &[Record], out: &mut Output) -> Result<(), Error>;
+}
+
 /// A custom partitioner: the channel in [0, n) of a record's key.
 pub trait Partitioner: Plugin {
     fn partition(&mut self, key: Option<Value>, n: i32) -> Result<i32, Error>;
@@ -199,6 +223,14 @@ macro_rules! process {
 macro_rules! reduce {
     ($t:ty) => {
         $crate::__operator!($t, $crate::rt::Kind::Reduce, $crate::rt::process_reduce);
+    };
+}
+
+/// Registers a [`ProcessWindow`] and generates the ABI exports.
+#[macro_export]
+macro_rules! process_window {
+    ($t:ty) => {
+        $crate::__operator!($t, $crate::rt::Kind::ProcessWindow, $crate::rt::process_window);
     };
 }
 

@@ -439,6 +439,9 @@ pub enum Kind {
     /// A keyed reduce: a [`Process`](crate::Process) on input 0 that keeps
     /// its accumulator in keyed state; describe says "reduce", keyed.
     Reduce,
+    /// A process-window function ([`ProcessWindow`](crate::ProcessWindow)):
+    /// describe says "process-window".
+    ProcessWindow,
 }
 
 impl Kind {
@@ -450,6 +453,7 @@ impl Kind {
             Kind::Process => "process",
             Kind::Partitioner => "partitioner",
             Kind::Reduce => "reduce",
+            Kind::ProcessWindow => "process-window",
         }
     }
 }
@@ -613,6 +617,72 @@ pub mod rt {
 
     pub fn process_reduce<P: Process>(slot: &mut Option<P>, port: i32, batch: &[u8], count: i32) -> i32 {
         process(slot, Kind::Reduce, port, batch, count, |op, port, r, out| op.process(port, r, out))
+    }
+
+    /// sluice_process of a process-window: the batch is the window's
+    /// header record (abi.AppendWindowHeader: [max timestamp, key,
+    /// {"start", "end"}]) and the window's records, given to
+    /// `process_window` in one call.
+    pub fn process_window<P: crate::ProcessWindow>(slot: &mut Option<P>, port: i32, batch: &[u8], count: i32) -> i32 {
+        let st = with_engine(|e| {
+            e.begin_call();
+            let op = match slot.as_mut() {
+                Some(op) => op,
+                None => return e.fail(Error::new(Status::UNSUPPORTED, "process called before open"), Status::UNSUPPORTED),
+            };
+            if port != 0 {
+                let err = Error::new(Status::UNSUPPORTED, format!("a process-window has no input port {}", port));
+                return e.fail(err, Status::UNSUPPORTED);
+            }
+            if count < 0 {
+                return e.fail(Error::malformed("malformed input: negative record count"), Status::MALFORMED);
+            }
+            if count == 0 {
+                return match e.finish() {
+                    Ok(()) => 0,
+                    Err(err) => e.fail(err, Status::HOST),
+                };
+            }
+            let (h, mut off) = match crate::record::parse_record(batch, 0) {
+                Ok(x) => x,
+                Err(why) => return e.fail(bad_record(0, 0, batch.len(), why), Status::MALFORMED),
+            };
+            let bound = |name: &str| h.field(name).and_then(|v| v.as_int());
+            let w = match (bound("start"), bound("end")) {
+                (Some(start), Some(end)) => crate::Window { start, end, key: h.key },
+                _ => {
+                    let err = Error::malformed("malformed input: a process-window call's first record is not a window header");
+                    return e.fail(err, Status::MALFORMED);
+                }
+            };
+            let mut recs = Vec::with_capacity(count as usize - 1);
+            for i in 1..count {
+                let (r, end) = match crate::record::parse_record(batch, off) {
+                    Ok(x) => x,
+                    Err(why) => return e.fail(bad_record(i, off, batch.len(), why), Status::MALFORMED),
+                };
+                recs.push(r);
+                off = end;
+            }
+            if off != batch.len() {
+                return e.fail(bad_record(count, off, off, "bytes left after the last record"), Status::MALFORMED);
+            }
+            let res = op.process_window(&w, &recs, &mut Output { e: &mut *e });
+            let failed = match res {
+                Err(err) => Some(err),
+                Ok(()) if e.pending.is_some() => e.pending.take(),
+                Ok(()) => None,
+            };
+            if let Some(err) = failed {
+                return e.fail(err.prefixed(&format!("window [{}, {}): ", w.start, w.end)), Status::USER);
+            }
+            match e.finish() {
+                Ok(()) => 0,
+                Err(err) => e.fail(err, Status::HOST),
+            }
+        });
+        crate::index::clear();
+        st
     }
 
     /// sluice_close: `Plugin::close`, which may emit final records.

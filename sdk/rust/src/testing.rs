@@ -126,6 +126,14 @@ impl<P: Process> Harness<P> {
     }
 }
 
+impl<P: crate::ProcessWindow> Harness<P> {
+    /// A window's call through a `process_window!` operator: the batch is
+    /// the window's header record, then its records.
+    pub fn process_window(&mut self, batch: &[u8], count: i32) -> i32 {
+        rt::process_window(&mut self.op, 0, batch, count)
+    }
+}
+
 impl<P: Partitioner> Harness<P> {
     pub fn partition(&mut self, batch: &[u8], count: i32, n: i32) -> i32 {
         rt::partition(&mut self.op, batch, count, n)

@@ -535,3 +535,90 @@ fn list_and_map_state() {
     assert_eq!(h.process(0, &clear, 1), 0);
     assert!(fake(|f| f.lists.is_empty() && f.maps.is_empty()));
 }
+
+/// The highest "v" of a window, as plugins/top-bids (n 1) emits it.
+struct Top;
+impl Plugin for Top {
+    const NAME: &'static str = "top";
+    fn open(_: &Context, _: Value<'static>) -> Result<Self, Error> {
+        Ok(Top)
+    }
+}
+impl ProcessWindow for Top {
+    fn process_window(&mut self, w: &Window, records: &[Record], out: &mut Output) -> Result<(), Error> {
+        if w.max_timestamp() != w.end - 1 || w.key.is_none() {
+            return Err(Error::new(Status::USER, "window"));
+        }
+        let mut best: Option<&Record> = None;
+        for r in records {
+            if r.int("v") < 0 {
+                return Err(Error::new(Status::USER, "negative"));
+            }
+            if best.map_or(true, |b| r.int("v") > b.int("v")) {
+                best = Some(r);
+            }
+        }
+        match best {
+            Some(r) => out.emit(MAIN, r),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The header [max timestamp, key, {"start", "end"}] of a window.
+fn window_header(b: &mut Vec<u8>, start: i64, end: i64) {
+    let mut v = Vec::new();
+    v.put_map(2);
+    v.put_str("start");
+    v.put_int(start);
+    v.put_str("end");
+    v.put_int(end);
+    envelope(b, Some(end - 1), Some(&[0xa1, b'k']), &v);
+}
+
+fn v_record(b: &mut Vec<u8>, t: i64, n: i64) -> (usize, usize) {
+    let mut v = Vec::new();
+    v.put_map(1);
+    v.put_str("v");
+    v.put_int(n);
+    let from = b.len();
+    envelope(b, Some(t), Some(&[0xa1, b'k']), &v);
+    (from, b.len())
+}
+
+#[test]
+fn process_window_gets_the_window_and_its_records() {
+    let mut h = Harness::<Top>::new();
+    assert_eq!(h.open(EMPTY), 0);
+    let mut b = Vec::new();
+    window_header(&mut b, -10, 20);
+    v_record(&mut b, -3, 4);
+    let (from, to) = v_record(&mut b, 5, 9);
+    v_record(&mut b, 19, 9);
+    assert_eq!(h.process_window(&b, 4), 0, "{}", h.error());
+    let emits = h.take_emits();
+    assert_eq!(emits.len(), 1);
+    assert_eq!((emits[0].0, emits[0].2), (0, 1));
+    assert_eq!(emits[0].1, b[from..to].to_vec(), "the first of the highest, as it came");
+    // a header alone: no records, nothing out
+    let mut only = Vec::new();
+    window_header(&mut only, 0, 5);
+    assert_eq!(h.process_window(&only, 1), 0, "{}", h.error());
+    assert!(h.take_emits().iter().all(|e| e.2 == 0));
+    // a call whose first record is no header is malformed
+    let mut bad = Vec::new();
+    v_record(&mut bad, 1, 1);
+    assert_eq!(h.process_window(&bad, 1), -1);
+    assert!(h.error().contains("window header"), "{}", h.error());
+    // the function's error names the window
+    let mut neg = Vec::new();
+    window_header(&mut neg, 0, 5);
+    v_record(&mut neg, 1, -1);
+    assert_eq!(h.process_window(&neg, 2), -3);
+    assert!(h.error().contains("window [0, 5): negative"), "{}", h.error());
+    h.take_emits();
+    assert_eq!(rt::describe::<Top>(Kind::ProcessWindow), 0);
+    let d = h.take_emits().remove(0).1;
+    let d = Value::from_raw(&d);
+    assert_eq!(d.get("kind").and_then(|v| v.as_str()), Some("process-window"));
+}

@@ -1,0 +1,174 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/checkpoint"
+	"github.com/sluicehq/sluice/host/runtime"
+)
+
+// Timers end to end (issue #27): plugins/timeout, Flink's
+// CountWithTimeoutFunction, a keyed process plugin that registers an
+// event-time timer at each record's time + timeout-ms and emits a key's
+// count when its timer finds no later record.
+
+const timeoutJob = `
+version: 1
+name: timeout
+plugins:
+  timeout: { path: plugins/timeout/timeout.wasm }
+operators:
+  - id: src
+    source:
+      type: elements
+      values: [{k: a, ts: 1000}, {k: b, ts: 2000}, {k: a, ts: 4000}, {k: c, ts: 20000}, {k: b, ts: 30000}, {k: d, ts: 30500}]
+      watermarks: { strategy: monotonous, timestamp: { field: ts } }
+  - id: timeout
+    key-by: k
+    process: timeout
+    parallelism: %d
+  - id: out
+    sink: { type: print }
+`
+
+// TestTimeoutPluginFromYAML: the elements source emits its records in
+// one batch before any watermark, so every timer fires at the end of
+// input (MaxWatermark) and only each key's last one counts; at
+// parallelism 1 and 3 alike.
+func TestTimeoutPluginFromYAML(t *testing.T) {
+	want := []string{
+		`{"key":"a","count":2,"last":4000,"message":"key a silent for 10 s"}`,
+		`{"key":"b","count":2,"last":30000,"message":"key b silent for 10 s"}`,
+		`{"key":"c","count":1,"last":20000,"message":"key c silent for 10 s"}`,
+		`{"key":"d","count":1,"last":30500,"message":"key d silent for 10 s"}`,
+	}
+	for _, p := range []int{1, 3} {
+		t.Run(fmt.Sprint("p=", p), func(t *testing.T) {
+			res := runPipeline(t, filepath.Join("..", "..", "timeout.yaml"), fmt.Sprintf(timeoutJob, p), nil, runtime.Options{})
+			if res.err != nil {
+				t.Fatal(res.err)
+			}
+			var got []string
+			for _, l := range res.lines {
+				got = append(got, l.JSON)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("got\n%q\nwant\n%q", got, want)
+			}
+		})
+	}
+}
+
+// timeoutCheckpointJob: 6000 transactions 1 ms of event time apart over
+// 40 accounts (6 s of event time), one source subtask, the default 10 s
+// timeout: no timer fires before the end of input, when every account's
+// last one does, so the checkpoint taken mid-run holds a pending timer
+// for every account seen so far.
+const timeoutCheckpointJob = `
+version: 1
+name: timeout-checkpoint
+parallelism: 2
+plugins:
+  timeout: { path: ../plugins/timeout/timeout.wasm }
+operators:
+  - id: src
+    source:
+      type: generator
+      preset: transactions
+      count: 6000
+      rate: 12000
+      accounts: 40
+      watermarks: { strategy: monotonous, interval: 20ms }
+    parallelism: 1
+  - id: timeout
+    key-by: accountId
+    process: timeout
+  - id: out
+    sink: { type: discard }
+`
+
+// TestCheckpointTimersRescale: plugins/timeout checkpointed at
+// parallelism 2 with timers pending, the job killed, and restored at 3
+// (and at 1): the timers move with their key groups and fire in the new
+// subtasks at the end of input, so the output is exactly an
+// uninterrupted run's: every account once, with its count of records
+// and its last record's time; none lost with the old subtasks, none twice.
+func TestCheckpointTimersRescale(t *testing.T) {
+	lines := func(vals [][]byte) []string {
+		var out []string
+		for _, v := range vals {
+			k, _, _ := abi.MapField(v, "key")
+			c, _, _ := abi.MapField(v, "count")
+			l, _, _ := abi.MapField(v, "last")
+			cnt, _ := abi.ReadInt(c)
+			last, _ := abi.ReadInt(l)
+			out = append(out, fmt.Sprintf("%s %d %d", k, cnt, last))
+		}
+		slices.Sort(out)
+		return out
+	}
+	g, plugins := planCheckpointJob(t, timeoutCheckpointJob, 0)
+	conn := newMarkConnectors()
+	if _, err := runtime.Run(context.Background(), g, runtime.Deps{Connectors: conn, Plugins: plugins}); err != nil {
+		t.Fatal(err)
+	}
+	want := lines(conn.committed(0))
+	if len(want) != 40 {
+		t.Fatalf("%d silent accounts, want 40", len(want))
+	}
+	for _, p := range []int{3, 1} {
+		// the first run, checkpointed once the plugin had 1500 records,
+		// then killed
+		g, plugins := planCheckpointJob(t, timeoutCheckpointJob, 0)
+		first := newMarkConnectors()
+		acks := runtime.NewAckRecorder()
+		e, err := runtime.Start(context.Background(), g, runtime.Deps{Connectors: first, Plugins: plugins, Checkpoints: acks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for recordsIn(e.Snapshot(), "timeout") < 1500 {
+			select {
+			case <-e.Done():
+				t.Fatal("the job ended before the checkpoint")
+			case <-time.After(time.Millisecond):
+			}
+		}
+		if err := e.TriggerCheckpoint(1, checkpoint.KindCheckpoint, time.Now(), false); err != nil {
+			t.Fatal(err)
+		}
+		acks.WaitAcked(t, e, 1)
+		rd := acks.Publish(t, t.TempDir(), 1)
+		e.Cancel()
+		if _, err := e.Wait(); err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("first run: %v", err)
+		}
+		if n := len(first.committed(1)); n != 0 {
+			t.Fatalf("%d timers fired before the checkpoint, want none", n)
+		}
+		g, plugins = planCheckpointJob(t, timeoutCheckpointJob, p, "timeout", "out")
+		second := newMarkConnectors()
+		if _, err := runtime.Run(context.Background(), g, runtime.Deps{Connectors: second, Plugins: plugins, Restore: rd}); err != nil {
+			t.Fatal(err)
+		}
+		if got := lines(second.committed(0)); !slices.Equal(got, want) {
+			t.Errorf("p=%d: after the restore\n%q\nuninterrupted\n%q", p, got, want)
+		}
+	}
+}
+
+func recordsIn(r *runtime.Result, op string) int64 {
+	for _, o := range r.Operators {
+		if o.ID == op {
+			return o.RecordsIn
+		}
+	}
+	return 0
+}

@@ -154,7 +154,7 @@ func check(w *wasmBinary, memoryLimitPages uint32, wasi map[string]funcType) []s
 	}
 	if w.importsHost(abi.ImportTimerRegister) {
 		if _, ok := w.export(abi.ExportOnTimer); !ok {
-			add("imports %s.%s but does not export %s %s: the host calls it back when a timer fires (Go: implement sdk.OnTimer; Rust: sluice::on_timer!; C: SLUICE_ON_TIMER; AssemblyScript: export onTimer)",
+			add("imports %s.%s but does not export %s %s: the host calls it back when a timer fires (Go: sdk.KeyedProcess(fn).OnTimer(onTimer))",
 				abi.ImportModule, abi.ImportTimerRegister, abi.ExportOnTimer, exportSigs[abi.ExportOnTimer])
 		}
 	}

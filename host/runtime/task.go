@@ -31,6 +31,10 @@ type subtask struct {
 	// valve over the input channels; nil when the job has none
 	time  *sourceTime
 	valve *watermark.Valve
+	// wall-clock processing-time timers (timers.go): the chain's
+	// operators that may have them, and the timer that wakes the loop
+	pt      []*chainOp
+	ptTimer *time.Timer
 }
 
 func (s *subtask) parallelism() int { return s.task.Parallelism }
@@ -183,12 +187,17 @@ func (s *subtask) runSource() error {
 func (s *subtask) runInput() error {
 	g, head := s.gate, s.ops[0]
 	done := s.e.ctx.Done()
+	wake := s.wakeFunc()
 	for g.ended < len(g.inputs) {
-		m, ok := g.receive(done, &s.metrics.idle)
+		m, ok := g.receive(done, &s.metrics.idle, wake)
 		if !ok {
 			return errStopped
 		}
 		switch m.kind {
+		case msgTimer:
+			if err := s.fireProcessing(); err != nil {
+				return err
+			}
 		case msgData:
 			err := head.processBatch(g.inputs[m.channel], m.buf)
 			m.buf.release()
@@ -225,7 +234,7 @@ func (s *subtask) drain() {
 		}
 	}
 	for g.ended < len(g.inputs) {
-		m, ok := g.receive(done, &s.metrics.idle)
+		m, ok := g.receive(done, &s.metrics.idle, nil)
 		if !ok {
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/sluicehq/sluice/abi"
 )
@@ -234,4 +235,62 @@ type ProcessingTimeOperator interface {
 	NextProcessingTime() (int64, bool)
 	// OnProcessingTime fires the timers due now, emitting to out.
 	OnProcessingTime(out Collector) error
+}
+
+// wakeFunc returns what the input loop calls before it blocks: a channel
+// that is ready when the chain's earliest wall-clock processing-time
+// timer is due (nil: no timer, the loop waits for input alone). Nil when
+// no operator of the chain has such timers.
+func (s *subtask) wakeFunc() func() <-chan time.Time {
+	for _, co := range s.ops {
+		if _, ok := co.op.(ProcessingTimeOperator); ok && co.op != nil {
+			s.pt = append(s.pt, co)
+		}
+	}
+	if len(s.pt) == 0 {
+		return nil
+	}
+	return s.processingWake
+}
+
+// dueNow is ready at once: a timer is already due.
+var dueNow = func() chan time.Time { c := make(chan time.Time); close(c); return c }()
+
+func (s *subtask) processingWake() <-chan time.Time {
+	next, any := int64(0), false
+	for _, co := range s.pt {
+		if co.closed {
+			continue
+		}
+		if t, ok := co.op.(ProcessingTimeOperator).NextProcessingTime(); ok && (!any || t < next) {
+			next, any = t, true
+		}
+	}
+	if !any {
+		return nil
+	}
+	d := time.Until(time.UnixMilli(next))
+	if d <= 0 {
+		return dueNow
+	}
+	if s.ptTimer == nil {
+		s.ptTimer = time.NewTimer(d)
+	} else {
+		s.ptTimer.Reset(d)
+	}
+	return s.ptTimer.C
+}
+
+// fireProcessing fires the due processing-time timers of the chain's
+// operators, each emitting into its collector.
+func (s *subtask) fireProcessing() error {
+	for _, co := range s.pt {
+		if co.closed {
+			continue
+		}
+		if err := co.op.(ProcessingTimeOperator).OnProcessingTime(co.out); err != nil {
+			return co.fail(err)
+		}
+	}
+	return nil
 }

@@ -68,7 +68,8 @@ func TestTimeoutPluginFromYAML(t *testing.T) {
 }
 
 // timeoutCheckpointJob: 6000 transactions 1 ms of event time apart over
-// 40 accounts (6 s of event time), one source subtask, the default 10 s
+// 40 accounts (6 s of event time; 3 s of processing time at the rate, so
+// that the checkpoint comes long before the end), one source subtask, the default 10 s
 // timeout: no timer fires before the end of input, when every account's
 // last one does, so the checkpoint taken mid-run holds a pending timer
 // for every account seen so far.
@@ -84,7 +85,7 @@ operators:
       type: generator
       preset: transactions
       count: 6000
-      rate: 12000
+      rate: 2000
       accounts: 40
       watermarks: { strategy: monotonous, interval: 20ms }
     parallelism: 1
@@ -125,7 +126,7 @@ func TestCheckpointTimersRescale(t *testing.T) {
 		t.Fatalf("%d silent accounts, want 40", len(want))
 	}
 	for _, p := range []int{3, 1} {
-		// the first run, checkpointed once the plugin had 1500 records,
+		// the first run, checkpointed once the plugin had 1000 records,
 		// then killed
 		g, plugins := planCheckpointJob(t, timeoutCheckpointJob, 0)
 		first := newMarkConnectors()
@@ -134,7 +135,7 @@ func TestCheckpointTimersRescale(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for recordsIn(e.Snapshot(), "timeout") < 1500 {
+		for recordsIn(e.Snapshot(), "timeout") < 1000 {
 			select {
 			case <-e.Done():
 				t.Fatal("the job ended before the checkpoint")

@@ -76,7 +76,9 @@ type wallTimerPlugins struct {
 	op *wallTimerOp
 }
 
-func (p *wallTimerPlugins) Operator(opID, plugin string, subtask int) (Operator, error) { return p.op, nil }
+func (p *wallTimerPlugins) Operator(opID, plugin string, subtask int) (Operator, error) {
+	return p.op, nil
+}
 
 func appendRecord(value []byte) []byte {
 	return append([]byte{0x93, 0xc0, 0xc0}, value...)

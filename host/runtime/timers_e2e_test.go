@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -23,7 +24,7 @@ const timeoutJob = `
 version: 1
 name: timeout
 plugins:
-  timeout: { path: plugins/timeout/timeout.wasm }
+  timeout: { path: plugins/timeout/%s }
 operators:
   - id: src
     source:
@@ -41,7 +42,8 @@ operators:
 // TestTimeoutPluginFromYAML: the elements source emits its records in
 // one batch before any watermark, so every timer fires at the end of
 // input (MaxWatermark) and only each key's last one counts; at
-// parallelism 1 and 3 alike.
+// parallelism 1 and 3 alike; the Go plugin and its Rust, C and
+// AssemblyScript builds when built.
 func TestTimeoutPluginFromYAML(t *testing.T) {
 	want := []string{
 		`{"key":"a","count":2,"last":4000,"message":"key a silent for 10 s"}`,
@@ -49,21 +51,29 @@ func TestTimeoutPluginFromYAML(t *testing.T) {
 		`{"key":"c","count":1,"last":20000,"message":"key c silent for 10 s"}`,
 		`{"key":"d","count":1,"last":30500,"message":"key d silent for 10 s"}`,
 	}
-	for _, p := range []int{1, 3} {
-		t.Run(fmt.Sprint("p=", p), func(t *testing.T) {
-			res := runPipeline(t, filepath.Join("..", "..", "timeout.yaml"), fmt.Sprintf(timeoutJob, p), nil, runtime.Options{})
-			if res.err != nil {
-				t.Fatal(res.err)
-			}
-			var got []string
-			for _, l := range res.lines {
-				got = append(got, l.JSON)
-			}
-			slices.Sort(got)
-			if !slices.Equal(got, want) {
-				t.Fatalf("got\n%q\nwant\n%q", got, want)
-			}
-		})
+	builds := []string{"timeout.wasm"}
+	for _, b := range []string{"timeout-rust.wasm", "timeout-c.wasm", "timeout-as.wasm"} {
+		if _, err := os.Stat("../../plugins/timeout/" + b); err == nil || os.Getenv("SLUICE_REQUIRE_LANGS") != "" {
+			builds = append(builds, b)
+		}
+	}
+	for _, build := range builds {
+		for _, p := range []int{1, 3} {
+			t.Run(fmt.Sprint(build, "/p=", p), func(t *testing.T) {
+				res := runPipeline(t, filepath.Join("..", "..", "timeout.yaml"), fmt.Sprintf(timeoutJob, build, p), nil, runtime.Options{})
+				if res.err != nil {
+					t.Fatal(res.err)
+				}
+				var got []string
+				for _, l := range res.lines {
+					got = append(got, l.JSON)
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Fatalf("got\n%q\nwant\n%q", got, want)
+				}
+			})
+		}
 	}
 }
 

@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/runtime"
+	"github.com/sluicehq/sluice/host/state/pebblestate"
 )
 
 // Timers end to end (issue #27): plugins/timeout, Flink's
@@ -107,8 +109,9 @@ operators:
 `
 
 // TestCheckpointTimersRescale: plugins/timeout checkpointed at
-// parallelism 2 with timers pending, the job killed, and restored at 3
-// (and at 1): the timers move with their key groups and fire in the new
+// parallelism 2 with timers pending (the checkpoint holds one per account
+// seen), the job killed, and restored at 3 (and at 1), on the heap and
+// Pebble backends and from one to the other: the timers move with their key groups and fire in the new
 // subtasks at the end of input, so the output is exactly an
 // uninterrupted run's: every account once, with its count of records
 // and its last record's time; none lost with the old subtasks, none twice.
@@ -135,13 +138,20 @@ func TestCheckpointTimersRescale(t *testing.T) {
 	if len(want) != 40 {
 		t.Fatalf("%d silent accounts, want 40", len(want))
 	}
-	for _, p := range []int{3, 1} {
+	for _, c := range []struct {
+		from, to string // backends
+		p        int
+	}{{"heap", "heap", 3}, {"heap", "heap", 1}, {"pebble", "pebble", 3}, {"pebble", "heap", 3}, {"heap", "pebble", 1}} {
 		// the first run, checkpointed once the plugin had 1000 records,
 		// then killed
-		g, plugins := planCheckpointJob(t, timeoutCheckpointJob, 0)
+		job := func(backend string) string {
+			return strings.Replace(timeoutCheckpointJob, "parallelism: 2\n", "parallelism: 2\nstate: { backend: "+backend+" }\n", 1)
+		}
+		backends := pebblestate.Backends{Root: t.TempDir()}
+		g, plugins := planCheckpointJob(t, job(c.from), 0)
 		first := newMarkConnectors()
 		acks := runtime.NewAckRecorder()
-		e, err := runtime.Start(context.Background(), g, runtime.Deps{Connectors: first, Plugins: plugins, Checkpoints: acks})
+		e, err := runtime.Start(context.Background(), g, runtime.Deps{Connectors: first, Plugins: plugins, Checkpoints: acks, StateBackends: backends})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,13 +174,38 @@ func TestCheckpointTimersRescale(t *testing.T) {
 		if n := len(first.committed(1)); n != 0 {
 			t.Fatalf("%d timers fired before the checkpoint, want none", n)
 		}
-		g, plugins = planCheckpointJob(t, timeoutCheckpointJob, p, "timeout", "out")
+		// the checkpoint holds every record's timer (the plugin registers
+		// one per record, as Flink's example does, and none is due yet), in
+		// its account's key group next to the account's count
+		all, err := rd.Restore("timeout", 0, 1, g.Operators[1].MaxParallelism)
+		if err != nil {
+			t.Fatal(err)
+		}
+		timers, accounts, records := 0, 0, int64(0)
+		for _, b := range all.KeyGroups {
+			if err := runtime.ScanKeyGroupEntries(b, func(_, slot int, _, val []byte) error {
+				switch slot {
+				case runtime.SlotEventTimers:
+					timers += len(val) / 8
+				case 1:
+					n, _ := abi.ReadInt(val)
+					accounts, records = accounts+1, records+n
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if accounts == 0 || int64(timers) != records {
+			t.Fatalf("the checkpoint holds %d event-time timers for %d records of %d accounts, want one a record", timers, records, accounts)
+		}
+		g, plugins = planCheckpointJob(t, job(c.to), c.p, "timeout", "out")
 		second := newMarkConnectors()
-		if _, err := runtime.Run(context.Background(), g, runtime.Deps{Connectors: second, Plugins: plugins, Restore: rd}); err != nil {
+		if _, err := runtime.Run(context.Background(), g, runtime.Deps{Connectors: second, Plugins: plugins, Restore: rd, StateBackends: backends}); err != nil {
 			t.Fatal(err)
 		}
 		if got := lines(second.committed(0)); !slices.Equal(got, want) {
-			t.Errorf("p=%d: after the restore\n%q\nuninterrupted\n%q", p, got, want)
+			t.Errorf("%s p=2 -> %s p=%d: after the restore\n%q\nuninterrupted\n%q", c.from, c.to, c.p, got, want)
 		}
 	}
 }

@@ -13,6 +13,9 @@ import (
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/checkpoint"
+	"github.com/sluicehq/sluice/host/connector"
+	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plan"
 	"github.com/sluicehq/sluice/host/runtime"
 	"github.com/sluicehq/sluice/host/state/pebblestate"
 )
@@ -25,6 +28,7 @@ import (
 const timeoutJob = `
 version: 1
 name: timeout
+mode: %s
 plugins:
   timeout: { path: plugins/timeout/%s }
 operators:
@@ -32,7 +36,7 @@ operators:
     source:
       type: elements
       values: [{k: a, ts: 1000}, {k: b, ts: 2000}, {k: a, ts: 4000}, {k: c, ts: 20000}, {k: b, ts: 30000}, {k: d, ts: 30500}]
-      watermarks: { strategy: monotonous, timestamp: { field: ts } }
+      watermarks: monotonous
   - id: timeout
     key-by: k
     process: timeout
@@ -44,7 +48,8 @@ operators:
 // TestTimeoutPluginFromYAML: the elements source emits its records in
 // one batch before any watermark, so every timer fires at the end of
 // input (MaxWatermark) and only each key's last one counts; at
-// parallelism 1 and 3 alike; the Go plugin and its Rust, C and
+// parallelism 1 and 3 alike, STREAMING and BATCH (the end of input
+// fires every timer there too); the Go plugin and its Rust, C and
 // AssemblyScript builds when built.
 func TestTimeoutPluginFromYAML(t *testing.T) {
 	want := []string{
@@ -60,23 +65,47 @@ func TestTimeoutPluginFromYAML(t *testing.T) {
 		}
 	}
 	for _, build := range builds {
-		for _, p := range []int{1, 3} {
-			t.Run(fmt.Sprint(build, "/p=", p), func(t *testing.T) {
-				res := runPipeline(t, filepath.Join("..", "..", "timeout.yaml"), fmt.Sprintf(timeoutJob, build, p), nil, runtime.Options{})
-				if res.err != nil {
-					t.Fatal(res.err)
-				}
-				var got []string
-				for _, l := range res.lines {
-					got = append(got, l.JSON)
-				}
-				slices.Sort(got)
-				if !slices.Equal(got, want) {
-					t.Fatalf("got\n%q\nwant\n%q", got, want)
-				}
-			})
+		for _, mode := range []string{"streaming", "batch"} {
+			for _, p := range []int{1, 3} {
+				t.Run(fmt.Sprint(build, "/", mode, "/p=", p), func(t *testing.T) {
+					got := runTimedPlugins(t, fmt.Sprintf(timeoutJob, mode, build, p))
+					slices.Sort(got)
+					if !slices.Equal(got, want) {
+						t.Fatalf("got\n%q\nwant\n%q", got, want)
+					}
+				})
+			}
 		}
 	}
+}
+
+// runTimedPlugins runs src with its plugins, each source record stamped
+// with the event time of its ts field by timedConnectors (BATCH runs no
+// watermark strategy, so its timestamp assigner does not run either), and
+// returns the printed records, sorted.
+func runTimedPlugins(t *testing.T, src string) []string {
+	t.Helper()
+	wd, _ := os.Getwd()
+	file := filepath.Join(wd, "..", "..", "timeout.yaml")
+	pl, err := pipeline.Parse(file, []byte(strings.TrimSpace(src)+"\n"), pipeline.ParseOptions{PluginRoots: []string{filepath.Join(wd, "../..")}})
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	g, err := plan.Plan(pl, plan.Options{})
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	var stdout syncBuffer
+	conns := timedConnectors{&connector.Builtin{Stdout: &stdout, Stdin: strings.NewReader(""), Root: wd}}
+	if _, err := runtime.Run(context.Background(), g, runtime.Deps{Connectors: conns, Plugins: loadPlugins(t, file, pl)}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	var got []string
+	for _, l := range parseLines(t, stdout.b.String()) {
+		got = append(got, l.JSON)
+	}
+	slices.Sort(got)
+	return got
 }
 
 // timeoutCheckpointJob: 6000 transactions 1 ms of event time apart over

@@ -27,6 +27,7 @@ var (
 		abi.ExportInitialize:     sig(0, 0),
 		abi.ExportSnapshot:       sig(0, 1),
 		abi.ExportRestore:        sig(2, 1),
+		abi.ExportOnTimer:        {params: []valType{valI32, valI64, valI32, valI32}, results: []valType{valI32}},
 	}
 	importSigs = map[string]funcType{
 		abi.ImportEmit:     sig(4, 1),
@@ -46,6 +47,11 @@ var (
 		abi.ImportStateMapContains: sig(5, 1),
 		abi.ImportStateMapEntries:  sig(5, 1),
 		abi.ImportStateClear:       sig(3, 1),
+		// optional: timers (timers.go)
+		abi.ImportTimerRegister:         {params: []valType{valI32, valI32, valI32, valI64}, results: []valType{valI32}},
+		abi.ImportTimerDelete:           {params: []valType{valI32, valI32, valI32, valI64}, results: []valType{valI32}},
+		abi.ImportCurrentWatermark:      {results: []valType{valI64}},
+		abi.ImportCurrentProcessingTime: {results: []valType{valI64}},
 	}
 )
 
@@ -146,6 +152,12 @@ func check(w *wasmBinary, memoryLimitPages uint32, wasi map[string]funcType) []s
 		}
 		add("exports %s without %s %s: operator state needs both (one writes it into a checkpoint, the other reads it back)", have, missing, exportSigs[missing])
 	}
+	if w.importsHost(abi.ImportTimerRegister) {
+		if _, ok := w.export(abi.ExportOnTimer); !ok {
+			add("imports %s.%s but does not export %s %s: the host calls it back when a timer fires (Go: sdk.KeyedProcess(fn).OnTimer(onTimer))",
+				abi.ImportModule, abi.ImportTimerRegister, abi.ExportOnTimer, exportSigs[abi.ExportOnTimer])
+		}
+	}
 	if _, ok := w.export(abi.ExportStart); ok {
 		add("exports %s, so it is a WASI command, not a reactor: build it as a library (Go: -buildmode=c-shared; C: -mexec-model=reactor)", abi.ExportStart)
 	}
@@ -228,6 +240,17 @@ func abiVersion(w *wasmBinary) int {
 func sluiceExports(w *wasmBinary) bool {
 	for _, e := range w.exports {
 		if _, ok := exportSigs[e.name]; ok && strings.HasPrefix(e.name, "sluice_") {
+			return true
+		}
+	}
+	return false
+}
+
+// importsHost reports whether w imports the host function name (module
+// abi.ImportModule).
+func (w *wasmBinary) importsHost(name string) bool {
+	for _, im := range w.imports {
+		if im.module == abi.ImportModule && im.name == name {
 			return true
 		}
 	}

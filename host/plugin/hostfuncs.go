@@ -38,6 +38,10 @@ var hostFuncs = []hostFunc{
 	{abi.ImportStateMapContains, []string{"slot", "key_ptr", "key_len", "ukey_ptr", "ukey_len"}, hostStateMapContains},
 	{abi.ImportStateMapEntries, []string{"slot", "key_ptr", "key_len", "buf_ptr", "buf_cap"}, hostStateMapEntries},
 	{abi.ImportStateClear, []string{"slot", "key_ptr", "key_len"}, hostStateClear},
+	{abi.ImportTimerRegister, []string{"kind", "key_ptr", "key_len", "ts"}, hostTimerRegister},
+	{abi.ImportTimerDelete, []string{"kind", "key_ptr", "key_len", "ts"}, hostTimerDelete},
+	{abi.ImportCurrentWatermark, nil, hostCurrentWatermark},
+	{abi.ImportCurrentProcessingTime, nil, hostCurrentProcessingTime},
 }
 
 // Host functions bill the call's fuel for the work they do (callBound.

@@ -31,6 +31,7 @@ const (
 	expProcessIndexed
 	expSnapshot
 	expRestore
+	expOnTimer
 	numExports
 )
 
@@ -38,6 +39,7 @@ var exportNames = [numExports]string{
 	abi.ExportBuffer, abi.ExportOpen, abi.ExportProcess, abi.ExportClose,
 	abi.ExportPartition, abi.ExportDescribe, abi.ExportInitialize,
 	abi.ExportProcessIndexed, abi.ExportSnapshot, abi.ExportRestore,
+	abi.ExportOnTimer,
 }
 
 // randomSeed seeds the deterministic random stream every instance reads
@@ -60,6 +62,9 @@ type env struct {
 	// made on the first state call when the operator did not make it
 	kinds *runtime.StateKinds
 	port  func(tag string) int
+	// time serves the timer calls (timers.go); nil when the module
+	// imports none
+	time *timeEnv
 	// logDropped counts the stdout and stderr lines dropped past the
 	// kept tails; nil: not counted
 	logDropped *atomic.Int64

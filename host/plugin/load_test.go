@@ -45,6 +45,11 @@ func TestLoadRefusesBadModules(t *testing.T) {
 			"imports sluice_v1.emit as (i32) -> i32; ABI v1 defines it as (i32, i32, i32, i32) -> i32",
 			"imports wasi_snapshot_preview1.sock_listen, which the host's WASI does not provide",
 		}},
+		{"timer_noontimer", []string{
+			"imports sluice_v1.timer_register but does not export sluice_on_timer (i32, i64, i32, i32) -> i32: the host calls it back when a timer fires " +
+				"(Go: sdk.KeyedProcess(fn).OnTimer(onTimer))",
+			"imports sluice_v1.timer_delete as (i32, i32, i32, i32) -> i32; ABI v1 defines it as (i32, i32, i32, i64) -> i32",
+		}},
 		{"command", []string{
 			"exports _start, so it is a WASI command, not a reactor: build it as a library (Go: -buildmode=c-shared; C: -mexec-model=reactor)",
 		}},

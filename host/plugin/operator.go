@@ -34,9 +34,16 @@ type Operator struct {
 	// clock is the deterministic TTL clock when a state slot has a TTL
 	// and the plugin has no real clock (statekinds_open.go); nil otherwise
 	clock *eventClock
+	// tm holds the timers and the clocks of a plugin that imports the
+	// timer calls (timers.go); nil otherwise
+	tm *timeEnv
 }
 
-var _ runtime.Operator = (*Operator)(nil)
+var (
+	_ runtime.Operator               = (*Operator)(nil)
+	_ runtime.WatermarkOperator      = (*Operator)(nil)
+	_ runtime.ProcessingTimeOperator = (*Operator)(nil)
+)
 
 // NewOperator returns an operator over m for operator id opID. config is
 // used when the OpenContext carries none. Calls into the guest run under
@@ -72,6 +79,9 @@ func (o *Operator) Open(oc *runtime.OpenContext) error {
 	}
 	cfg, err := o.openState(oc, cfg)
 	if err != nil {
+		return o.errorf(abi.ExportOpen, "%w", err)
+	}
+	if err := o.openTime(oc); err != nil {
 		return o.errorf(abi.ExportOpen, "%w", err)
 	}
 	b, err := encodeConfig(cfg)
@@ -110,7 +120,10 @@ func (o *Operator) Process(input int, batch []byte, count int, out runtime.Colle
 		}
 		return err
 	}
-	return in.deliver(out)
+	if err := in.deliver(out); err != nil {
+		return err
+	}
+	return o.fireProcessing(out) // the clock may have passed some: the deterministic one moved with the batch
 }
 
 // run calls sluice_process over count records of batch; the output stays
@@ -179,6 +192,9 @@ func (o *Operator) Close(out runtime.Collector) error {
 	defer o.r.drop()
 	if out == nil || !o.r.opened {
 		return nil
+	}
+	if err := o.endTimers(out); err != nil {
+		return err
 	}
 	in, err := o.r.get()
 	if err != nil {

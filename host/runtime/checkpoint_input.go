@@ -68,6 +68,7 @@ func (o *sourceOut) Yield() error {
 func (s *subtask) runInputCheckpointed() error {
 	g, ck := s.gate, s.ck
 	done := s.e.ctx.Done()
+	wake := s.wakeFunc()
 	for g.ended < len(g.inputs) {
 		var m message
 		if len(ck.ready) > 0 {
@@ -79,12 +80,22 @@ func (s *subtask) runInputCheckpointed() error {
 			case m = <-g.prio: // nil without unaligned checkpoints
 			case m = <-g.queue:
 			default:
+				var w <-chan time.Time
+				if wake != nil {
+					w = wake()
+				}
 				start := time.Now()
 				select {
 				case m = <-g.prio:
 					s.metrics.idle.add(int64(time.Since(start)))
 				case m = <-g.queue:
 					s.metrics.idle.add(int64(time.Since(start)))
+				case <-w:
+					s.metrics.idle.add(int64(time.Since(start)))
+					if err := s.fireProcessing(); err != nil {
+						return err
+					}
+					continue
 				case <-ck.mail.signal:
 					s.metrics.idle.add(int64(time.Since(start)))
 					if err := s.handleMail(); err != nil {

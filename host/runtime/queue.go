@@ -44,6 +44,9 @@ const (
 	// msgStatus says the channel went idle (idle) or active again
 	// (Flink's WatermarkStatus).
 	msgStatus
+	// msgTimer is no message of a channel: receive returns it when a
+	// wall-clock processing-time timer of the chain is due (timers.go).
+	msgTimer
 )
 
 // message is what a gate delivers.
@@ -214,17 +217,24 @@ func (c *channel) send(m message, done <-chan struct{}) error {
 
 // receive returns the next message of g, adding the time spent waiting to
 // *idle; ok is false when done closed first.
-func (g *gate) receive(done <-chan struct{}, idle *counter) (m message, ok bool) {
+func (g *gate) receive(done <-chan struct{}, idle *counter, wake func() <-chan time.Time) (m message, ok bool) {
 	select {
 	case m = <-g.queue:
 		return m, true
 	default:
+	}
+	var w <-chan time.Time
+	if wake != nil {
+		w = wake()
 	}
 	start := time.Now()
 	select {
 	case m = <-g.queue:
 		idle.add(int64(time.Since(start)))
 		return m, true
+	case <-w:
+		idle.add(int64(time.Since(start)))
+		return message{kind: msgTimer}, true
 	case <-done:
 		return m, false
 	}

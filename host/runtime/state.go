@@ -183,7 +183,7 @@ func (s *KeyedStore) add(kg, slot int, c *cell) {
 
 // Get copies the value of (slot, key) into dst[:0] and returns it.
 func (s *KeyedStore) Get(slot int, key []byte, dst []byte) ([]byte, bool, error) {
-	if err := checkSlot(slot); err != nil {
+	if err := CheckStoreSlot(slot); err != nil {
 		return nil, false, err
 	}
 	c := s.lookup(slot, key)
@@ -198,7 +198,7 @@ func (s *KeyedStore) Get(slot int, key []byte, dst []byte) ([]byte, bool, error)
 
 // Put stores a copy of val under (slot, key).
 func (s *KeyedStore) Put(slot int, key, val []byte) error {
-	if err := checkSlot(slot); err != nil {
+	if err := CheckStoreSlot(slot); err != nil {
 		return err
 	}
 	if len(val) > abi.MaxStateValue {
@@ -258,7 +258,7 @@ func bytesCopy(b []byte) []byte {
 	return c
 }
 
-// checkSlot refuses a slot outside 0..abi.MaxStateSlots-1.
+// checkSlot refuses a slot outside 0..abi.MaxStateSlots-1, a plugin's.
 func checkSlot(slot int) error {
 	if slot < 0 || slot >= abi.MaxStateSlots {
 		return fmt.Errorf("state slot %d is out of range: slots are 0 to %d", slot, abi.MaxStateSlots-1)
@@ -266,9 +266,20 @@ func checkSlot(slot int) error {
 	return nil
 }
 
+// CheckStoreSlot refuses a slot a state backend does not hold: a
+// plugin's slots 0..abi.MaxStateSlots-1 and the host's timer slots
+// after them (SlotEventTimers, SlotProcessingTimers). The plugin's host
+// functions refuse the timer slots before a backend sees them.
+func CheckStoreSlot(slot int) error {
+	if slot < 0 || slot >= MaxSlots {
+		return fmt.Errorf("state slot %d is out of range: slots are 0 to %d (and %d to %d hold the host's timers)", slot, abi.MaxStateSlots-1, abi.MaxStateSlots, MaxSlots-1)
+	}
+	return nil
+}
+
 // Delete removes (slot, key).
 func (s *KeyedStore) Delete(slot int, key []byte) error {
-	if err := checkSlot(slot); err != nil {
+	if err := CheckStoreSlot(slot); err != nil {
 		return err
 	}
 	kg, err := s.KeyGroup(key)

@@ -125,7 +125,7 @@ func ScanKeyGroupEntries(b []byte, fn func(n, slot int, key, val []byte) error) 
 			return fmt.Errorf("entry %d: value: %w", n, err)
 		}
 		b = rest
-		if err := checkSlot(int(min(slot, 1<<31))); err != nil {
+		if err := CheckStoreSlot(int(min(slot, 1<<31))); err != nil {
 			return fmt.Errorf("entry %d: %w", n, err)
 		}
 		if err := fn(n, int(slot), key, val); err != nil {

@@ -161,17 +161,17 @@ func TestPreview(t *testing.T) {
 	}
 }
 
-// TestKeyedStoreBoundsSlotsAndValues: slots are 0 to abi.MaxStateSlots-1
-// and values at most abi.MaxStateValue long; the others are refused
+// TestKeyedStoreBoundsSlotsAndValues: slots are 0 to MaxSlots-1 (a
+// plugin's 0 to abi.MaxStateSlots-1, then the host's timers) and values at most abi.MaxStateValue long; the others are refused
 // before anything is allocated (one state_put of slot 40,000,000 made the
 // host allocate 2.9 GB of slot lists).
 func TestKeyedStoreBoundsSlotsAndValues(t *testing.T) {
 	s := NewKeyedStore(128, 0, 127)
 	key := abi.AppendStr(nil, "k")
-	if err := s.Put(abi.MaxStateSlots-1, key, []byte{1}); err != nil {
+	if err := s.Put(MaxSlots-1, key, []byte{1}); err != nil {
 		t.Fatalf("the last slot: %v", err)
 	}
-	for _, slot := range []int{-1, abi.MaxStateSlots, 40_000_000} {
+	for _, slot := range []int{-1, MaxSlots, 40_000_000} {
 		if err := s.Put(slot, key, []byte{1}); err == nil || !strings.Contains(err.Error(), "out of range: slots are 0 to 1023") {
 			t.Errorf("Put slot %d: %v", slot, err)
 		}
@@ -182,8 +182,8 @@ func TestKeyedStoreBoundsSlotsAndValues(t *testing.T) {
 			t.Errorf("Delete slot %d: no error", slot)
 		}
 	}
-	if len(s.index) != abi.MaxStateSlots {
-		t.Errorf("%d slot indexes after the refused puts, want %d", len(s.index), abi.MaxStateSlots)
+	if len(s.index) != MaxSlots {
+		t.Errorf("%d slot indexes after the refused puts, want %d", len(s.index), MaxSlots)
 	}
 	if err := s.Put(0, key, make([]byte, abi.MaxStateValue+1)); err == nil || !strings.Contains(err.Error(), "longer than the limit") {
 		t.Errorf("a value past the limit: %v", err)

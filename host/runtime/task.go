@@ -30,6 +30,10 @@ type subtask struct {
 	// valves over the input channels; nil when the job has none
 	time  *sourceTime
 	valve *inputValves
+	// wall-clock processing-time timers (timers.go): the chain's
+	// operators that may have them, and the timer that wakes the loop
+	pt      []*chainOp
+	ptTimer *time.Timer
 }
 
 func (s *subtask) parallelism() int { return s.task.Parallelism }
@@ -185,12 +189,17 @@ func (s *subtask) runSource() error {
 func (s *subtask) runInput() error {
 	g, head := s.gate, s.ops[0]
 	done := s.e.ctx.Done()
+	wake := s.wakeFunc()
 	for g.ended < len(g.inputs) {
-		m, ok := g.receive(done, &s.metrics.idle)
+		m, ok := g.receive(done, &s.metrics.idle, wake)
 		if !ok {
 			return errStopped
 		}
 		switch m.kind {
+		case msgTimer:
+			if err := s.fireProcessing(); err != nil {
+				return err
+			}
 		case msgData:
 			err := head.processBatch(g.inputs[m.channel], m.buf)
 			m.buf.release()
@@ -227,7 +236,7 @@ func (s *subtask) drain() {
 		}
 	}
 	for g.ended < len(g.inputs) {
-		m, ok := g.receive(done, &s.metrics.idle)
+		m, ok := g.receive(done, &s.metrics.idle, nil)
 		if !ok {
 			return
 		}

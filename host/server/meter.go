@@ -287,6 +287,23 @@ func (o *meteredOperator) ProcessWatermark(wm int64, out runtime.Collector) erro
 	return nil
 }
 
+// NextProcessingTime and OnProcessingTime pass a plugin operator's
+// wall-clock processing-time timers through
+// (runtime.ProcessingTimeOperator).
+func (o *meteredOperator) NextProcessingTime() (int64, bool) {
+	if p, ok := o.op.(runtime.ProcessingTimeOperator); ok {
+		return p.NextProcessingTime()
+	}
+	return 0, false
+}
+
+func (o *meteredOperator) OnProcessingTime(out runtime.Collector) error {
+	if p, ok := o.op.(runtime.ProcessingTimeOperator); ok {
+		return p.OnProcessingTime(out)
+	}
+	return nil
+}
+
 // LogLinesDropped passes the plugin operator's count of dropped guest
 // log lines through (runtime.GuestLog): the runtime finds it on the
 // operator it is given, this wrapper.

@@ -65,6 +65,11 @@ SL__IMPORT("state_map_del") int32_t sl_host_state_map_del(int32_t slot, const ui
 SL__IMPORT("state_map_contains") int32_t sl_host_state_map_contains(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *uk, uint32_t ukn);
 SL__IMPORT("state_map_entries") int32_t sl_host_state_map_entries(int32_t slot, const uint8_t *k, uint32_t kn, uint8_t *buf, uint32_t cap);
 SL__IMPORT("state_clear") int32_t sl_host_state_clear(int32_t slot, const uint8_t *k, uint32_t kn);
+/* optional: timers */
+SL__IMPORT("timer_register") int32_t sl_host_timer_register(int32_t kind, const uint8_t *k, uint32_t kn, int64_t ts);
+SL__IMPORT("timer_delete") int32_t sl_host_timer_delete(int32_t kind, const uint8_t *k, uint32_t kn, int64_t ts);
+SL__IMPORT("current_watermark") int64_t sl_host_current_watermark(void);
+SL__IMPORT("current_processing_time") int64_t sl_host_current_processing_time(void);
 
 #ifndef __wasm__
 /* Natively (tests) emit_ends checks the ends as the host does, then hands
@@ -91,6 +96,10 @@ __attribute__((weak)) int32_t sl_host_state_map_del(int32_t slot, const uint8_t 
 __attribute__((weak)) int32_t sl_host_state_map_contains(int32_t slot, const uint8_t *k, uint32_t kn, const uint8_t *uk, uint32_t ukn) { (void)slot, (void)k, (void)kn, (void)uk, (void)ukn; return SL_STATE; }
 __attribute__((weak)) int32_t sl_host_state_map_entries(int32_t slot, const uint8_t *k, uint32_t kn, uint8_t *buf, uint32_t cap) { (void)slot, (void)k, (void)kn, (void)buf, (void)cap; return SL_STATE; }
 __attribute__((weak)) int32_t sl_host_state_clear(int32_t slot, const uint8_t *k, uint32_t kn) { (void)slot, (void)k, (void)kn; return SL_STATE; }
+__attribute__((weak)) int32_t sl_host_timer_register(int32_t kind, const uint8_t *k, uint32_t kn, int64_t ts) { (void)kind, (void)k, (void)kn, (void)ts; return SL_STATE; }
+__attribute__((weak)) int32_t sl_host_timer_delete(int32_t kind, const uint8_t *k, uint32_t kn, int64_t ts) { (void)kind, (void)k, (void)kn, (void)ts; return SL_STATE; }
+__attribute__((weak)) int64_t sl_host_current_watermark(void) { return INT64_MIN; }
+__attribute__((weak)) int64_t sl_host_current_processing_time(void) { return 0; }
 #endif
 
 /* ---- reading ------------------------------------------------------------ */
@@ -1111,6 +1120,25 @@ int sl_state_get(int32_t slot, sl_str *val) { return cur_or_fail() ? sl_state_ge
 int sl_state_put(int32_t slot, const void *p, uint32_t n) { return cur_or_fail() ? sl_state_put_key(slot, g_cur->key, p, n) : SL_STATE; }
 int sl_state_del(int32_t slot) { return cur_or_fail() ? sl_state_del_key(slot, g_cur->key) : SL_STATE; }
 
+/* ---- timers ---------------------------------------------------------------------------- */
+
+int sl_timer_register_key(int32_t kind, sl_value key, int64_t ts) {
+	if (key.n == 0) return sl_fail(SL_STATE, "timers need a key (the record's key is nil)");
+	int32_t st = sl_host_timer_register(kind, key.p, key.n, ts);
+	return st == SL_OK ? SL_OK : sl_fail(st, "timer_register failed");
+}
+
+int sl_timer_delete_key(int32_t kind, sl_value key, int64_t ts) {
+	if (key.n == 0) return sl_fail(SL_STATE, "timers need a key (the record's key is nil)");
+	int32_t st = sl_host_timer_delete(kind, key.p, key.n, ts);
+	return st == SL_OK ? SL_OK : sl_fail(st, "timer_delete failed");
+}
+
+int sl_timer_register(int32_t kind, int64_t ts) { return cur_or_fail() ? sl_timer_register_key(kind, g_cur->key, ts) : SL_STATE; }
+int sl_timer_delete(int32_t kind, int64_t ts) { return cur_or_fail() ? sl_timer_delete_key(kind, g_cur->key, ts) : SL_STATE; }
+int64_t sl_current_watermark(void) { return sl_host_current_watermark(); }
+int64_t sl_current_processing_time(void) { return sl_host_current_processing_time(); }
+
 /* ---- list and map state -------------------------------------------------------------- */
 
 static sl_buf g_kinds; /* the buffer of list and map reads */
@@ -1782,6 +1810,22 @@ int32_t sl__close(const sl_plugin *p) {
 	int st = p->close ? p->close() : SL_OK;
 	if (st > 0) return positive_return(st, "close", -1);
 	if (st < 0) return user_failed(st, "close", -1);
+	return finish(SL_OK);
+}
+
+int32_t sl__on_timer(const sl_plugin *p, int32_t kind, int64_t ts, const uint8_t *key, uint32_t n) {
+	begin_call();
+	if (!g_opened) return unsupported("on_timer called before open");
+	if (!p->on_timer) return unsupported("the plugin has no on_timer callback");
+	if (kind != SL_EVENT_TIME && kind != SL_PROCESSING_TIME) return sl_fail(SL_MALFORMED, "on_timer: unknown timer kind");
+	if (n == 0 || sl_skip(key, n, 0) != (int64_t)n) return sl_fail(SL_MALFORMED, "on_timer: the key is not one msgpack value");
+	static const uint8_t nil = 0xc0;
+	sl_record r = {.raw = {NULL, 0}, .has_time = kind == SL_EVENT_TIME, .time = ts, .key = {key, n}, .value = {&nil, 1}};
+	g_cur = &r;
+	int st = p->on_timer(kind, ts, &r);
+	g_cur = NULL;
+	if (st > 0) return positive_return(st, "on_timer", -1);
+	if (st < 0) return user_failed(st, "on_timer", -1);
 	return finish(SL_OK);
 }
 

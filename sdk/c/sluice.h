@@ -211,6 +211,21 @@ int sl_mapstate_next(sl_str *wire, sl_str *key, sl_str *val);
 /* sl_state_clear removes the slot's state under the key, whatever its kind. */
 int sl_state_clear(int32_t slot);
 
+/* ---- timers (Flink's TimerService, abi/timers.go) -------------------------
+ * For the current record's key (in on_timer: the timer's), or an explicit
+ * key with the *_key variants. One timer per (kind, key, time): registering
+ * it again does nothing, deleting one that is not there is no error. An
+ * event-time timer fires once the watermark reaches its time; the plugin's
+ * on_timer callback gets it. SL_STATE on an unkeyed operator. */
+#define SL_EVENT_TIME 0
+#define SL_PROCESSING_TIME 1
+int sl_timer_register(int32_t kind, int64_t ts);
+int sl_timer_delete(int32_t kind, int64_t ts);
+int sl_timer_register_key(int32_t kind, sl_value key, int64_t ts);
+int sl_timer_delete_key(int32_t kind, sl_value key, int64_t ts);
+int64_t sl_current_watermark(void);       /* INT64_MIN before the first */
+int64_t sl_current_processing_time(void); /* ms: the real clock when granted clock, else the host's deterministic one */
+
 /* ---- config ----------------------------------------------------------------
  * Typed getters for the config open receives, as the Go SDK's: the value of
  * the top-level key name, or def when the key is missing or nil. An integer
@@ -312,6 +327,12 @@ typedef struct {
 	int (*restore)(const uint8_t *p, uint32_t n);
 	/* A process-window's end of a window's records: emits its output. */
 	int (*window_end)(const sl_window_info *w);
+	/* A timer fired (kind SL_EVENT_TIME or SL_PROCESSING_TIME, at ts): timer
+	 * is a record with the timer's key, no value, and time ts for an
+	 * event-time timer, so sl_begin(out, timer) stamps it as Flink does and
+	 * sl_state_get works under its key. Register with SLUICE_ON_TIMER(p)
+	 * after SLUICE_OPERATOR(p). */
+	int (*on_timer)(int32_t kind, int64_t ts, const sl_record *timer);
 } sl_plugin;
 
 /* The context of the open call, valid for the instance's life. */
@@ -325,6 +346,7 @@ int32_t sl__partition(const sl_plugin *p, const uint8_t *b, uint32_t n, int32_t 
 int32_t sl__describe(const sl_plugin *p);
 int32_t sl__snapshot(const sl_plugin *p);
 int32_t sl__restore(const sl_plugin *p, const uint8_t *b, uint32_t n);
+int32_t sl__on_timer(const sl_plugin *p, int32_t kind, int64_t ts, const uint8_t *key, uint32_t n);
 uint8_t *sl__buffer(uint32_t size);
 void sl__reset(void); /* tests: forget the open instance */
 
@@ -347,6 +369,10 @@ void sl__reset(void); /* tests: forget the open instance */
 	SL__EXPORT("sluice_snapshot") int32_t sluice_snapshot(void) { return sl__snapshot(&(P)); } \
 	SL__EXPORT("sluice_restore") int32_t sluice_restore(int32_t ptr, int32_t len) { \
 		return sl__restore(&(P), SL__PTR(ptr), (uint32_t)len); }
+/* Exports sluice_on_timer for P's on_timer, after SLUICE_OPERATOR(P). */
+#define SLUICE_ON_TIMER(P) \
+	SL__EXPORT("sluice_on_timer") int32_t sluice_on_timer(int32_t kind, int64_t ts, int32_t ptr, int32_t len) { \
+		return sl__on_timer(&(P), kind, ts, SL__PTR(ptr), (uint32_t)len); }
 /* Registers a custom partitioner. */
 #define SLUICE_PARTITIONER(P) \
 	SL__COMMON_EXPORTS(P) \
@@ -354,6 +380,7 @@ void sl__reset(void); /* tests: forget the open instance */
 		return sl__partition(&(P), SL__PTR(ptr), (uint32_t)len, count, n); }
 #else /* native builds (tests) call sl__* directly */
 #define SLUICE_OPERATOR(P)
+#define SLUICE_ON_TIMER(P)
 #define SLUICE_PARTITIONER(P)
 #endif
 

@@ -15,6 +15,8 @@ func NewRecord() Record {
 	v := eng.arena.get()
 	if c := eng.cur; c != nil {
 		v.time, v.hasTime = c.timeOf()
+	} else if eng.hasTimerTime {
+		v.time, v.hasTime = eng.timerTime, true
 	}
 	return Record{v}
 }

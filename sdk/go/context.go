@@ -35,6 +35,9 @@ func (Context) EmitTo(tag string, r Record) {
 // Key returns the key of the record being processed.
 func (Context) Key() Key {
 	if eng.cur == nil {
+		if eng.timerKey != nil { // in OnTimer: the timer's key
+			return Key{Value{eng.timerKey}}
+		}
 		return Key{}
 	}
 	return Key{Value{eng.cur.keyRaw()}}

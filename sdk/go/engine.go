@@ -23,6 +23,11 @@ type engine struct {
 	states  [][]byte // read buffer per keyed-state slot
 	tmp     []byte   // scratch for encoding state values
 	cfg     openState
+	// the timer firing (sluice_on_timer): its key, and its time when
+	// records emitted carry it
+	timerKey     []byte
+	timerTime    int64
+	hasTimerTime bool
 }
 
 // output is one output port's buffer, handed to the host with one emit at

@@ -24,6 +24,7 @@ func init() {
 		Describe:  guestDescribe,
 		Snapshot:  guestSnapshot,
 		Restore:   func(element []byte) int32 { return guestRestore(ownInput(element)) },
+		OnTimer:   func(kind int32, ts int64, key []byte) int32 { return guestOnTimer(kind, ts, ownInput(key)) },
 	}
 }
 

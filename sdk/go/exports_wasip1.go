@@ -69,3 +69,12 @@ func exportRestore(ptr, n int32) int32 {
 	}
 	return guestRestore(element)
 }
+
+//go:wasmexport sluice_on_timer
+func exportOnTimer(kind int32, ts int64, ptr, n int32) int32 {
+	key, ok := eng.input(uintptr(uint32(ptr)), n)
+	if !ok {
+		return badInput("sluice_on_timer")
+	}
+	return guestOnTimer(kind, ts, key)
+}

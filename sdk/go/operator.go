@@ -23,6 +23,7 @@ type Operator struct {
 	windowFn  func(Window, []Record, Emitter) error
 	partFn    func(Key, int) int
 	keyFn     func(Record) (Key, error)
+	timerFn   func(Timer, Context) error // OnTimer
 
 	state Snapshotter // operator state, when declared with State
 	decls []StateDecl // keyed state slots declared with Declare

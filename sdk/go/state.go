@@ -102,14 +102,7 @@ func stateKey(slot int) ([]byte, error) {
 	if slot < 0 || slot >= maxSlots {
 		return nil, errState("state slot " + strconv.Itoa(slot) + " outside [0, 1024)")
 	}
-	if eng.cur == nil {
-		return nil, errState("keyed state is only usable while processing a record")
-	}
-	key := eng.cur.keyRaw()
-	if key == nil {
-		return nil, errState("keyed state needs a keyed input: the record has no key")
-	}
-	return key, nil
+	return currentKey()
 }
 
 func hostStatus(call string, st int32) error {

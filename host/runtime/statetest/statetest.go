@@ -306,7 +306,7 @@ func Refusals(t *testing.T, f Factory) {
 			own = Key(i)
 		}
 	}
-	for _, slot := range []int{-1, abi.MaxStateSlots} {
+	for _, slot := range []int{-1, runtime.MaxSlots} {
 		if err := b.Put(slot, own, []byte("x")); err == nil || !strings.Contains(err.Error(), "out of range") {
 			t.Fatalf("put to slot %d: %v", slot, err)
 		}

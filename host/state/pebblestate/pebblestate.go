@@ -143,12 +143,8 @@ func (s *Store) KeyGroup(key []byte) (int, error) {
 // KeyGroups returns the inclusive key-group range of the store.
 func (s *Store) KeyGroups() (start, end int) { return s.start, s.end }
 
-func checkSlot(slot int) error {
-	if slot < 0 || slot >= abi.MaxStateSlots {
-		return fmt.Errorf("state slot %d is out of range: slots are 0 to %d", slot, abi.MaxStateSlots-1)
-	}
-	return nil
-}
+// checkSlot is the heap's check: a plugin's slots and the host's timers.
+func checkSlot(slot int) error { return runtime.CheckStoreSlot(slot) }
 
 func appendPrefix(b []byte, kg, slot int) []byte {
 	return binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(b, uint16(kg)), uint16(slot))

@@ -69,3 +69,22 @@ export declare function hostMapEntries(slot: i32, kp: usize, kl: i32, bp: usize,
 // @ts-ignore: decorator
 @external("sluice_v1", "state_clear")
 export declare function hostStateClear(slot: i32, kp: usize, kl: i32): i32;
+
+// Optional: timers (abi/timers.go). A module imports only those its
+// plugin calls.
+
+// @ts-ignore: decorator
+@external("sluice_v1", "timer_register")
+export declare function hostTimerRegister(kind: i32, kp: usize, kl: i32, ts: i64): i32;
+
+// @ts-ignore: decorator
+@external("sluice_v1", "timer_delete")
+export declare function hostTimerDelete(kind: i32, kp: usize, kl: i32, ts: i64): i32;
+
+// @ts-ignore: decorator
+@external("sluice_v1", "current_watermark")
+export declare function hostCurrentWatermark(): i64;
+
+// @ts-ignore: decorator
+@external("sluice_v1", "current_processing_time")
+export declare function hostCurrentProcessingTime(): i64;

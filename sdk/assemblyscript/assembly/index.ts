@@ -26,4 +26,5 @@ export {
   emit, emitValue, begin, beginWith, end, startEdit, emitEdited,
   stateGet, statePut, stateDel, context, fail,
   listGet, listAdd, listUpdate, wireNext, putWire, mapGet, mapPut, mapDel, mapContains, mapEntries, stateClear,
+  EVENT_TIME, PROCESSING_TIME, registerTimer, deleteTimer, currentWatermark, currentProcessingTime,
 } from "./runtime";

@@ -11,6 +11,7 @@ import { Buf } from "./buf";
 import {
   hostEmit, hostEmitEnds, hostError, hostPort, hostStateDel, hostStateGet, hostStatePut,
   hostListGet, hostListAppend, hostListUpdate, hostMapGet, hostMapPut, hostMapDel, hostMapContains, hostMapEntries, hostStateClear,
+  hostTimerRegister, hostTimerDelete, hostCurrentWatermark, hostCurrentProcessingTime,
 } from "./host";
 import { Edit, Record, parseRecord, parseWhy, pool, putEnvelope } from "./record";
 import { Iter, Value, setFxMap, skip } from "./value";
@@ -58,6 +59,11 @@ export type SnapshotFn = (out: Buf) => i32;
 /** Merges bytes a SnapshotFn wrote (ptr/len, valid during the call) into
  * the state; returns Status.OK or a negative Status. */
 export type RestoreFn = (ptr: usize, len: i32) => i32;
+/** A timer fired (Flink's onTimer): kind EVENT_TIME or PROCESSING_TIME, at
+ * ts; timer carries the timer's key, and ts as its time for an event-time
+ * timer, so begin(MAIN, timer) stamps records as Flink does and
+ * stateGet(slot, timer.key, v) reads the key's state. */
+export type TimerFn = (kind: i32, ts: i64, timer: Record) => i32;
 
 function openNothing(ctx: Context, config: Value): i32 { return Status.OK; }
 function closeNothing(): i32 { return Status.OK; }
@@ -80,6 +86,7 @@ export class Plugin {
   partitionFn: PartitionFn = noPartition;
   snapshotFn: SnapshotFn | null = null;
   restoreFn: RestoreFn | null = null;
+  timerFn: TimerFn | null = null;
 
   constructor(public name: string, public kind: Kind) {}
 
@@ -96,6 +103,8 @@ export class Plugin {
    * job starts from one, once per snapshot the subtask is given (several
    * or none after a rescale: it merges them). */
   state(snapshot: SnapshotFn, restore: RestoreFn): Plugin { this.snapshotFn = snapshot; this.restoreFn = restore; return this; }
+  /** Called when a timer the process registered fires (keyed). */
+  onTimer(fn: TimerFn): Plugin { this.timerFn = fn; this.isKeyed = true; return this; }
 }
 
 let plugin: Plugin | null = null;
@@ -484,6 +493,59 @@ export function stateClear(slot: i32, key: Value): i32 {
 }
 
 /** The context of the open call. */
+// ---- timers (Flink's TimerService, abi/timers.go) ----------------------------
+
+export const EVENT_TIME = 0;
+export const PROCESSING_TIME = 1;
+
+/** Registers a timer of kind (EVENT_TIME, PROCESSING_TIME) at ts for key
+ * (a record's key): one per (kind, key, ts). */
+export function registerTimer(kind: i32, key: Value, ts: i64): i32 {
+  if (!key.exists) return fail(Status.State, "timers need a key (the record's key is nil)");
+  const st = hostTimerRegister(kind, key.ptr, key.len, ts);
+  return st == 0 ? Status.OK : fail(st, "timer_register failed");
+}
+
+/** Deletes the timer of (kind, key, ts); one not there is no error. */
+export function deleteTimer(kind: i32, key: Value, ts: i64): i32 {
+  if (!key.exists) return fail(Status.State, "timers need a key (the record's key is nil)");
+  const st = hostTimerDelete(kind, key.ptr, key.len, ts);
+  return st == 0 ? Status.OK : fail(st, "timer_delete failed");
+}
+
+/** The operator's input watermark (i64.MIN_VALUE before the first). */
+export function currentWatermark(): i64 { return hostCurrentWatermark(); }
+
+/** The processing-time clock in ms: the real clock when the plugin is
+ * granted clock, else the host's deterministic one. */
+export function currentProcessingTime(): i64 { return hostCurrentProcessingTime(); }
+
+const timerRec = new Record();
+const nilValue = memory.data<u8>([0xc0]);
+
+export function sluice_on_timer(kind: i32, ts: i64, ptr: usize, len: i32): i32 {
+  beginCall();
+  const st0 = checkCall(true, "on_timer");
+  if (st0 < 0) return st0;
+  const f = (<Plugin>plugin).timerFn;
+  if (f == null) return fail(Status.Unsupported, "on_timer: the plugin has no onTimer callback");
+  if (kind != EVENT_TIME && kind != PROCESSING_TIME) return fail(Status.Malformed, "on_timer: unknown timer kind " + kind.toString());
+  if (len <= 0 || skip(ptr, len, 0) != len) return fail(Status.Malformed, "on_timer: the key is not one msgpack value");
+  timerRec.raw.set(0, 0);
+  timerRec.hasTime = kind == EVENT_TIME;
+  timerRec.time = ts;
+  timerRec.key.set(ptr, len);
+  timerRec.value.set(nilValue, 1);
+  const st = f(kind, ts, timerRec);
+  if (st > 0) return positiveReturn(st, "on_timer", -1);
+  if (st < 0) return userFailed(st, "on_timer", -1);
+  for (let i = 0; i < ports.length; i++) {
+    const st2 = flush(unchecked(ports[i]));
+    if (st2 != 0) return st2;
+  }
+  return failStatus;
+}
+
 export function context(): Context { return ctx; }
 
 // ---- the exports ----------------------------------------------------------------

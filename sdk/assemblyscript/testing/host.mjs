@@ -51,6 +51,9 @@ export class Instance {
     this.state = new Map();
     this.lists = new Map(); // key(slot, key) -> [Uint8Array]
     this.maps = new Map(); // key(slot, key) -> Map(hex user key -> Uint8Array)
+    this.timers = new Map(); // "kind:ts:hex key" -> { kind, ts (BigInt), key (Uint8Array) }
+    this.watermark = -(1n << 63n);
+    this.processingTime = 0n;
     this.reset();
   }
 
@@ -161,6 +164,20 @@ export class Instance {
         for (const uk of [...m.keys()].sort()) items.push(Buffer.from(uk, "hex"), m.get(uk)); // hex sorts as the bytes
         return give(wire(items), bp, bc);
       },
+      // timers (abi/timers.go): one per (kind, key, ts); ts is an i64 (BigInt)
+      timer_register: (kind, kp, kl, ts) => {
+        if (kind !== 0 && kind !== 1) return Status.State;
+        const k = this.read(kp, kl);
+        this.timers.set(`${kind}:${ts}:${Buffer.from(k).toString("hex")}`, { kind, ts, key: k });
+        return Status.OK;
+      },
+      timer_delete: (kind, kp, kl, ts) => {
+        if (kind !== 0 && kind !== 1) return Status.State;
+        this.timers.delete(`${kind}:${ts}:${hex(kp, kl)}`);
+        return Status.OK;
+      },
+      current_watermark: () => this.watermark,
+      current_processing_time: () => this.processingTime,
       state_clear: (slot, kp, kl) => {
         const k = key(slot, kp, kl);
         this.state.delete(k); this.lists.delete(k); this.maps.delete(k);
@@ -206,6 +223,20 @@ export class Instance {
     const b = r.out[0] ? r.out[0].bytes : Buffer.alloc(0);
     r.channels = Array.from({ length: b.length / 4 }, (_, i) => b.readInt32LE(4 * i));
     return r;
+  }
+
+  /** Moves the watermark to wm (a BigInt) and fires the event-time timers
+   * it passes, earliest first, each in a sluice_on_timer call; returns the
+   * results. */
+  advanceWatermark(wm) {
+    if (wm > this.watermark) this.watermark = wm;
+    const due = [...this.timers.values()].filter((t) => t.kind === 0 && t.ts <= wm).sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
+    return due.map((t) => {
+      this.timers.delete(`${t.kind}:${t.ts}:${Buffer.from(t.key).toString("hex")}`);
+      this.reset();
+      const [p, n] = this.write(t.key);
+      return this.result(this.exports.sluice_on_timer(t.kind, t.ts, p, n));
+    });
   }
 
   describe() {

@@ -426,6 +426,22 @@ test("reduce: keyed, one input, describes itself as a keyed reduce", async () =>
   assert.deepEqual(inst.describe().out[0].bytes, encode({ kind: "reduce", sdk: "assemblyscript", name: "count", outputs: [], keyed: true }));
 });
 
+test("timers: registered once per (kind, key, ts), fired with the key, its state and the watermark", async () => {
+  const inst = await Instance.load(build("timers"));
+  assert.equal(inst.open().status, 0);
+  const r = inst.process(batch([[100, "k", {}]]), 1);
+  assert.equal(r.status, 0, r.error);
+  assert.equal(inst.timers.size, 1, "one event-time timer; the processing-time one deleted");
+  assert.deepEqual(inst.advanceWatermark(109n), []);
+  const fired = inst.advanceWatermark(110n);
+  assert.equal(fired.length, 1);
+  assert.equal(fired[0].status, 0, fired[0].error);
+  assert.deepEqual(fired[0].out[0].bytes, batch([[110, null, { wm: 110, seen: 1 }]]));
+  assert.equal(inst.process(batch([[1, null, {}]]), 1).status, Status.State, "an unkeyed record has no timers");
+  const [p, n] = inst.write(Uint8Array.of(0xc1));
+  assert.equal(inst.exports.sluice_on_timer(0, 1n, p, n), Status.Malformed);
+});
+
 let failed = 0;
 for (const [name, fn] of tests) {
   try {

@@ -1176,6 +1176,91 @@ static void test_positive_return(void) {
 	free(in.p);
 }
 
+/* ---- timers ------------------------------------------------------------------------ */
+
+static struct { int32_t kind; int64_t ts; uint8_t key[32]; uint32_t kn; } timers[8];
+static int ntimers;
+static int64_t fake_watermark = INT64_MIN;
+
+int32_t sl_host_timer_register(int32_t kind, const uint8_t *k, uint32_t kn, int64_t ts) {
+	if (kind < 0 || kind > 1 || kn > 32) return SL_STATE;
+	for (int i = 0; i < ntimers; i++)
+		if (timers[i].kind == kind && timers[i].ts == ts && timers[i].kn == kn && memcmp(timers[i].key, k, kn) == 0) return SL_OK;
+	if (ntimers == 8) return SL_STATE;
+	timers[ntimers].kind = kind, timers[ntimers].ts = ts, timers[ntimers].kn = kn;
+	memcpy(timers[ntimers].key, k, kn);
+	ntimers++;
+	return SL_OK;
+}
+
+int32_t sl_host_timer_delete(int32_t kind, const uint8_t *k, uint32_t kn, int64_t ts) {
+	for (int i = 0; i < ntimers; i++)
+		if (timers[i].kind == kind && timers[i].ts == ts && timers[i].kn == kn && memcmp(timers[i].key, k, kn) == 0) {
+			timers[i] = timers[--ntimers];
+			return SL_OK;
+		}
+	return SL_OK;
+}
+
+int64_t sl_host_current_watermark(void) { return fake_watermark; }
+int64_t sl_host_current_processing_time(void) { return 0; }
+
+/* timed: each record registers an event-time timer at its time + 10 (twice:
+ * one timer) and a processing-time one it deletes again; on_timer emits
+ * {"wm": current watermark} stamped with the timer and the key's state. */
+static int timed_proc(int32_t port, const sl_record *r) {
+	(void)port;
+	int st = sl_timer_register(SL_EVENT_TIME, r->time + 10);
+	if (st == SL_OK) st = sl_timer_register(SL_EVENT_TIME, r->time + 10);
+	if (st == SL_OK) st = sl_timer_register(SL_PROCESSING_TIME, 99);
+	if (st == SL_OK) st = sl_timer_delete(SL_PROCESSING_TIME, 99);
+	if (st == SL_OK) st = sl_state_put(0, "\x01", 1);
+	return st;
+}
+
+static int timed_fired;
+static int timed_on_timer(int32_t kind, int64_t ts, const sl_record *t) {
+	sl_str v;
+	if (kind != SL_EVENT_TIME || !t->has_time || t->time != ts || sl_state_get(0, &v) != 1) return sl_fail(SL_USER, "bad timer");
+	timed_fired++;
+	sl_buf *b = sl_begin(SL_MAIN, t);
+	sl_put_map(b, 1);
+	sl_put_cstr(b, "wm");
+	sl_put_int(b, sl_current_watermark());
+	return sl_end(SL_MAIN);
+}
+
+static void test_timers(void) {
+	sl_plugin p = {.name = "timed", .kind = SL_KIND_PROCESS, .keyed = true, .process = timed_proc, .on_timer = timed_on_timer};
+	uint8_t empty_map = 0x80;
+	sl__reset();
+	CHECK(sl__open(&p, &empty_map, 1, 0, 1, 128) == SL_OK);
+	reset_host();
+	ntimers = 0, nstate = 0;
+	sl_buf in = {0};
+	sl_put_array(&in, 3); sl_put_int(&in, 100); sl_put_cstr(&in, "k"); sl_put_map(&in, 0);
+	CHECK(sl__process(&p, 0, in.p, in.len, 1) == SL_OK);
+	CHECK(ntimers == 1 && timers[0].kind == SL_EVENT_TIME && timers[0].ts == 110);
+	/* the host fires it: the key as the buffer's input */
+	fake_watermark = 110;
+	CHECK(sl__on_timer(&p, timers[0].kind, timers[0].ts, timers[0].key, timers[0].kn) == SL_OK);
+	CHECK(timed_fired == 1 && emitted_count[0] == 1);
+	sl_buf want = {0};
+	sl_put_array(&want, 3); sl_put_int(&want, 110); sl_put_nil(&want);
+	sl_put_map(&want, 1); sl_put_cstr(&want, "wm"); sl_put_int(&want, 110);
+	CHECK(emitted_len[0] == want.len && memcmp(emitted[0], want.p, want.len) == 0);
+	/* an unkeyed record cannot register one; a malformed key is refused */
+	sl_buf un = {0};
+	record(&un, 1, 1);
+	CHECK(sl__process(&p, 0, un.p, un.len, 1) == SL_STATE);
+	uint8_t bad = 0xc1;
+	CHECK(sl__on_timer(&p, 0, 1, &bad, 1) == SL_MALFORMED);
+	sl_plugin none = {.name = "none", .kind = SL_KIND_PROCESS, .process = timed_proc};
+	CHECK(sl__on_timer(&none, 0, 1, timers[0].key, timers[0].kn) == SL_UNSUPPORTED);
+	fake_watermark = INT64_MIN;
+	free(in.p), free(want.p), free(un.p);
+}
+
 int main(void) {
 	test_put_int_smallest();
 	test_scalars();
@@ -1200,6 +1285,7 @@ int main(void) {
 	test_config_getters();
 	test_config_float_text();
 	test_positive_return();
+	test_timers();
 	if (failures) {
 		fprintf(stderr, "FAIL: %d check(s)\n", failures);
 		return 1;

@@ -19,6 +19,7 @@ type fakeHost struct {
 	errText    string
 	state      map[stateKey][]byte
 	kinds      *kindsState // list and map state, made on first use
+	timers     *timerState // made on first use
 }
 
 type emission struct {

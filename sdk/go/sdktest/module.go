@@ -45,6 +45,11 @@ var abiImports = map[string]funcSig{
 	abi.ImportStateMapContains: {5, 1, true},
 	abi.ImportStateMapEntries:  {5, 1, true},
 	abi.ImportStateClear:       {3, 1, true},
+	// optional: timers, with an i64 (the model here counts i32 only)
+	abi.ImportTimerRegister:         {4, 1, false},
+	abi.ImportTimerDelete:           {4, 1, false},
+	abi.ImportCurrentWatermark:      {0, 1, false},
+	abi.ImportCurrentProcessingTime: {0, 1, false},
 }
 
 // CheckModule builds the plugin in the package directory dir as a wasm

@@ -21,8 +21,9 @@ type Record struct {
 	Key     any            // the envelope key; nil when unkeyed
 	Value   map[string]any // the fields
 
-	raw []byte // the value as msgpack, in field order
-	err error  // a problem building an input record
+	raw  []byte // the value as msgpack, in field order
+	err  error  // a problem building an input record
+	mark int    // Watermark or ProcessingTime: not a record
 }
 
 // Map returns an input record with the given fields. Its msgpack map has

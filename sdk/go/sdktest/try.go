@@ -5,6 +5,7 @@ package sdktest
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/sdk/go/internal/hostcall"
@@ -89,9 +90,16 @@ func (r *run) describe() error {
 // process sends the inputs in batches of consecutive records of one port.
 func (r *run) process(opts Options, in []Record) error {
 	for i := 0; i < len(in); {
+		if m := in[i].mark; m != markNone {
+			if err := r.advance(m, in[i].Time); err != nil {
+				return err
+			}
+			i++
+			continue
+		}
 		port, n := in[i].Port, 0
 		var batch []byte
-		for ; i < len(in) && in[i].Port == port && n < opts.BatchSize; i, n = i+1, n+1 {
+		for ; i < len(in) && in[i].Port == port && in[i].mark == markNone && n < opts.BatchSize; i, n = i+1, n+1 {
 			var err error
 			if batch, err = in[i].envelope(batch, opts.KeyBy); err != nil {
 				return err
@@ -107,7 +115,36 @@ func (r *run) process(opts Options, in []Record) error {
 			return err
 		}
 	}
+	if r.h.timers != nil { // the end of input: every timer fires
+		if err := r.advance(markWatermark, math.MaxInt64); err != nil {
+			return err
+		}
+		return r.advance(markProcessing, math.MaxInt64)
+	}
 	return nil
+}
+
+// advance moves the watermark (or the processing-time clock) to ms and
+// fires the timers it passes, each in a sluice_on_timer call.
+func (r *run) advance(mark int, ms int64) error {
+	t := r.h.tm()
+	kind := int32(abi.TimerEventTime)
+	if mark == markProcessing {
+		kind = abi.TimerProcessingTime
+		t.proc = max(t.proc, ms)
+	} else {
+		t.wm = max(t.wm, ms)
+	}
+	for {
+		id, ok := t.due(kind, ms)
+		if !ok {
+			return nil
+		}
+		key := []byte(id.key)
+		if err := r.call("sluice_on_timer", func() int32 { return hostcall.Guest.OnTimer(id.kind, id.ts, key) }); err != nil {
+			return err
+		}
+	}
 }
 
 // partition sends all inputs in one sluice_partition call.

@@ -39,6 +39,27 @@ mod imp {
         fn host_map_entries(slot: i32, kp: *const u8, kl: usize, bp: *mut u8, bc: usize) -> i32;
         #[link_name = "state_clear"]
         fn host_state_clear(slot: i32, kp: *const u8, kl: usize) -> i32;
+        // optional: timers (abi/timers.go)
+        #[link_name = "timer_register"]
+        fn host_timer_register(kind: i32, kp: *const u8, kl: usize, ts: i64) -> i32;
+        #[link_name = "timer_delete"]
+        fn host_timer_delete(kind: i32, kp: *const u8, kl: usize, ts: i64) -> i32;
+        #[link_name = "current_watermark"]
+        fn host_current_watermark() -> i64;
+        #[link_name = "current_processing_time"]
+        fn host_current_processing_time() -> i64;
+    }
+    pub fn timer_register(kind: i32, key: &[u8], ts: i64) -> i32 {
+        unsafe { host_timer_register(kind, key.as_ptr(), key.len(), ts) }
+    }
+    pub fn timer_delete(kind: i32, key: &[u8], ts: i64) -> i32 {
+        unsafe { host_timer_delete(kind, key.as_ptr(), key.len(), ts) }
+    }
+    pub fn current_watermark() -> i64 {
+        unsafe { host_current_watermark() }
+    }
+    pub fn current_processing_time() -> i64 {
+        unsafe { host_current_processing_time() }
     }
     pub fn list_get(slot: i32, key: &[u8], buf: &mut [u8]) -> i32 {
         unsafe { host_list_get(slot, key.as_ptr(), key.len(), buf.as_mut_ptr(), buf.len()) }
@@ -119,9 +140,35 @@ pub(crate) mod imp {
         pub maps: HashMap<(i32, Vec<u8>), BTreeMap<Vec<u8>, Vec<u8>>>,
         /// When non-zero, what emit returns.
         pub emit_status: i32,
+        /// Pending timers: (kind, ts, key), one per (kind, key, ts).
+        pub timers: std::collections::BTreeSet<(i32, i64, Vec<u8>)>,
+        /// What current_watermark and current_processing_time return.
+        pub watermark: i64,
+        pub processing_time: i64,
     }
 
     thread_local!(pub static FAKE: RefCell<Fake> = RefCell::new(Fake::default()));
+
+    pub fn timer_register(kind: i32, key: &[u8], ts: i64) -> i32 {
+        if !(0..=1).contains(&kind) {
+            return -5;
+        }
+        FAKE.with(|f| f.borrow_mut().timers.insert((kind, ts, key.to_vec())));
+        0
+    }
+    pub fn timer_delete(kind: i32, key: &[u8], ts: i64) -> i32 {
+        if !(0..=1).contains(&kind) {
+            return -5;
+        }
+        FAKE.with(|f| f.borrow_mut().timers.remove(&(kind, ts, key.to_vec())));
+        0
+    }
+    pub fn current_watermark() -> i64 {
+        FAKE.with(|f| f.borrow().watermark)
+    }
+    pub fn current_processing_time() -> i64 {
+        FAKE.with(|f| f.borrow().processing_time)
+    }
 
     pub fn emit(port: i32, b: &[u8], count: i32) -> i32 {
         FAKE.with(|f| {
@@ -279,6 +326,6 @@ pub(crate) mod imp {
 }
 
 pub(crate) use imp::{
-    emit, emit_ends, error, list_append, list_get, list_update, map_contains, map_del, map_entries, map_get, map_put, port, state_clear, state_del, state_get,
-    state_put,
+    current_processing_time, current_watermark, emit, emit_ends, error, list_append, list_get, list_update, map_contains, map_del, map_entries, map_get, map_put, port,
+    state_clear, state_del, state_get, state_put, timer_delete, timer_register,
 };

@@ -39,7 +39,7 @@ pub mod testing;
 pub use hash::{java_string_hash, key_hash};
 pub use msgpack::{skip, type_of, DecodeError, Entries, Items, Type, Value, Write, MAX_DEPTH};
 pub use record::{Edit, Record};
-pub use runtime::{rt, Context, Kind, Output, MAIN};
+pub use runtime::{rt, Context, Kind, Output, TimeDomain, MAIN};
 
 /// The i32 status every export returns (abi.Status).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,6 +176,27 @@ impl<'a> Window<'a> {
 /// bounds, key and max timestamp). Describe says "process-window".
 pub trait ProcessWindow: Plugin {
     fn process_window(&mut self, w: &Window, records: &[Record], out: &mut Output) -> Result<(), Error>;
+}
+
+/// A keyed [`Process`] with timers (Flink's KeyedProcessFunction.onTimer):
+/// called when a timer it registered (`out.register_event_time_timer(r.key,
+/// ts)`) fires, with the timer's key, for emits and keyed state under it.
+/// Register it with `sluice::process!(T); sluice::on_timer!(T);`.
+pub trait OnTimer: Process {
+    fn on_timer(&mut self, domain: TimeDomain, ts: i64, key: Value, out: &mut Output) -> Result<(), Error>;
+}
+
+/// Generates the `sluice_on_timer` export of an [`OnTimer`], after
+/// `sluice::process!(T)`.
+#[macro_export]
+macro_rules! on_timer {
+    ($t:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        #[no_mangle]
+        pub extern "C" fn sluice_on_timer(kind: i32, ts: i64, ptr: i32, len: i32) -> i32 {
+            unsafe { $crate::rt::on_timer(&mut __SLUICE_OP, kind, ts, $crate::rt::input(ptr, len)) }
+        }
+    };
 }
 
 /// A custom partitioner: the channel in [0, n) of a record's key.

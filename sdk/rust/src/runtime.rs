@@ -424,6 +424,52 @@ fn wire_item<'a>(call: &str, w: &'a [u8]) -> Result<(&'a [u8], &'a [u8]), Error>
     Ok((&w[4..4 + n], &w[4 + n..]))
 }
 
+/// Timers (Flink's TimerService, abi/timers.go): registered for a
+/// record's key, they call [`OnTimer::on_timer`](crate::OnTimer) back with
+/// it. One per (kind, key, time); registering it again does nothing.
+impl Output<'_> {
+    fn timer(&mut self, call: &str, st: i32) -> Result<(), Error> {
+        if st == 0 { Ok(()) } else { Err(Error::new(Status(st), format!("{} failed", call))) }
+    }
+    /// Registers an event-time timer at `ts` for `key`: it fires once the
+    /// watermark reaches `ts`.
+    pub fn register_event_time_timer(&mut self, key: Option<Value>, ts: i64) -> Result<(), Error> {
+        let st = host::timer_register(TimeDomain::EventTime as i32, need_key(key)?, ts);
+        self.timer("timer_register", st)
+    }
+    /// Registers a processing-time timer at `ts` for `key`.
+    pub fn register_processing_time_timer(&mut self, key: Option<Value>, ts: i64) -> Result<(), Error> {
+        let st = host::timer_register(TimeDomain::ProcessingTime as i32, need_key(key)?, ts);
+        self.timer("timer_register", st)
+    }
+    /// Deletes `key`'s event-time timer at `ts` (none there: no error).
+    pub fn delete_event_time_timer(&mut self, key: Option<Value>, ts: i64) -> Result<(), Error> {
+        let st = host::timer_delete(TimeDomain::EventTime as i32, need_key(key)?, ts);
+        self.timer("timer_delete", st)
+    }
+    /// Deletes `key`'s processing-time timer at `ts`.
+    pub fn delete_processing_time_timer(&mut self, key: Option<Value>, ts: i64) -> Result<(), Error> {
+        let st = host::timer_delete(TimeDomain::ProcessingTime as i32, need_key(key)?, ts);
+        self.timer("timer_delete", st)
+    }
+    /// The operator's input watermark (`i64::MIN` before the first).
+    pub fn current_watermark(&self) -> i64 {
+        host::current_watermark()
+    }
+    /// The processing-time clock in epoch ms: the real clock when the
+    /// plugin is granted clock, else the host's deterministic one.
+    pub fn current_processing_time(&self) -> i64 {
+        host::current_processing_time()
+    }
+}
+
+/// The kind of a timer.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TimeDomain {
+    EventTime = 0,
+    ProcessingTime = 1,
+}
+
 fn need_key(key: Option<Value>) -> Result<&[u8], Error> {
     key.map(|k| k.raw()).ok_or_else(|| Error::new(Status::STATE, "keyed state needs a key (the record's key is nil)"))
 }
@@ -776,6 +822,31 @@ pub mod rt {
             match op.restore(state) {
                 Ok(()) => 0,
                 Err(err) => e.fail(err.prefixed("restore: "), Status::USER),
+            }
+        })
+    }
+
+    /// sluice_on_timer: `OnTimer::on_timer` with the timer's key (the
+    /// msgpack record key the host wrote into the buffer).
+    pub fn on_timer<P: crate::OnTimer>(slot: &mut Option<P>, kind: i32, ts: i64, key: &[u8]) -> i32 {
+        with_engine(|e| {
+            e.begin_call();
+            let op = match slot.as_mut() {
+                Some(op) => op,
+                None => return e.fail(Error::new(Status::UNSUPPORTED, "on_timer called before open"), Status::UNSUPPORTED),
+            };
+            let domain = match kind {
+                0 => TimeDomain::EventTime,
+                1 => TimeDomain::ProcessingTime,
+                _ => return e.fail(Error::malformed(format!("on_timer: unknown timer kind {}", kind)), Status::MALFORMED),
+            };
+            if skip(key, 0) != Ok(key.len()) {
+                return e.fail(Error::malformed("on_timer: the key is not one msgpack value"), Status::MALFORMED);
+            }
+            let res = op.on_timer(domain, ts, Value::from_raw(key), &mut Output { e: &mut *e }).and_then(|_| e.finish());
+            match res {
+                Ok(()) => 0,
+                Err(err) => e.fail(err.prefixed("on_timer: "), Status::USER),
             }
         })
     }

@@ -7,7 +7,7 @@ pub use crate::host::imp::Fake;
 use crate::msgpack::{Value, Write};
 use crate::record::put_envelope;
 use crate::runtime::rt;
-use crate::{Filter, FlatMap, Map, Partitioner, Plugin, Process};
+use crate::{Filter, FlatMap, Map, OnTimer, Partitioner, Plugin, Process};
 
 /// Runs `f` on this thread's fake host (e.g. to map a tag to a port).
 pub fn fake<R>(f: impl FnOnce(&mut Fake) -> R) -> R {
@@ -39,7 +39,7 @@ impl<P: Plugin> Harness<P> {
     /// declared side output `P::OUTPUTS[i]` is mapped to port `i + 1`.
     pub fn new() -> Self {
         rt::reset();
-        let mut f = Fake::default();
+        let mut f = Fake { watermark: i64::MIN, ..Fake::default() };
         for (i, tag) in P::OUTPUTS.iter().enumerate() {
             f.ports.insert((*tag).into(), i as i32 + 1);
         }
@@ -131,6 +131,40 @@ impl<P: crate::ProcessWindow> Harness<P> {
     /// the window's header record, then its records.
     pub fn process_window(&mut self, batch: &[u8], count: i32) -> i32 {
         rt::process_window(&mut self.op, 0, batch, count)
+    }
+}
+
+impl<P: OnTimer> Harness<P> {
+    /// Moves the watermark to `wm` and fires the event-time timers it
+    /// passes, earliest first, as the host does; returns the first
+    /// non-zero status.
+    pub fn watermark(&mut self, wm: i64) -> i32 {
+        fake(|f| f.watermark = f.watermark.max(wm));
+        self.fire(0, wm)
+    }
+    /// Moves the processing-time clock to `now` and fires what it passes.
+    pub fn processing_time(&mut self, now: i64) -> i32 {
+        fake(|f| f.processing_time = f.processing_time.max(now));
+        self.fire(1, now)
+    }
+    fn fire(&mut self, kind: i32, up_to: i64) -> i32 {
+        loop {
+            let next = fake(|f| {
+                let t = f.timers.iter().find(|(k, ts, _)| *k == kind && *ts <= up_to).cloned();
+                if let Some(t) = &t {
+                    f.timers.remove(t);
+                }
+                t
+            });
+            let (k, ts, key) = match next {
+                Some(t) => t,
+                None => return 0,
+            };
+            let st = rt::on_timer(&mut self.op, k, ts, &key);
+            if st != 0 {
+                return st;
+            }
+        }
     }
 }
 

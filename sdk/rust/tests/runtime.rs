@@ -622,3 +622,77 @@ fn process_window_gets_the_window_and_its_records() {
     let d = Value::from_raw(&d);
     assert_eq!(d.get("kind").and_then(|v| v.as_str()), Some("process-window"));
 }
+
+// Timers: a record registers an event-time timer at its time + 10 (twice:
+// one timer) and a processing-time one, deleted again when its amount is
+// 0; on_timer emits {"at": ts, "wm": current watermark} under the key.
+struct Timed;
+impl Plugin for Timed {
+    const NAME: &'static str = "timed";
+    const KEYED: bool = true;
+    fn open(_: &Context, _: Value<'static>) -> Result<Self, Error> {
+        Ok(Timed)
+    }
+}
+impl Process for Timed {
+    fn process(&mut self, _: i32, r: &Record, out: &mut Output) -> Result<(), Error> {
+        let t = r.time.unwrap_or(0);
+        out.register_event_time_timer(r.key, t + 10)?;
+        out.register_event_time_timer(r.key, t + 10)?;
+        out.register_processing_time_timer(r.key, 500)?;
+        if r.int("amount") == 0 {
+            out.delete_processing_time_timer(r.key, 500)?;
+        }
+        Ok(())
+    }
+}
+impl OnTimer for Timed {
+    fn on_timer(&mut self, d: TimeDomain, ts: i64, key: Value, out: &mut Output) -> Result<(), Error> {
+        let wm = out.current_watermark();
+        out.emit_new(MAIN, Some(ts), Some(key), |b| {
+            b.put_map(3);
+            b.put_str("at");
+            b.put_int(ts);
+            b.put_str("wm");
+            b.put_int(wm);
+            b.put_str("event");
+            b.put_bool(d == TimeDomain::EventTime);
+        })
+    }
+}
+
+#[test]
+fn timers_fire_once_with_their_key() {
+    let mut h = Harness::<Timed>::new();
+    assert_eq!(h.open(EMPTY), 0);
+    let mut key = Vec::new();
+    key.put_str("k");
+    let mut b = Vec::new();
+    envelope(&mut b, Some(100), Some(&key), &value(&[("amount", 0)]));
+    assert_eq!(h.process(0, &b, 1), 0);
+    assert_eq!(fake(|f| f.timers.len()), 1, "one event-time timer, the processing-time one deleted");
+    assert_eq!(h.watermark(109), 0);
+    assert!(h.take_emits().is_empty());
+    assert_eq!(h.watermark(110), 0);
+    let emits = h.take_emits();
+    assert_eq!(emits.len(), 1);
+    let mut want = Vec::new();
+    envelope(&mut want, Some(110), Some(&key), &{
+        let mut v = Vec::new();
+        v.put_map(3);
+        v.put_str("at");
+        v.put_int(110);
+        v.put_str("wm");
+        v.put_int(110);
+        v.put_str("event");
+        v.put_bool(true);
+        v
+    });
+    assert_eq!(emits[0].1, want);
+    assert_eq!(h.processing_time(1000), 0);
+    assert!(h.take_emits().is_empty());
+    // an unkeyed record cannot register one
+    let mut b = Vec::new();
+    envelope(&mut b, Some(1), None, &value(&[("amount", 1)]));
+    assert_ne!(h.process(0, &b, 1), 0);
+}

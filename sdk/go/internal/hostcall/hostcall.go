@@ -33,6 +33,8 @@ type Exports struct {
 	Snapshot func() int32
 	// Restore is sluice_restore with the element already in a slice.
 	Restore func(element []byte) int32
+	// OnTimer is sluice_on_timer with the key already in a slice.
+	OnTimer func(kind int32, ts int64, key []byte) int32
 }
 
 // Guest holds the SDK's entry points (set natively by package sdk).

@@ -96,3 +96,36 @@ func MapEntries(slot int32, key, buf []byte) int32 { return kinds().MapEntries(s
 
 // Clear removes the state of (slot, key), whatever its kind.
 func Clear(slot int32, key []byte) int32 { return kinds().Clear(slot, key) }
+
+// TimersHost is a Host that also serves timers (abi.ImportTimerRegister
+// and the rest); sdktest's host does.
+type TimersHost interface {
+	TimerRegister(kind int32, key []byte, ts int64) int32
+	TimerDelete(kind int32, key []byte, ts int64) int32
+	CurrentWatermark() int64
+	CurrentProcessingTime() int64
+}
+
+func timers() TimersHost {
+	t, ok := fake().(TimersHost)
+	if !ok {
+		panic("sluice sdk: the test host serves no timers")
+	}
+	return t
+}
+
+// TimerRegister registers a timer of kind for key at ts.
+func TimerRegister(kind int32, key []byte, ts int64) int32 {
+	return timers().TimerRegister(kind, key, ts)
+}
+
+// TimerDelete deletes the timer of (kind, key, ts).
+func TimerDelete(kind int32, key []byte, ts int64) int32 {
+	return timers().TimerDelete(kind, key, ts)
+}
+
+// CurrentWatermark is the operator's input watermark.
+func CurrentWatermark() int64 { return timers().CurrentWatermark() }
+
+// CurrentProcessingTime is the operator's processing-time clock in ms.
+func CurrentProcessingTime() int64 { return timers().CurrentProcessingTime() }

@@ -133,3 +133,34 @@ func MapEntries(slot int32, key, buf []byte) int32 {
 func Clear(slot int32, key []byte) int32 {
 	return stateClear(slot, ptr(key), int32(len(key)))
 }
+
+// Timers: optional imports (abi.ImportTimerRegister and the rest). A
+// module imports one only when the plugin calls it.
+
+//go:wasmimport sluice_v1 timer_register
+func timerRegister(kind int32, keyPtr unsafe.Pointer, keyLen int32, ts int64) int32
+
+//go:wasmimport sluice_v1 timer_delete
+func timerDelete(kind int32, keyPtr unsafe.Pointer, keyLen int32, ts int64) int32
+
+//go:wasmimport sluice_v1 current_watermark
+func currentWatermark() int64
+
+//go:wasmimport sluice_v1 current_processing_time
+func currentProcessingTime() int64
+
+// TimerRegister registers a timer of kind for key at ts.
+func TimerRegister(kind int32, key []byte, ts int64) int32 {
+	return timerRegister(kind, ptr(key), int32(len(key)), ts)
+}
+
+// TimerDelete deletes the timer of (kind, key, ts).
+func TimerDelete(kind int32, key []byte, ts int64) int32 {
+	return timerDelete(kind, ptr(key), int32(len(key)), ts)
+}
+
+// CurrentWatermark is the operator's input watermark.
+func CurrentWatermark() int64 { return currentWatermark() }
+
+// CurrentProcessingTime is the operator's processing-time clock in ms.
+func CurrentProcessingTime() int64 { return currentProcessingTime() }

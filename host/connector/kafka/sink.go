@@ -20,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/runtime"
+	"github.com/sluicehq/sluice/partition"
 )
 
 // Committable is an exactly-once sink's pre-committed transaction: what a
@@ -144,7 +145,9 @@ func (s *Sink) Open(ctx *runtime.OpenContext) error {
 	if err != nil {
 		return fmt.Errorf("sink %q (kafka): %w", s.cfg.Operator, err)
 	}
-	if s.cfg.Partitioner == PartitionerFixed {
+	if s.cfg.KeyGroups.MaxParallelism > 0 {
+		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner())) // record() sets the partition
+	} else if s.cfg.Partitioner == PartitionerFixed {
 		opts = append(opts, kgo.RecordPartitioner(fixedPartitioner{s.subtask}))
 	} else {
 		opts = append(opts, kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil))) // murmur2 of the key, as Kafka's
@@ -241,6 +244,13 @@ func (s *Sink) record(r abi.Record) (*kgo.Record, error) {
 		if kr.Key, err = encode(nil, s.cfg.KeyFormat, v); err != nil {
 			return nil, fmt.Errorf("sink %q (kafka): key field %q: %w", s.cfg.Operator, f, err)
 		}
+	}
+	if kg := s.cfg.KeyGroups; kg.MaxParallelism > 0 {
+		h, err := abi.KeyHash(r.Key)
+		if err != nil {
+			return nil, fmt.Errorf("sink %q (kafka): the record's key: %w", s.cfg.Operator, err)
+		}
+		kr.Partition = int32(partition.OperatorIndexForKeyGroup(kg.MaxParallelism, kg.Partitions, partition.KeyGroup(h, kg.MaxParallelism)))
 	}
 	var err error
 	if kr.Value, err = encode(nil, s.cfg.ValueFormat, r.Value); err != nil {

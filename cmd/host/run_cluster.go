@@ -253,14 +253,19 @@ func (in *instance) do(ctx context.Context, a cluster.Action) error {
 			in.from[u] = a.Checkpoint
 		}
 		in.mu.Unlock()
+		if a.Checkpoint > 0 {
+			in.say("restore %s from checkpoint %d", strings.Join(a.Units, " "), a.Checkpoint)
+		}
 		return nil
 	case cluster.Start:
+		// said before they start, as a revoke is said once they stopped:
+		// each report's moment is on the safe side of what it reports
+		in.say("start %s", strings.Join(a.Units, " "))
 		for _, u := range a.Units {
 			if err := in.start(u); err != nil {
 				return err
 			}
 		}
-		in.say("start %s", strings.Join(a.Units, " "))
 		return nil
 	case cluster.Revoke, cluster.Abandon:
 		for _, u := range a.Units {

@@ -215,18 +215,56 @@ func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
 
 var allUnits = []string{"s0/0", "s0/1", "s1/0", "s1/1", "s1/2", "s1/3", "s1/4", "s1/5", "s1/6", "s1/7"}
 
-// TestClusterKillOneInstance runs the keyed job on two instances, two
-// `host run --cluster` processes against one `host dev-kafka` process,
-// while the test produces its input: the second instance's join takes
-// half the units from the first (which keeps the rest), then the second
-// is killed with SIGKILL and the first takes its units over, restored
-// from their last completed checkpoints. Each account's last output
+// settled says whether the instances' last reports own every unit once,
+// in shares of each stage that differ by at most one.
+func settled(ins ...*clusterInstance) bool {
+	var all []string
+	lo, hi := map[string]int{}, map[string]int{}
+	for i, in := range ins {
+		o := owned(in)
+		all = append(all, o...)
+		for _, st := range []string{"s0/", "s1/"} {
+			n := 0
+			for _, u := range o {
+				if strings.HasPrefix(u, st) {
+					n++
+				}
+			}
+			if i == 0 || n < lo[st] {
+				lo[st] = n
+			}
+			hi[st] = max(hi[st], n)
+		}
+	}
+	slices.Sort(all)
+	return slices.Equal(all, allUnits) && hi["s0/"]-lo["s0/"] <= 1 && hi["s1/"]-lo["s1/"] <= 1
+}
+
+// keeps checks that an instance still owns what it owned before a change
+// that should only take away from others (or add to it).
+func keeps(t *testing.T, in *clusterInstance, before []string, why string) {
+	t.Helper()
+	now := owned(in)
+	for _, u := range before {
+		if !slices.Contains(now, u) {
+			t.Errorf("%s: %s gave up %s (owned %v, now %v)", why, in.name, u, before, now)
+		}
+	}
+}
+
+// TestClusterJoinKillStop runs the keyed job on three instances, `host
+// run --cluster` processes against one `host dev-kafka` process, while
+// the test produces its input: b's join takes half the units from a
+// (which keeps the rest), c's join takes its share from both, b is killed
+// with SIGKILL and a and c take its units over, restored from their last
+// completed checkpoints, then c stops gracefully (SIGTERM: it revokes its
+// units and leaves) and a runs them all. Each account's last output
 // equals its highest amount (with its first record's seq), as a
 // single-instance run of the same job gives; from the instances' own
-// reports, no unit ever ran on both at once.
-func TestClusterKillOneInstance(t *testing.T) {
+// reports, no unit ever ran on two at once.
+func TestClusterJoinKillStop(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a broker and three hosts")
+		t.Skip("starts a broker and four hosts")
 	}
 	bin := buildHost(t)
 	brokers, _ := startDevKafka(t, bin, "in:4", "out:4", "single:4")
@@ -240,42 +278,71 @@ func TestClusterKillOneInstance(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(single, "cl.yaml"), clusterPipeline)
 	input, want := clusterInput()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	fed := make(chan error, 1)
-	go func() { fed <- produceSlowly(ctx, seeds, input) }()
+	// the first half of the input from the start, the second from c's
+	// join on: it takes at least 4 s (50 records per 50 ms), so b is killed
+	// while records arrive
+	half := len(input) / 2
+	fed1, fed2 := make(chan error, 1), make(chan error, 1)
+	go func() { fed1 <- produceSlowly(ctx, seeds, input[:half]) }()
 
-	env := []string{"KAFKA_BROKERS=" + brokers}
-	args := func(name string) []string {
-		return []string{"--cluster", brokers, "--instance", name, "--session-timeout", "6s"}
+	env := []string{"KAFKA_BROKERS=" + brokers, "OUT_TOPIC=out"}
+	start := func(name string) *clusterInstance {
+		in := startInstance(t, bin, file, env, "--cluster", brokers, "--instance", name, "--session-timeout", "6s")
+		in.name = name
+		return in
 	}
-	a := startInstance(t, bin, file, append(env, "OUT_TOPIC=out"), args("a")...)
-	a.name = "a"
-	waitFor(t, 15*time.Second, "a owns every unit", func() bool { return slices.Equal(owned(a), allUnits) })
-	ref := startInstance(t, bin, filepath.Join(single, "cl.yaml"), append(env, "OUT_TOPIC=single"))
+	a := start("a")
+	waitFor(t, 15*time.Second, "a owns every unit", func() bool { return settled(a) })
+	ref := startInstance(t, bin, filepath.Join(single, "cl.yaml"), []string{"KAFKA_BROKERS=" + brokers, "OUT_TOPIC=single"})
 	ref.name = "single"
-	b := startInstance(t, bin, file, append(env, "OUT_TOPIC=out"), args("b")...)
-	b.name = "b"
-	waitFor(t, 15*time.Second, "a and b share the units", func() bool {
-		oa, ob := owned(a), owned(b)
-		return len(oa) == 5 && len(ob) == 5 && slices.Equal(slices.Sorted(slices.Values(append(oa, ob...))), allUnits)
-	})
-	aHalf := owned(a)
-	// b has run its units for a while, and checkpointed them
-	time.Sleep(1500 * time.Millisecond)
+	b := start("b")
+	waitFor(t, 15*time.Second, "a and b share the units", func() bool { return settled(a, b) })
+	keeps(t, a, owned(a), "b joined") // trivially, and below against this
+	aHalf, bHalf := owned(a), owned(b)
+	c := start("c")
+	waitFor(t, 15*time.Second, "a, b and c share the units", func() bool { return settled(a, b, c) })
+	for _, in := range []*clusterInstance{a, b} {
+		before := aHalf
+		if in == b {
+			before = bHalf
+		}
+		for _, u := range owned(in) {
+			if !slices.Contains(before, u) {
+				t.Errorf("c joined, and %s gained %s: a join moves units only to the newcomer", in.name, u)
+			}
+		}
+	}
+	aThird, cThird := owned(a), owned(c)
+	if err := <-fed1; err != nil {
+		t.Fatalf("producing the input: %v", err)
+	}
+	go func() { fed2 <- produceSlowly(ctx, seeds, input[half:]) }()
+	time.Sleep(time.Second) // b runs and checkpoints its units
 	b.killed = time.Now().UnixNano()
 	if err := b.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-b.exited
-	feeding := len(fed) == 0
-	waitFor(t, 20*time.Second, "a takes b's units over", func() bool { return slices.Equal(owned(a), allUnits) })
-	for _, u := range aHalf {
-		if !slices.Contains(owned(a), u) {
-			t.Errorf("a gave up %s, which it had", u)
-		}
+	if len(fed2) != 0 {
+		t.Errorf("the second half of the input was produced before b was killed: kill sooner")
 	}
-	if err := <-fed; err != nil {
+	waitFor(t, 20*time.Second, "a and c take b's units over", func() bool { return settled(a, c) })
+	keeps(t, a, aThird, "b was killed")
+	keeps(t, c, cThird, "b was killed")
+	aNow := owned(a)
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("c had not stopped 20 s after SIGTERM")
+	}
+	waitFor(t, 15*time.Second, "a takes c's units over", func() bool { return settled(a) })
+	keeps(t, a, aNow, "c stopped")
+	if err := <-fed2; err != nil {
 		t.Fatalf("producing the input: %v", err)
 	}
 	var got, ref1 map[string]string
@@ -293,7 +360,7 @@ func TestClusterKillOneInstance(t *testing.T) {
 	if !maps.Equal(got, ref1) {
 		t.Errorf("the cluster's last outputs per key differ from the single instance's")
 	}
-	t.Logf("out: %d records (at-least-once: %d more than the input), kill while the input was produced: %v", n, n-clusterRecords, feeding)
+	t.Logf("out: %d records (at-least-once: %d more than the input)", n, n-clusterRecords)
 	if n < clusterRecords {
 		t.Errorf("out holds %d records for %d inputs: a max emits one per input", n, clusterRecords)
 	}
@@ -305,22 +372,23 @@ func TestClusterKillOneInstance(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("a had not stopped 20 s after SIGTERM")
 	}
-	if !strings.Contains(a.stderr.String(), "left group sluice.cl") {
-		t.Errorf("a did not leave the group on SIGTERM")
-	}
-	checkNoDoubleOwnership(t, a, b)
-	var started, restored bool
-	for _, l := range strings.Split(a.stderr.String(), "\n") {
-		if strings.Contains(l, "instance a: restore ") && strings.Contains(l, "from checkpoint") {
-			restored = true // b's units, from the checkpoints b completed
+	for _, in := range []*clusterInstance{a, c} {
+		if !strings.Contains(in.stderr.String(), "left group sluice.cl") {
+			t.Errorf("%s did not leave the group on SIGTERM", in.name)
 		}
 	}
-	for _, r := range reports(a) {
-		if r.what == "start" && r.at > b.killed && len(r.units) == 5 {
-			started = true
+	checkNoDoubleOwnership(t, a, b, c)
+	restored := 0
+	for _, in := range []*clusterInstance{a, c} {
+		for _, r := range strings.Split(in.stderr.String(), "\n") {
+			if f := strings.Fields(r); len(f) > 4 && f[4] == "restore" && strings.Contains(r, "from checkpoint") {
+				if at, _ := strconv.ParseInt(f[1], 10, 64); at > b.killed {
+					restored++
+				}
+			}
 		}
 	}
-	if !started || !restored {
-		t.Errorf("a's reports show no restore (%v) and start (%v) of b's 5 units after the kill", restored, started)
+	if restored == 0 {
+		t.Errorf("after b was killed, no instance restored a unit from a checkpoint")
 	}
 }

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluicehq/sluice/host/cluster"
 	"github.com/sluicehq/sluice/host/connector/kafka/kafkatest"
@@ -257,4 +260,58 @@ func countStage(units []string, prefix string) int {
 		}
 	}
 	return n
+}
+
+// TestLostRejoins: a heartbeat answered UNKNOWN_MEMBER_ID (the
+// coordinator dropped the member, as after a long pause) is Member's Lost:
+// every unit is abandoned without a revoke, and the member joins afresh
+// and gets them back.
+func TestLostRejoins(t *testing.T) {
+	c, err := kafkatest.Start(1, nil, kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	stages := [][]string{{"s0/0", "s0/1", "s0/2"}}
+	l := &ledger{t: t, owner: map[string]string{}, dead: map[string]bool{}}
+	ms := map[string]*running{}
+	ms["a"] = start(t, c, l, stages, "a")
+	defer ms["a"].cancel()
+	settle(t, l, stages, ms, "a")
+	before := ms["a"].d.Rebalances()
+	c.ControlKey(int16(kmsg.Heartbeat), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		resp := req.(*kmsg.HeartbeatRequest).ResponseKind().(*kmsg.HeartbeatResponse)
+		resp.ErrorCode = kerr.UnknownMemberID.Code
+		return resp, nil, true
+	})
+	waitAct := func(want string) {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			l.mu.Lock()
+			found := slices.Contains(l.acts, want)
+			l.mu.Unlock()
+			if found {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in %v", want, l.acts)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitAct("a: abandon [s0/0 s0/1 s0/2]")
+	deadline := time.Now().Add(20 * time.Second)
+	for ms["a"].d.Rebalances() == before || len(sortedOwned(ms["a"])) != 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a did not get its units back after it was lost: %v", l.acts)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	settle(t, l, stages, ms, "a")
+	for _, a := range l.acts {
+		if strings.Contains(a, "revoke") {
+			t.Errorf("a lost member revoked (%s): it must abandon", a)
+		}
+	}
+	ms["a"].stop(t)
 }

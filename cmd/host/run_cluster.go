@@ -94,7 +94,7 @@ func runCluster(ctx context.Context, r clusterRun) error {
 	topics := map[string]int{}
 	for _, ids := range l.UnitIDs() {
 		for _, id := range ids {
-			j, err := unitjob.Build(r.p, r.g, l, id)
+			j, err := unitjob.Build(r.p, r.g, l, id, ft.Checkpoint.Mode == checkpoint.ExactlyOnce)
 			if err != nil {
 				return fail(err)
 			}

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,17 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/sluicehq/sluice/host/connector/kafka/kafkatest"
 )
 
-// clusterPipeline is the keyed job the cluster tests run: the highest
-// amount per account (a rolling max, Flink's max: the key's first record
-// with the highest amount so far), from topic in to topic ${OUT_TOPIC},
-// checkpointed every 200 ms into ckpt, beside the file. A max is
-// idempotent: at-least-once replays leave each key's last output as it
-// is, so the last output per key is checked.
+// clusterPipeline is the keyed job the cluster tests run: each account's
+// running total (a keyed Wasm reduce), from topic in to topic
+// ${OUT_TOPIC} through an exactly-once (transactional) Kafka sink,
+// checkpointed exactly-once every 200 ms into ckpt, beside the file. A sum
+// is not idempotent: a replayed record would show as a total twice.
 const clusterPipeline = `version: 1
 name: cl
 parallelism: 2
@@ -34,56 +28,32 @@ checkpointing:
   interval: 200ms
   storage: ckpt
 restart-strategy: none
+plugins:
+  sum: { path: reduce-sum.wasm }
 operators:
   - id: in
     source: { type: kafka, brokers: "${KAFKA_BROKERS}", topics: [in] }
-  - id: top
+  - id: totals
     key-by: account
-    max: amount
+    reduce: sum
   - id: out
-    sink: { type: kafka, brokers: "${KAFKA_BROKERS}", topic: "${OUT_TOPIC}", key-field: account, delivery: at-least-once }
+    sink: { type: kafka, brokers: "${KAFKA_BROKERS}", topic: "${OUT_TOPIC}", key-field: account, delivery: exactly-once, transactional-id-prefix: "${OUT_TOPIC}", transaction-timeout: 1m }
 `
 
-const clusterRecords = 8000
-
-// clusterInput is the input, keyed by account, and each account's last
-// output: its first record with the highest amount.
-func clusterInput() ([]*kgo.Record, map[string]string) {
-	var in []*kgo.Record
-	best, first := map[string]int{}, map[string]int{}
-	for i := range clusterRecords {
-		acct := "a" + strconv.Itoa(i*7919%53)
-		amount := 1 + (i*31)%997
-		in = append(in, &kgo.Record{Topic: "in", Key: []byte(acct),
-			Value: fmt.Appendf(nil, `{"account":%q,"amount":%d,"seq":%d}`, acct, amount, i)})
-		if _, ok := first[acct]; !ok {
-			first[acct] = i
-		}
-		best[acct] = max(best[acct], amount)
-	}
-	want := map[string]string{}
-	for a, b := range best {
-		want[a] = fmt.Sprintf(`{"account":%q,"amount":%d,"seq":%d}`, a, b, first[a])
-	}
-	return in, want
-}
-
-// lastPerKey reads topic and returns each key's last value.
-func lastPerKey(ctx context.Context, brokers []string, topic string) (map[string]string, int, error) {
-	rs, err := kafkatest.ReadAll(ctx, brokers, topic, false)
+// committedTotals reads topic read_committed, as canonical JSON lines.
+func committedTotals(t *testing.T, ctx context.Context, brokers []string, topic string) []string {
+	t.Helper()
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	rs, err := kafkatest.ReadAll(rctx, brokers, topic, true)
 	if err != nil {
-		return nil, 0, err
+		t.Fatalf("reading %s read_committed: %v", topic, err)
 	}
-	last := map[string]string{}
-	for _, r := range rs {
-		var v any
-		if err := json.Unmarshal(r.Value, &v); err != nil {
-			return nil, 0, fmt.Errorf("%s holds %q", topic, r.Value)
-		}
-		b, _ := json.Marshal(v)
-		last[string(r.Key)] = string(b)
+	lines := make([]string, len(rs))
+	for i, r := range rs {
+		lines[i] = string(r.Value)
 	}
-	return last, len(rs), nil
+	return canonical(t, lines)
 }
 
 type clusterInstance struct {
@@ -252,16 +222,18 @@ func keeps(t *testing.T, in *clusterInstance, before []string, why string) {
 	}
 }
 
-// TestClusterJoinKillStop runs the keyed job on three instances, `host
+// TestClusterJoinKillStop runs the keyed job (a running total per account,
+// exactly-once) on three instances, `host
 // run --cluster` processes against one `host dev-kafka` process, while
 // the test produces its input: b's join takes half the units from a
 // (which keeps the rest), c's join takes its share from both, b is killed
 // with SIGKILL and a and c take its units over, restored from their last
 // completed checkpoints, then c stops gracefully (SIGTERM: it revokes its
-// units and leaves) and a runs them all. Each account's last output
-// equals its highest amount (with its first record's seq), as a
-// single-instance run of the same job gives; from the instances' own
-// reports, no unit ever ran on two at once.
+// units and leaves) and a runs them all. A read_committed reader of the
+// output sees each running total exactly once, as a single-instance run
+// of the same job writes them, though the kill and the stop left records
+// of aborted transactions in it; from the instances' own reports, no unit
+// ever ran on two at once.
 func TestClusterJoinKillStop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a broker and four hosts")
@@ -271,13 +243,20 @@ func TestClusterJoinKillStop(t *testing.T) {
 	seeds := strings.Split(brokers, ",")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "cl.yaml")
-	writeFile(t, file, clusterPipeline)
+	wasm, err := os.ReadFile("../../plugins/reduce-sum/reduce-sum.wasm")
+	if err != nil {
+		t.Fatalf("%v: run make plugins", err)
+	}
 	single := filepath.Join(dir, "single")
 	if err := os.Mkdir(single, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(single, "cl.yaml"), clusterPipeline)
-	input, want := clusterInput()
+	for _, d := range []string{dir, single} {
+		writeFile(t, filepath.Join(d, "cl.yaml"), clusterPipeline)
+		writeFile(t, filepath.Join(d, "reduce-sum.wasm"), string(wasm))
+	}
+	input, totals := kafkaCrashInput() // 8000 records keyed by account, and the running totals
+	want := canonical(t, totals)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	// the first half of the input from the start, the second from c's
@@ -345,24 +324,27 @@ func TestClusterJoinKillStop(t *testing.T) {
 	if err := <-fed2; err != nil {
 		t.Fatalf("producing the input: %v", err)
 	}
-	var got, ref1 map[string]string
-	var n int
-	waitFor(t, 20*time.Second, "out and single hold every account's highest amount", func() bool {
-		var err error
-		if got, n, err = lastPerKey(ctx, seeds, "out"); err != nil {
-			t.Fatal(err)
-		}
-		if ref1, _, err = lastPerKey(ctx, seeds, "single"); err != nil {
-			t.Fatal(err)
-		}
-		return maps.Equal(got, want) && maps.Equal(ref1, want)
+	var got, ref1 []string
+	waitFor(t, 30*time.Second, "out and single hold every running total, committed", func() bool {
+		got, ref1 = committedTotals(t, ctx, seeds, "out"), committedTotals(t, ctx, seeds, "single")
+		return len(got) >= len(want) && len(ref1) >= len(want)
 	})
-	if !maps.Equal(got, ref1) {
-		t.Errorf("the cluster's last outputs per key differ from the single instance's")
+	// two more checkpoints of every unit: a duplicate would be committed by now
+	time.Sleep(time.Second)
+	got, ref1 = committedTotals(t, ctx, seeds, "out"), committedTotals(t, ctx, seeds, "single")
+	if !slices.Equal(got, want) {
+		t.Errorf("read_committed, out differs from the running totals of the input: %s", diffLines(want, got))
 	}
-	t.Logf("out: %d records (at-least-once: %d more than the input)", n, n-clusterRecords)
-	if n < clusterRecords {
-		t.Errorf("out holds %d records for %d inputs: a max emits one per input", n, clusterRecords)
+	if !slices.Equal(got, ref1) {
+		t.Errorf("read_committed, out differs from the single instance's output: %s", diffLines(ref1, got))
+	}
+	all, err := kafkatest.ReadAll(ctx, seeds, "out", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("out: %d running totals committed, %d records in all (the rest in aborted transactions)", len(got), len(all))
+	if len(all) <= len(got) {
+		t.Errorf("out holds no record of an aborted transaction (%d in all, %d committed): the kill and the stop hit no open transaction", len(all), len(got))
 	}
 	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

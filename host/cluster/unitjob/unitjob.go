@@ -18,6 +18,7 @@ package unitjob
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/cluster"
@@ -26,6 +27,12 @@ import (
 	"github.com/sluicehq/sluice/host/plan"
 	"github.com/sluicehq/sluice/host/runtime"
 )
+
+// TransactionTimeout is the timeout of an internal topic's
+// transactions: a killed unit's open transaction blocks read_committed
+// readers of its partitions until its new owner aborts it on restore, or
+// the broker does after this long.
+const TransactionTimeout = time.Minute
 
 // Job is one unit's job.
 type Job struct {
@@ -46,10 +53,14 @@ type Job struct {
 func Name(job, unit string) string { return job + "-" + strings.ReplaceAll(unit, "/", "-") }
 
 // Build makes the job of unit id of layout l, planned from p (g is p's
-// plan). It refuses what it does not run yet: CUSTOM and GLOBAL edges
+// plan). With exactlyOnce (the job checkpoints exactly-once), an internal
+// topic is written in one Kafka transaction per checkpoint of the unit,
+// committed when the checkpoint completes (the Kafka sink's exactly-once
+// delivery, its transactional ids "sluice.<unit job>.out<edge>-0-<n>"),
+// and read read_committed; otherwise written at-least-once. It refuses what it does not run yet: CUSTOM and GLOBAL edges
 // across instances, a crossing edge inside one stage, and a subtask unit
 // that runs more than one subtask of an operator (RESCALE).
-func Build(p *pipeline.Pipeline, g *plan.JobGraph, l *cluster.Layout, id string) (*Job, error) {
+func Build(p *pipeline.Pipeline, g *plan.JobGraph, l *cluster.Layout, id string, exactlyOnce bool) (*Job, error) {
 	u, ok := l.Unit(id)
 	if !ok {
 		return nil, fmt.Errorf("cluster: job %s has no unit %s", l.Job, id)
@@ -108,11 +119,13 @@ func Build(p *pipeline.Pipeline, g *plan.JobGraph, l *cluster.Layout, id string)
 			src := fmt.Sprintf("cluster-in-%d", k)
 			j.virtual[src] = [2]int{kafka.SplitOwner(e.Topic, int32(part), e.Partitions), e.Partitions}
 			j.Topics[e.Topic] = e.Partitions
+			opts := map[string]any{"brokers": brokers, "topics": []any{e.Topic}, "format": string(kafka.FormatMsgpack)}
+			if exactlyOnce {
+				opts["isolation"] = string(kafka.ReadCommitted)
+			}
 			sources = append(sources, &pipeline.Operator{ID: src, Kind: pipeline.KindSource, Parallelism: 1,
 				MaxParallelism: byID[name].MaxParallelism,
-				Source: &pipeline.Connector{Type: "kafka", Options: map[string]any{
-					"brokers": brokers, "topics": []any{e.Topic}, "format": string(kafka.FormatMsgpack),
-				}}})
+				Source:         &pipeline.Connector{Type: "kafka", Options: opts}})
 			c.Inputs[i] = pipeline.Input{Operator: src, Partition: inp.Partition}
 		}
 		ops = append(ops, &c)
@@ -134,6 +147,11 @@ func Build(p *pipeline.Pipeline, g *plan.JobGraph, l *cluster.Layout, id string)
 			Sink:   &pipeline.Connector{Type: "kafka", Options: map[string]any{"brokers": brokers, "topic": e.Topic}}}
 		cfg := kafka.SinkConfig{Operator: sink, Connection: kafka.Connection{Brokers: l.Brokers}, Topic: e.Topic,
 			ValueFormat: kafka.FormatMsgpack, Delivery: kafka.DeliveryAtLeastOnce}
+		if exactlyOnce {
+			cfg.Delivery = kafka.DeliveryExactlyOnce
+			cfg.TransactionalIDPrefix = fmt.Sprintf("sluice.%s.out%d", j.Name, k)
+			cfg.TransactionTimeout = TransactionTimeout
+		}
 		if e.ShipStrategy == plan.Hash {
 			down := specs[e.To]
 			op.KeyBy = down.KeyBy

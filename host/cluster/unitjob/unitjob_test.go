@@ -60,7 +60,7 @@ func TestBuildKeyed(t *testing.T) {
 	p, g, l := layoutOf(t, keyed)
 	topic := l.Edges[0].Topic
 	for _, id := range []string{"s0/0", "s0/1"} {
-		j, err := Build(p, g, l, id)
+		j, err := Build(p, g, l, id, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestBuildKeyed(t *testing.T) {
 	}
 	for u := range 8 {
 		id := "s1/" + string(rune('0'+u))
-		j, err := Build(p, g, l, id)
+		j, err := Build(p, g, l, id, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,6 +118,32 @@ func TestBuildKeyed(t *testing.T) {
 	}
 }
 
+// TestBuildExactlyOnce: a job that checkpoints exactly-once writes its
+// internal topics in transactions (ids of their own per unit and edge)
+// and reads them read_committed.
+func TestBuildExactlyOnce(t *testing.T) {
+	p, g, l := layoutOf(t, keyed)
+	up, err := Build(p, g, l, "s0/1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := up.sinks["cluster-out-0"]
+	if cfg.Delivery != kafka.DeliveryExactlyOnce || cfg.TransactionalIDPrefix != "sluice.cl-s0-1.out0" {
+		t.Errorf("internal sink delivery %s, prefix %q", cfg.Delivery, cfg.TransactionalIDPrefix)
+	}
+	down, err := Build(p, g, l, "s1/3", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if iso := down.Pipeline.Operators[0].Source.Options["isolation"]; iso != string(kafka.ReadCommitted) {
+		t.Errorf("internal source isolation %v", iso)
+	}
+	alo, _ := Build(p, g, l, "s1/3", false)
+	if _, ok := alo.Pipeline.Operators[0].Source.Options["isolation"]; ok {
+		t.Error("at-least-once: the internal source reads read_committed")
+	}
+}
+
 // TestBuildRefuses: edges it does not run across instances yet.
 func TestBuildRefuses(t *testing.T) {
 	p, g, l := layoutOf(t, `version: 1
@@ -130,10 +156,10 @@ operators:
     partition: global
     sink: { type: discard }
 `)
-	if _, err := Build(p, g, l, "s0/0"); err == nil {
+	if _, err := Build(p, g, l, "s0/0", false); err == nil {
 		t.Error("a GLOBAL edge across instances: built")
 	}
-	if _, err := Build(p, g, l, "s9/0"); err == nil {
+	if _, err := Build(p, g, l, "s9/0", false); err == nil {
 		t.Error("unit s9/0 of a 2-stage job: built")
 	}
 }

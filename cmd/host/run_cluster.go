@@ -133,8 +133,8 @@ func runCluster(ctx context.Context, r clusterRun) error {
 	d, err := kgroup.New(kgroup.Config{Client: cl, Group: l.Group, Instance: r.flags.instance, Stages: l.UnitIDs(),
 		SessionTimeout: r.flags.sessionTimeout, RebalanceTimeout: 2 * r.flags.sessionTimeout,
 		Checkpoints: in.checkpoints, Handler: kgroup.HandlerFunc(in.do),
-		OnAssigned: func(gen int, owned []string) {
-			in.say("generation %d owns %s", gen, strings.Join(owned, " "))
+		OnAssigned: func(gen int, owned []string, pause time.Duration) {
+			in.say("generation %d (rebalance %v) owns %s", gen, pause.Round(time.Millisecond), strings.Join(owned, " "))
 		}})
 	if err != nil {
 		return fail(err)

@@ -108,8 +108,12 @@ func reports(in *clusterInstance) []report {
 		switch r.what {
 		case "start", "revoke", "abandon":
 			r.units = f[4:]
-		case "generation":
-			r.what, r.units = "owns", f[6:]
+		case "generation": // generation N (rebalance D) owns units...
+			i := slices.Index(f, "owns")
+			if i < 0 {
+				continue
+			}
+			r.what, r.units = "owns", f[i+1:]
 		default:
 			continue
 		}
@@ -360,6 +364,20 @@ func TestClusterJoinKillStop(t *testing.T) {
 		}
 	}
 	checkNoDoubleOwnership(t, a, b, c)
+	// each generation's rebalance, as the instances measured it
+	for _, in := range []*clusterInstance{a, b, c} {
+		var pauses []string
+		for _, l := range strings.Split(in.stderr.String(), "\n") {
+			if _, rest, ok := strings.Cut(l, " (rebalance "); ok {
+				d, _, _ := strings.Cut(rest, ")")
+				if _, err := time.ParseDuration(d); err != nil {
+					t.Errorf("%s: rebalance %q: %v", in.name, d, err)
+				}
+				pauses = append(pauses, d)
+			}
+		}
+		t.Logf("%s: rebalances %s", in.name, strings.Join(pauses, " "))
+	}
 	restored := 0
 	for _, in := range []*clusterInstance{a, c} {
 		for _, r := range strings.Split(in.stderr.String(), "\n") {

@@ -74,8 +74,10 @@ type Config struct {
 	// Handler carries out the unit actions.
 	Handler Handler
 	// OnAssigned, when set, is called after each assignment has been
-	// carried out, with the generation and the units now owned.
-	OnAssigned func(generation int, owned []string)
+	// carried out, with the generation, the units now owned and the
+	// rebalance's length: from the moment the member learned of it (a
+	// heartbeat's REBALANCE_IN_PROGRESS, its own rejoin, its start) to now.
+	OnAssigned func(generation int, owned []string, rebalance time.Duration)
 }
 
 // Driver is one instance's member of the group.
@@ -146,6 +148,7 @@ func (d *Driver) Run(ctx context.Context) error {
 	m, pending := cluster.NewMember(d.cfg.Instance)
 	d.member = m
 	join, assigned := false, false
+	began := time.Now() // when the rebalance under way began
 	stopCtx, stopCancel := context.WithCancel(context.Background())
 	defer stopCancel()
 	for {
@@ -170,7 +173,10 @@ func (d *Driver) Run(ctx context.Context) error {
 		pending = nil
 		d.report()
 		if assigned && d.cfg.OnAssigned != nil {
-			d.cfg.OnAssigned(d.member.Generation(), d.member.Owned())
+			d.cfg.OnAssigned(d.member.Generation(), d.member.Owned(), time.Since(began))
+		}
+		if assigned {
+			began = time.Time{}
 		}
 		assigned = false
 		if ctx.Err() != nil {
@@ -178,6 +184,9 @@ func (d *Driver) Run(ctx context.Context) error {
 			continue
 		}
 		if join {
+			if began.IsZero() {
+				began = time.Now()
+			}
 			gen, units, err := d.joinSync(ctx)
 			switch {
 			case err == nil:

@@ -31,8 +31,8 @@ planned exits 1 with every reason.
 Kafka (docs/cluster.md): which edges cross instances and the internal topic
 each uses, the consumer group, the stages and their units, and with
 --instances N a sample assignment of units, key groups and partitions to N
-instances; with --format json it prints that layout as the document. Only
-the plan exists: running across instances is not built yet.`,
+instances; with --format json it prints that layout as the document.
+host run --cluster runs the job so (docs/cluster.md).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			write, ok := map[string]func(*cobra.Command, *plan.JobGraph) error{

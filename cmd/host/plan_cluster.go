@@ -52,6 +52,6 @@ func writeCluster(w io.Writer, l *cluster.Layout, n int) error {
 	if n == 0 {
 		fmt.Fprintln(w, "\n(--instances N prints a sample assignment for N instances)")
 	}
-	fmt.Fprintln(w, "\nrunning one job across instances is not built yet: docs/cluster.md")
+	fmt.Fprintln(w, "\nhost run --cluster BROKERS --instance NAME runs it on several instances: docs/cluster.md")
 	return nil
 }

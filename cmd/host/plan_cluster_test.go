@@ -23,7 +23,7 @@ func TestPlanCluster(t *testing.T) {
 		"  instance-0: stage 0 units [0]; stage 1 units [3-5] (key groups [48-95])\n",
 		"  instance-1: stage 0 units [1]; stage 1 units [6-7] (key groups [96-127])\n",
 		"  instance-2: stage 1 units [0-2] (key groups [0-47])\n",
-		"running one job across instances is not built yet: docs/cluster.md",
+		"host run --cluster BROKERS --instance NAME runs it on several instances: docs/cluster.md",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

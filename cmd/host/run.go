@@ -32,6 +32,7 @@ func newRunCmd() *cobra.Command {
 	var progress, logLevel string
 	var roots []string
 	var ckpt checkpointFlags
+	var cl clusterRunFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Run a pipeline: print sinks write to stdout, progress and the summary go to stderr",
@@ -57,7 +58,7 @@ terminal and a plain line every few seconds otherwise; plain always prints
 lines; none prints no progress.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPipeline(cmd, args[0], progress, logLevel, roots, ckpt)
+			return runPipeline(cmd, args[0], progress, logLevel, roots, ckpt, cl)
 		},
 	}
 	cmd.Flags().StringVar(&progress, "progress", "auto", "progress display: auto, plain or none")
@@ -71,10 +72,11 @@ lines; none prints no progress.`,
 	settings.AddFlags(cmd.Flags(), settings.Keys...) // the rest of the host settings
 	addPluginRootFlag(cmd, &roots)
 	addCheckpointFlags(cmd, &ckpt)
+	addClusterRunFlags(cmd, &cl)
 	return cmd
 }
 
-func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []string, ckpt checkpointFlags) error {
+func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []string, ckpt checkpointFlags, cl clusterRunFlags) error {
 	stderr := &syncWriter{w: cmd.ErrOrStderr()}
 	if progress != "auto" && progress != "plain" && progress != "none" {
 		return fmt.Errorf("unknown --progress %q: use auto, plain or none", progress)
@@ -86,6 +88,12 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 	if err := ckpt.check(); err != nil {
 		return err
 	}
+	if cl.brokers == "" && (cl.instance != "" || cl.maxPartitions != 0) {
+		return errors.New("--instance and --max-partitions need --cluster BROKERS")
+	}
+	if cl.brokers != "" && (ckpt.from != "" || ckpt.savepointDir != "") {
+		return errors.New("--cluster restores each unit from its own checkpoints: --from and --savepoint-dir do not apply")
+	}
 	hs, err := hostSettings(cmd)
 	if err != nil {
 		return err
@@ -95,8 +103,8 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 	if err == nil {
 		err = pipeline.OnlySources(p)
 	}
+	var opts plan.Options
 	if err == nil {
-		var opts plan.Options
 		if opts, err = planOptions(cmd, hs); err != nil {
 			return err
 		}
@@ -105,6 +113,15 @@ func runPipeline(cmd *cobra.Command, file, progress, logLevel string, roots []st
 	if err != nil {
 		printProblems(stderr, file, err)
 		return exitCode(1)
+	}
+	if cl.brokers != "" {
+		ctx := cmd.Context()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+		return runCluster(ctx, clusterRun{file: file, p: p, g: g, hs: hs, roots: roots, opts: opts, flags: cl, log: log,
+			stderr: stderr, stdin: cmd.InOrStdin(), stdout: cmd.OutOrStdout()})
 	}
 	ft := jobFaultTolerance(file, p, hs)
 	var from *checkpoint.Reader

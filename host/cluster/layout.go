@@ -33,9 +33,9 @@ type Layout struct {
 	// "sluice.<job>". Its assignment decides which instance runs which
 	// units.
 	Group string
-	// TransactionalIDPrefix: instance I's producer is
-	// "<prefix>.<I>", one Kafka transaction per checkpoint (Kafka
-	// Streams' exactly-once v2).
+	// TransactionalIDPrefix: unit s<stage>/<unit>'s sink of internal
+	// topic edge k writes under "<prefix>-s<stage>-<unit>.out<k>", one
+	// Kafka transaction per checkpoint of the unit (host/cluster/unitjob).
 	TransactionalIDPrefix string
 	// Restore says where a unit's keyed state comes from when it moves:
 	// "checkpoint" (RATIONALE.md, "Cluster: restore from checkpoints").

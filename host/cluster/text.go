@@ -15,7 +15,7 @@ import (
 // instances > 0, the sample assignment of that many instances.
 func WriteText(w io.Writer, l *Layout, instances int) error {
 	b := &strings.Builder{}
-	fmt.Fprintf(b, "cluster (brokers %s): consumer group %s, one transaction per checkpoint and instance (transactional id %s.<instance>)\n",
+	fmt.Fprintf(b, "cluster (brokers %s): consumer group %s, one transaction per checkpoint of a unit and internal topic (transactional ids %s-s<stage>-<unit>.out<edge>-0-<checkpoint>)\n",
 		strings.Join(l.Brokers, ","), l.Group, l.TransactionalIDPrefix)
 	fmt.Fprintf(b, "keyed state of a moved unit: restored from its last completed checkpoint in shared storage\n")
 	fmt.Fprintf(b, "\nedges across instances\n")

@@ -213,11 +213,25 @@ type SinkConfig struct {
 	Partitioner Partitioner // "" is default
 	Delivery    Delivery    // "" is none
 
+	// KeyGroups, when its MaxParallelism is set, writes each record to the
+	// partition of its key's key group, as Flink's KeyGroupRangeAssignment
+	// picks a subtask: partition = keyGroup * Partitions / MaxParallelism,
+	// with the key the one a key-by edge into the sink gave the record
+	// (the envelope's). A cluster's internal topic of a HASH edge is
+	// written so (host/cluster); it overrides Partitioner.
+	KeyGroups KeyGroupPartitioning
+
 	// TransactionalIDPrefix names the transactions of an exactly-once
 	// sink: prefix-<subtask>-<checkpoint>. It must be unique to the job:
 	// a restore aborts every open transaction whose id starts with it.
 	TransactionalIDPrefix string
 	TransactionTimeout    time.Duration // 0 is DefaultTransactionTimeout
+}
+
+// KeyGroupPartitioning is SinkConfig.KeyGroups: the downstream
+// operator's max parallelism and the topic's partition count.
+type KeyGroupPartitioning struct {
+	MaxParallelism, Partitions int
 }
 
 // ConfigError is an invalid option: Option names it as the pipeline
@@ -405,6 +419,9 @@ func (c SinkConfig) Validate() error {
 	}
 	checkFormat(p, "format", c.ValueFormat)
 	checkFormat(p, "key-format", c.KeyFormat)
+	if kg := c.KeyGroups; kg.MaxParallelism != 0 && (kg.MaxParallelism < 0 || kg.Partitions < 1 || kg.Partitions > kg.MaxParallelism) {
+		p.add("partitioner", "key groups over %d partitions with max parallelism %d: want 1 to max parallelism partitions", kg.Partitions, kg.MaxParallelism)
+	}
 	switch c.Partitioner {
 	case PartitionerDefault, PartitionerFixed:
 	default:

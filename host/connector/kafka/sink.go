@@ -21,6 +21,7 @@ import (
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/runtime"
+	"github.com/sluicehq/sluice/partition"
 )
 
 // Committable is an exactly-once sink's pre-committed transaction: what a
@@ -146,7 +147,9 @@ func (s *Sink) Open(ctx *runtime.OpenContext) error {
 	if err != nil {
 		return fmt.Errorf("sink %q (kafka): %w", s.cfg.Operator, err)
 	}
-	if s.cfg.Partitioner == PartitionerFixed {
+	if s.cfg.KeyGroups.MaxParallelism > 0 {
+		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner())) // record() sets the partition
+	} else if s.cfg.Partitioner == PartitionerFixed {
 		opts = append(opts, kgo.RecordPartitioner(fixedPartitioner{s.subtask}))
 	} else {
 		opts = append(opts, kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil))) // murmur2 of the key, as Kafka's
@@ -268,6 +271,13 @@ func (s *Sink) record(kr *kgo.Record, slab []byte, r abi.Record) ([]byte, error)
 		if slab, kr.Key, err = appendEncoded(slab, s.cfg.KeyFormat, v); err != nil {
 			return slab, fmt.Errorf("sink %q (kafka): key field %q: %w", s.cfg.Operator, f, err)
 		}
+	}
+	if kg := s.cfg.KeyGroups; kg.MaxParallelism > 0 {
+		h, err := abi.KeyHash(r.Key)
+		if err != nil {
+			return slab, fmt.Errorf("sink %q (kafka): the record's key: %w", s.cfg.Operator, err)
+		}
+		kr.Partition = int32(partition.OperatorIndexForKeyGroup(kg.MaxParallelism, kg.Partitions, partition.KeyGroup(h, kg.MaxParallelism)))
 	}
 	if slab, kr.Value, err = appendEncoded(slab, s.cfg.ValueFormat, r.Value); err != nil {
 		return slab, fmt.Errorf("sink %q (kafka): value: %w", s.cfg.Operator, err)

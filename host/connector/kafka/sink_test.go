@@ -10,6 +10,7 @@ import (
 	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/codec"
 	"github.com/sluicehq/sluice/host/connector/kafka/kafkatest"
+	"github.com/sluicehq/sluice/partition"
 )
 
 func sinkConfig(c *kafkatest.Cluster, topic string) SinkConfig {
@@ -331,5 +332,61 @@ func TestSinkTopicField(t *testing.T) {
 	defer s.Close(nil)
 	if err := s.Process(0, b, n, nil); err == nil || !strings.Contains(err.Error(), `sink "out" (kafka): the record has no field "to"`) {
 		t.Errorf("a record without its topic field: %v", err)
+	}
+}
+
+// TestSinkKeyGroups writes each keyed record to the partition whose
+// key-group range (Flink's KeyGroupRangeAssignment over the partitions)
+// holds the key's key group: a cluster's internal topic of a HASH edge.
+func TestSinkKeyGroups(t *testing.T) {
+	c := startCluster(t, 1, map[string]int32{"kg": 3})
+	cfg := sinkConfig(c, "kg")
+	cfg.ValueFormat, cfg.Delivery = FormatMsgpack, DeliveryAtLeastOnce
+	cfg.KeyGroups = KeyGroupPartitioning{MaxParallelism: 8, Partitions: 3}
+	s, err := NewSink(cfg, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Open(nil); err != nil {
+		t.Fatal(err)
+	}
+	var w abi.Writer
+	for i := range 200 {
+		k := abi.AppendStr(nil, fmt.Sprintf("k%d", i))
+		w.Append(int64(1000+i), true, k, abi.AppendInt(nil, int64(i)))
+	}
+	if err := s.Process(0, w.Buf, w.Count, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(newCollector()); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := c.ReadAll(testContext(t), "kg", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 200 {
+		t.Fatalf("%d records, want 200", len(rs))
+	}
+	used := map[int32]bool{}
+	for _, r := range rs {
+		n, err := abi.ReadInt(r.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _ := abi.KeyHash(abi.AppendStr(nil, fmt.Sprintf("k%d", n)))
+		kg := partition.KeyGroup(h, 8)
+		lo, hi := partition.KeyGroupRange(8, 3, int(r.Partition))
+		if kg < lo || kg > hi {
+			t.Errorf("key k%d (key group %d) in partition %d, which holds key groups %d-%d", n, kg, r.Partition, lo, hi)
+		}
+		used[r.Partition] = true
+	}
+	if len(used) != 3 {
+		t.Errorf("200 keys went to partitions %v of 3", used)
+	}
+	cfg.KeyGroups.Partitions = 9
+	if _, err := NewSink(cfg, 0, 1); err == nil {
+		t.Error("9 partitions of 8 key groups: accepted")
 	}
 }

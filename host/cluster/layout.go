@@ -161,6 +161,12 @@ func Plan(g *plan.JobGraph, cfg Config) (*Layout, error) {
 			l.Edges = append(l.Edges, le)
 			continue
 		}
+		if down.Spec != nil && down.Spec.Window != nil && down.Spec.Window.All {
+			// Flink's windowAll is forceNonParallel: one subtask sees every
+			// record. A stage reading a topic runs one unit per partition,
+			// so a window-all there would run many times over.
+			errs = append(errs, fmt.Sprintf("edge %s: '%s' is a window-all, which runs as one subtask (Flink's windowAll): it cannot be spread over instances yet; key the stream and use window, or run the job on one instance", plan.EdgeKey(e.From, e.To), e.To))
+		}
 		le.Topic = Topic(g.Name, e.From, e.SideOutput, e.To, e.InputIndex)
 		if other, dup := seen[le.Topic]; dup {
 			errs = append(errs, fmt.Sprintf("edges %s and %s would share internal topic %s", other, plan.EdgeKey(e.From, e.To), le.Topic))

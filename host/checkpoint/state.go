@@ -70,6 +70,10 @@ type SubtaskState struct {
 	// subtask's key-group range.
 	FirstKeyGroup int
 	KeyGroups     [][]byte
+	// Native is keyed state in the backend's own format (a checkpoint
+	// of a Pebble database) in place of KeyGroups: never in a savepoint
+	// (native.go).
+	Native *NativeState
 
 	// Operator state (Flink's operator list state): a list of elements.
 	// Split elements are redistributed round robin over the new subtasks
@@ -95,6 +99,7 @@ type SubtaskState struct {
 // by exactly one subtask).
 type Restore struct {
 	KeyGroups    map[int][]byte // key group -> the entries the snapshot held
+	Native       []NativePart   // the old subtasks' native states that overlap the range
 	Split        [][]byte
 	Union        [][]byte
 	Committables [][]byte

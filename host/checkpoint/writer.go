@@ -131,6 +131,12 @@ func (w *Writer) Write(s SubtaskState) (SubtaskFile, error) {
 	}
 	meta.Subtask = s.Subtask
 	meta.File = name
+	if s.Native != nil {
+		if meta.Native, err = w.native(name, &s); err != nil {
+			os.Remove(path)
+			return SubtaskFile{}, fmt.Errorf("%s: %w", where, err)
+		}
+	}
 	return SubtaskFile{Operator: s.Operator, Parallelism: s.Parallelism, MaxParallelism: s.MaxParallelism, SubtaskMeta: meta}, nil
 }
 

@@ -1,6 +1,9 @@
 package runtime
 
-import "github.com/sluicehq/sluice/host/plan"
+import (
+	"github.com/sluicehq/sluice/host/checkpoint"
+	"github.com/sluicehq/sluice/host/plan"
+)
 
 // StateBackend is what the engine needs of the keyed state of one subtask
 // of a keyed operator: values per (slot, key), kept per key group so that a
@@ -45,6 +48,19 @@ type CallBatcher interface {
 	BeginCall()
 	CommitCall() error
 	AbortCall()
+}
+
+// NativeCheckpointer is an optional interface of a StateBackend that
+// takes checkpoints in its own format (Pebble's checkpoint), as Flink's
+// RocksDB backend takes incremental checkpoints: NativeCheckpoint is the
+// synchronous part, on the subtask's goroutine between two batches; the
+// checkpoint storage copies the folder it returns afterwards. Savepoints
+// stay canonical (Snapshot). RestoreNative fills an empty backend from
+// the native states of the old subtasks that overlap its range, and from
+// canonical key groups (of old subtasks that had ended).
+type NativeCheckpointer interface {
+	NativeCheckpoint(id checkpoint.ID) (*checkpoint.NativeState, error)
+	RestoreNative(parts []checkpoint.NativePart, groups map[int][]byte) error
 }
 
 // StateBackends opens the state backend of one subtask of a keyed

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plan"
 )
 
 // CheckpointAcks is told, for every task (one subtask of a chain), what
@@ -355,7 +356,7 @@ func (s *subtask) takeCheckpoint(b *barrier, alignment time.Duration) error {
 	}
 	ck.handled = b.id
 	start := time.Now()
-	states, err := s.snapshotChain(b.id)
+	states, err := s.snapshotChain(b.id, b.kind == checkpoint.KindCheckpoint)
 	if err != nil {
 		s.e.ckpt.acks.Decline(s.checkpointTask(), b.id, checkpoint.ReasonDeclined, err)
 		return s.forward(message{kind: msgCancel, bar: b})
@@ -394,11 +395,12 @@ func (s *subtask) forward(m message) error {
 }
 
 // snapshotChain snapshots every operator of the chain that keeps state,
-// head to tail.
-func (s *subtask) snapshotChain(id checkpoint.ID) ([]checkpoint.SubtaskState, error) {
+// head to tail; native lets a NativeCheckpointer backend checkpoint in its
+// own format (a checkpoint, not a savepoint).
+func (s *subtask) snapshotChain(id checkpoint.ID, native bool) ([]checkpoint.SubtaskState, error) {
 	var states []checkpoint.SubtaskState
 	for _, co := range s.ops {
-		st, has, err := s.snapshotOp(co, id)
+		st, has, err := s.snapshotOp(co, id, native)
 		if err != nil {
 			// an OpError, so that a job failure it causes (tolerable-failures
 			// exceeded) still names the operator and subtask to errors.As
@@ -412,7 +414,7 @@ func (s *subtask) snapshotChain(id checkpoint.ID) ([]checkpoint.SubtaskState, er
 	return states, nil
 }
 
-func (s *subtask) snapshotOp(co *chainOp, id checkpoint.ID) (st checkpoint.SubtaskState, has bool, err error) {
+func (s *subtask) snapshotOp(co *chainOp, id checkpoint.ID, native bool) (st checkpoint.SubtaskState, has bool, err error) {
 	if co.op == nil {
 		if cs, ok := s.source.(CheckpointedSource); ok {
 			has = true
@@ -431,7 +433,12 @@ func (s *subtask) snapshotOp(co *chainOp, id checkpoint.ID) (st checkpoint.Subta
 			has = true
 		}
 	}
-	if co.store != nil {
+	if nc, ok := co.store.(NativeCheckpointer); ok && native {
+		has = true
+		if st.Native, err = nc.NativeCheckpoint(id); err != nil {
+			return st, true, fmt.Errorf("keyed state: %w", err)
+		}
+	} else if co.store != nil {
 		has = true
 		if st.FirstKeyGroup, st.KeyGroups, err = co.store.Snapshot(); err != nil {
 			return st, true, fmt.Errorf("keyed state: %w", err)
@@ -450,7 +457,16 @@ func (s *subtask) restoreOp(co *chainOp) (checkpoint.Restore, error) {
 	if err != nil {
 		return r, err
 	}
-	if len(r.KeyGroups) > 0 {
+	if len(r.Native) > 0 {
+		nc, ok := co.store.(NativeCheckpointer)
+		if !ok {
+			return r, fmt.Errorf("the checkpoint holds the keyed state of %q in the %s backend's own format, and its state backend is %s now: restore it on that backend, or take a savepoint there (savepoints are canonical, any backend restores them)",
+				spec.ID, r.Native[0].Format, backendName(spec))
+		}
+		if err := nc.RestoreNative(r.Native, r.KeyGroups); err != nil {
+			return r, err
+		}
+	} else if len(r.KeyGroups) > 0 {
 		if co.store == nil {
 			return r, fmt.Errorf("the checkpoint holds keyed state for %q, which is not keyed now", spec.ID)
 		}
@@ -459,6 +475,16 @@ func (s *subtask) restoreOp(co *chainOp) (checkpoint.Restore, error) {
 		}
 	}
 	return r, nil
+}
+
+func backendName(spec *plan.Operator) string {
+	if !spec.Keyed && (spec.Spec == nil || spec.Spec.Window == nil) {
+		return "none (the operator is not keyed)"
+	}
+	if spec.State.Backend == "" {
+		return "heap"
+	}
+	return spec.State.Backend
 }
 
 // restoreState hands co, open now, its operator state.
@@ -532,7 +558,9 @@ func (s *subtask) checkpointEnd() error {
 	cp.mu.Lock()
 	last := cp.last
 	cp.mu.Unlock()
-	states, err := s.snapshotChain(max(last, ck.handled))
+	// canonical: a finished task acknowledges later checkpoints with
+	// these states, after its keyed state closed
+	states, err := s.snapshotChain(max(last, ck.handled), false)
 	if err != nil {
 		return s.ops[0].fail(err) // no later checkpoint could complete without this task
 	}

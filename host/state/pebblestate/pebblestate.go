@@ -62,6 +62,11 @@ type Store struct {
 	// filters, by slot: what a snapshot applies to each value (TTL
 	// cleanup: runtime.StateKinds.SnapshotFilter), as the heap's.
 	filters []runtime.SnapshotFilter
+	// instance names this database in the checkpoint storage's shared
+	// files; stored names the files a restore brought, by their stored
+	// names (checkpoint.NativeState).
+	instance string
+	stored   map[string]string
 }
 
 // SetSnapshotFilter makes Snapshot apply f to the values of slot
@@ -97,11 +102,21 @@ func Open(o Options, maxParallelism, start, end int) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(o.Dir), 0o755); err != nil {
 		return nil, fmt.Errorf("Pebble state of %s: %w", o.who(), err)
 	}
+	db, err := openDB(o.Dir, true)
+	if err != nil {
+		return nil, fmt.Errorf("Pebble state of %s in %s: %w", o.who(), o.Dir, err)
+	}
+	return &Store{db: db, dir: o.Dir, opt: o, maxP: maxParallelism, start: start, end: end, instance: newInstance()}, nil
+}
+
+// openDB opens the database in dir: a new one (fresh), or the one a
+// restore put there.
+func openDB(dir string, fresh bool) (*pebble.DB, error) {
 	cache := pebble.NewCache(cacheBytes)
 	defer cache.Unref() // the database holds its own reference
-	db, err := pebble.Open(o.Dir, &pebble.Options{
+	return pebble.Open(dir, &pebble.Options{
 		DisableWAL:    true,
-		ErrorIfExists: true,
+		ErrorIfExists: fresh,
 		Logger:        quiet{},
 		Cache:         cache,
 		MemTableSize:  memTableBytes,
@@ -110,10 +125,6 @@ func Open(o Options, maxParallelism, start, end int) (*Store, error) {
 		L0CompactionThreshold: 4,
 		L0StopWritesThreshold: 24,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("Pebble state of %s in %s: %w", o.who(), o.Dir, err)
-	}
-	return &Store{db: db, dir: o.Dir, opt: o, maxP: maxParallelism, start: start, end: end}, nil
 }
 
 // quiet drops Pebble's informational log lines; errors reach the caller.
@@ -490,6 +501,9 @@ func (s *Store) Close() error {
 	err := s.db.Close()
 	s.db = nil
 	if rerr := os.RemoveAll(s.dir); err == nil && rerr != nil {
+		err = rerr
+	}
+	if rerr := os.RemoveAll(s.checkpoints()); err == nil && rerr != nil {
 		err = rerr
 	}
 	return s.wrap(err)

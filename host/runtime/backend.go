@@ -63,6 +63,17 @@ type NativeCheckpointer interface {
 	RestoreNative(parts []checkpoint.NativePart, groups map[int][]byte) error
 }
 
+// KeyGroupCells is an optional interface of a StateBackend for cells
+// whose key is the record key and a namespace after it (a window's (key,
+// window)), in the key group the caller gives: what the built-in
+// aggregations and windows keep their state in on a backend other than
+// the heap (cellBackend).
+type KeyGroupCells interface {
+	GetKG(kg, slot int, key, dst []byte) ([]byte, bool, error)
+	PutKG(kg, slot int, key, val []byte) error
+	DeleteKG(kg, slot int, key []byte) error
+}
+
 // StateBackends opens the state backend of one subtask of a keyed
 // operator, for the backends the engine does not hold itself (heap is
 // built in). Deps.StateBackends; nil: only the heap.

@@ -433,12 +433,20 @@ func (s *subtask) snapshotOp(co *chainOp, id checkpoint.ID, native bool) (st che
 			has = true
 		}
 	}
+	if co.store != nil {
+		co.measureState(true)
+	}
 	if nc, ok := co.store.(NativeCheckpointer); ok && native {
 		has = true
-		if st.Native, err = nc.NativeCheckpoint(id); err != nil {
+		st.Native, err = nc.NativeCheckpoint(id)
+		switch {
+		case errors.Is(err, errNotNative): // a wrapped backend without: canonical
+			st.Native, err = nil, nil
+		case err != nil:
 			return st, true, fmt.Errorf("keyed state: %w", err)
 		}
-	} else if co.store != nil {
+	}
+	if co.store != nil && st.Native == nil {
 		has = true
 		if st.FirstKeyGroup, st.KeyGroups, err = co.store.Snapshot(); err != nil {
 			return st, true, fmt.Errorf("keyed state: %w", err)

@@ -19,9 +19,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/sluicehq/sluice/host/checkpoint"
@@ -40,6 +42,45 @@ func newInstance() string {
 // checkpoints is the folder of the store's local checkpoints, next to
 // its database.
 func (s *Store) checkpoints() string { return s.dir + ".chk" }
+
+// dropCheckpoints removes the store's local checkpoints at Close but the
+// newest: the checkpoint storage may not have copied it yet (the subtask
+// ended just after acknowledging), and removes it once it has.
+func (s *Store) dropCheckpoints() error {
+	ents, err := os.ReadDir(s.checkpoints())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	newest := uint64(0)
+	for _, e := range ents {
+		if n, err := strconv.ParseUint(e.Name(), 10, 64); err == nil {
+			newest = max(newest, n)
+		}
+	}
+	for _, e := range ents {
+		if n, err := strconv.ParseUint(e.Name(), 10, 64); err != nil || n != newest {
+			if err := os.RemoveAll(filepath.Join(s.checkpoints(), e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// dropOrphans removes, in a job's state folder, the local checkpoints of
+// databases closed before (dropCheckpoints leaves the newest, which a
+// checkpoint of a run that ended or failed may never have copied).
+func dropOrphans(parent string) {
+	chks, _ := filepath.Glob(filepath.Join(parent, "*.chk"))
+	for _, c := range chks {
+		if _, err := os.Stat(strings.TrimSuffix(c, ".chk")); errors.Is(err, fs.ErrNotExist) {
+			os.RemoveAll(c)
+		}
+	}
+}
 
 // NativeCheckpoint takes checkpoint id's synchronous part: the memtable
 // is flushed (the database keeps no write-ahead log) and a Pebble

@@ -476,7 +476,7 @@ func (s *Store) restoreGroup(kg int, b []byte) error {
 	defer batch.Close()
 	var k []byte
 	err := runtime.ScanKeyGroupEntries(b, func(n, slot int, key, val []byte) error {
-		if g, err := s.KeyGroup(key); err != nil || g != kg {
+		if g, err := s.cellKeyGroup(key); err != nil || g != kg {
 			return fmt.Errorf("entry %d: the key is not of key group %d", n, kg)
 		}
 		k = append(appendPrefix(k[:0], kg, slot), key...)
@@ -503,7 +503,7 @@ func (s *Store) Close() error {
 	if rerr := os.RemoveAll(s.dir); err == nil && rerr != nil {
 		err = rerr
 	}
-	if rerr := os.RemoveAll(s.checkpoints()); err == nil && rerr != nil {
+	if rerr := s.dropCheckpoints(); err == nil && rerr != nil {
 		err = rerr
 	}
 	return s.wrap(err)
@@ -536,6 +536,7 @@ func (b Backends) Open(r runtime.BackendRequest) (runtime.StateBackend, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("operator %q subtask %d/%d: the Pebble state folder: %w", r.Operator, r.Subtask+1, r.Parallelism, err)
 	}
+	dropOrphans(parent)
 	dir, err := os.MkdirTemp(parent, fmt.Sprintf("%s-%d-*", r.Operator, r.Subtask))
 	if err != nil {
 		return nil, fmt.Errorf("operator %q subtask %d/%d: the Pebble state folder: %w", r.Operator, r.Subtask+1, r.Parallelism, err)

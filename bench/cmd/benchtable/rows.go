@@ -232,6 +232,8 @@ const (
 	gShuffle  = "shuffle"
 	gKafka    = "kafka-loop"
 	gCkpt     = "checkpoints"
+	gPebSync  = "pebble-checkpoint-sync"
+	gPebRMW   = "pebble-larger-than-memory"
 )
 
 // Goal is one goal of performance.md and the rows that judge it.
@@ -254,6 +256,8 @@ var goals = []Goal{
 	{gShuffle, "A keyed shuffle through built-in operators ≥ 20 M records/s (issue 4)"},
 	{gKafka, "Kafka topic → Wasm filter → Wasm map → topic ≥ 0.7× a plain franz-go consume → produce loop on the same broker (issue 26)"},
 	{gCkpt, "The quickstart with exactly-once checkpoints every 1 s ≥ 0.9× the throughput without (issue 25)"},
+	{gPebSync, "The synchronous part of a Pebble checkpoint ≤ 60 ms at any state size (issue 31)"},
+	{gPebRMW, "A read-modify-write keyed aggregation on Pebble with state larger than memory ≥ 200 K records/s on 2 cores (issue 31)"},
 }
 
 func ptr(f fig) *fig { return &f }
@@ -449,6 +453,7 @@ func BuildRows(rs *Results, mech string) []Row {
 		pair(rs, sec, "write + fsync + publish 32 MiB of state, 128 key groups (host/checkpoint Write1MKeys)", fig{"host/checkpoint.BenchmarkWrite1MKeys", "ns/op", fmtNs}, nil, none),
 		pair(rs, sec, "open + restore all 128 key groups (host/checkpoint Restore1MKeys)", fig{"host/checkpoint.BenchmarkRestore1MKeys", "ns/op", fmtNs}, nil, none),
 		pair(rs, sec, "restart to the first output after kill -9 (host run --from latest: process, plugin load, restore, first batch)", fig{"cmd/host.BenchmarkRestartAfterKill", "restart-ms", func(ms float64) string { return fmtNs(ms * 1e6) }}, nil, none))
+	rows = append(rows, pebbleRows(rs)...)
 	return rows
 }
 

@@ -28,6 +28,8 @@ import (
 	"path/filepath"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/runtime"
 	"github.com/sluicehq/sluice/partition"
@@ -114,7 +116,8 @@ func Open(o Options, maxParallelism, start, end int) (*Store, error) {
 func openDB(dir string, fresh bool) (*pebble.DB, error) {
 	cache := pebble.NewCache(cacheBytes)
 	defer cache.Unref() // the database holds its own reference
-	return pebble.Open(dir, &pebble.Options{
+	o := &pebble.Options{
+		FS:            noSyncFS{vfs.Default},
 		DisableWAL:    true,
 		ErrorIfExists: fresh,
 		Logger:        quiet{},
@@ -124,7 +127,12 @@ func openDB(dir string, fresh bool) (*pebble.DB, error) {
 		// before compactions kick in and writes stall
 		L0CompactionThreshold: 4,
 		L0StopWritesThreshold: 24,
-	})
+	}
+	// a bloom filter per sstable (every level takes L0's): a Get of a key
+	// reads no block of a file that cannot hold it, which is most of
+	// them when the state is larger than the block cache
+	o.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	return pebble.Open(dir, o)
 }
 
 // quiet drops Pebble's informational log lines; errors reach the caller.

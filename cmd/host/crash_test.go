@@ -92,6 +92,9 @@ func (j *crashJob) start() (*exec.Cmd, *bytes.Buffer) {
 func (j *crashJob) checkpoints() (all, complete []string) {
 	dirs, _ := filepath.Glob(filepath.Join(j.dir, "ckpt", j.name, "chk-*"))
 	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "_pruned")); err == nil {
+			continue // removed by retain but for files a newer checkpoint references
+		}
 		all = append(all, d)
 		if _, err := os.Stat(filepath.Join(d, "_metadata")); err == nil {
 			complete = append(complete, d)

@@ -12,7 +12,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// The on-disk format, version 1 (docs/checkpoints.md has the byte layout):
+// The on-disk format, version 2 (docs/checkpoints.md has the byte layout):
 //
 //	<storage>/<job>/chk-<id>/           a checkpoint
 //	<dir>/savepoint-<id>-<random>/      a savepoint
@@ -24,10 +24,18 @@ import (
 // everything before it. A state file is then its key groups back to back,
 // then its split, union and committable element lists; the offsets, lengths
 // and CRC-32Cs of all of them are in _metadata, so a restore reads only the
-// byte ranges it needs.
+// byte ranges it needs. Version 2 adds incremental checkpoints: a key
+// group's state may be a chain of byte ranges (SubtaskMeta.Chains), some
+// in the state files of older checkpoints of the same job. Version 1 (no
+// chains) is still read.
 const (
-	// FormatVersion is the version this build writes and reads.
-	FormatVersion uint32 = 1
+	// FormatVersion is the version this build writes.
+	FormatVersion uint32 = 2
+	// oldestVersion is the oldest version this build reads.
+	oldestVersion uint32 = 1
+	// maxChain bounds a key group's chain in a checkpoint this build
+	// reads; the heap backend compacts one into a full copy long before.
+	maxChain = 64
 
 	metadataMagic = "SLCKMETA"
 	stateMagic    = "SLCKSTAT"
@@ -108,8 +116,8 @@ func checkHeader(h []byte, magic, name string) error {
 	if len(h) < headerLen {
 		return fmt.Errorf("%s: %w: %d bytes, shorter than its header", name, ErrTruncated, len(h))
 	}
-	if v := binary.BigEndian.Uint32(h[len(magic):headerLen]); v != FormatVersion {
-		return fmt.Errorf("%s: %w %d (this build reads version %d)", name, ErrVersion, v, FormatVersion)
+	if v := binary.BigEndian.Uint32(h[len(magic):headerLen]); v < oldestVersion || v > FormatVersion {
+		return fmt.Errorf("%s: %w %d (this build reads versions %d to %d)", name, ErrVersion, v, oldestVersion, FormatVersion)
 	}
 	return nil
 }
@@ -204,6 +212,9 @@ func (m *Metadata) validate() error {
 			if err := s.validate(op.MaxParallelism, op.Parallelism); err != nil {
 				return fmt.Errorf("operator %q subtask %d (%s): %w", op.ID, j, s.File, err)
 			}
+			if err := s.validateChains(m.ID, m.Kind); err != nil {
+				return fmt.Errorf("operator %q subtask %d (%s): %w", op.ID, j, s.File, err)
+			}
 		}
 	}
 	return nil
@@ -256,6 +267,44 @@ func (s *SubtaskMeta) validate(maxP, p int) error {
 	}
 	if at != s.Size {
 		return fmt.Errorf("the file's contents end at byte %d, its size is %d", at, s.Size)
+	}
+	return nil
+}
+
+// validateChains checks the chains of an incremental subtask of
+// checkpoint id: one per key group, each a base and at most maxChain-1
+// deltas, in this or an older checkpoint's plainly named files; a link in
+// this checkpoint is the key group's own extent of this file, and last.
+func (s *SubtaskMeta) validateChains(id ID, kind Kind) error {
+	if s.Chains == nil {
+		return nil
+	}
+	if kind != KindCheckpoint {
+		return errors.New("a savepoint is self-contained, but this one has incremental chains")
+	}
+	if len(s.Chains) != len(s.KeyGroups) {
+		return fmt.Errorf("%d key-group chains for %d key groups", len(s.Chains), len(s.KeyGroups))
+	}
+	for i, ch := range s.Chains {
+		kg := s.FirstKeyGroup + i
+		if len(ch) == 0 || len(ch) > maxChain {
+			return fmt.Errorf("key group %d: a chain of %d links (1 to %d)", kg, len(ch), maxChain)
+		}
+		for k, l := range ch {
+			switch {
+			case l.Checkpoint == 0 || l.Checkpoint > id:
+				return fmt.Errorf("key group %d link %d: checkpoint %d is not this one (%d) or older", kg, k, l.Checkpoint, id)
+			case !validFileName(l.File):
+				return fmt.Errorf("key group %d link %d: state file name %q is not a plain %s file name", kg, k, l.File, stateSuffix)
+			case l.Offset < headerLen || l.Length < 0:
+				return fmt.Errorf("key group %d link %d: bytes %d+%d", kg, k, l.Offset, l.Length)
+			case l.Checkpoint == id && (l.File != s.File || k != len(ch)-1 ||
+				l.Offset != s.KeyGroups[i].Offset || l.Length != s.KeyGroups[i].Length || l.CRC != s.KeyGroups[i].CRC):
+				return fmt.Errorf("key group %d link %d: in this checkpoint, but not the key group's own bytes of %s", kg, k, s.File)
+			case l.Checkpoint != id && k == len(ch)-1 && s.KeyGroups[i].Length != 0:
+				return fmt.Errorf("key group %d: %d bytes in %s that its chain does not use", kg, s.KeyGroups[i].Length, s.File)
+			}
+		}
 	}
 	return nil
 }

@@ -25,6 +25,17 @@ type Section struct {
 	CRC      uint32
 }
 
+// Link is one byte range of a key group's chain: in state file File of
+// checkpoint Checkpoint of the same job (<job dir>/chk-<Checkpoint>/File).
+type Link struct {
+	_msgpack   struct{} `msgpack:",as_array"`
+	Checkpoint ID
+	File       string
+	Offset     int64
+	Length     int64
+	CRC        uint32
+}
+
 // SubtaskMeta describes the state file of one subtask of one operator.
 type SubtaskMeta struct {
 	Subtask int    `msgpack:"subtask"`
@@ -39,6 +50,15 @@ type SubtaskMeta struct {
 	// Native is keyed state in a backend's own format, in place of
 	// KeyGroups (native.go).
 	Native *NativeMeta `msgpack:"native,omitempty"`
+
+	// Chains (format 2, an incremental checkpoint; nil otherwise):
+	// Chains[i] is key group FirstKeyGroup+i as a chain of byte ranges,
+	// the first its whole state (the base), each next one a delta on it.
+	// A link lies in this file (Checkpoint is this checkpoint's id, File
+	// its own file, the range one of KeyGroups) or in the state file of an
+	// older checkpoint of the same job, which is then kept for as long as
+	// a retained checkpoint references it (Retain).
+	Chains [][]Link `msgpack:"chains,omitempty"`
 
 	Split        Section `msgpack:"split"`
 	Union        Section `msgpack:"union"`

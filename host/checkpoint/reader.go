@@ -128,6 +128,13 @@ func (o OperatorMeta) hasState() bool {
 				return true
 			}
 		}
+		for _, ch := range s.Chains {
+			for _, l := range ch {
+				if l.Length > 0 {
+					return true
+				}
+			}
+		}
 	}
 	return false
 }
@@ -170,7 +177,7 @@ func (r *Reader) Restore(op string, subtask, parallelism, maxParallelism int) (R
 	defer files.close()
 	var out Restore
 	var err error
-	if out.KeyGroups, err = files.keyGroups(om, parallelism, subtask); err != nil {
+	if out.KeyGroups, out.Deltas, err = files.keyGroups(om, parallelism, subtask); err != nil {
 		return Restore{}, fmt.Errorf("%s: %w", where, err)
 	}
 	out.Native = r.nativeParts(om, parallelism, subtask)
@@ -214,6 +221,20 @@ func (r *Reader) Verify() error {
 			for k, e := range s.KeyGroups {
 				if err := f.checkStream(e.Offset, e.Length, e.CRC, buf, fmt.Sprintf("key group %d", s.FirstKeyGroup+k)); err != nil {
 					return err
+				}
+			}
+			for k, ch := range s.Chains {
+				for _, l := range ch {
+					if l.Checkpoint == r.Meta.ID || l.Length == 0 {
+						continue
+					}
+					lf, what, err := files.link(l, s.FirstKeyGroup+k)
+					if err != nil {
+						return err
+					}
+					if err := lf.checkStream(l.Offset, l.Length, l.CRC, buf, what); err != nil {
+						return err
+					}
 				}
 			}
 			for _, sec := range []struct {
@@ -279,6 +300,71 @@ func (o *openFiles) get(s *SubtaskMeta) (*stateFile, error) {
 	return f, nil
 }
 
+// link opens the state file of an older checkpoint that link l of key
+// group kg's chain lies in, checking its header and that it holds the
+// link's bytes; what names the link for errors.
+func (o *openFiles) link(l Link, kg int) (*stateFile, string, error) {
+	what := fmt.Sprintf("key group %d (checkpoint %d's chain link into checkpoint %d)", kg, o.r.Meta.ID, l.Checkpoint)
+	rel := filepath.Join("..", refName(l.Checkpoint, l.File))
+	if f := o.open[rel]; f != nil {
+		return f, what, nil
+	}
+	name := filepath.Join(o.r.Path, rel)
+	ra, size, c, err := o.r.src.open(rel)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, what, fmt.Errorf("%s: %w: the state file of checkpoint %d that checkpoint %d references for %s is missing", name, ErrTruncated, l.Checkpoint, o.r.Meta.ID, what)
+		}
+		return nil, what, fmt.Errorf("%s (referenced by checkpoint %d): %w", name, o.r.Meta.ID, err)
+	}
+	f := &stateFile{name: name, ra: ra, c: c}
+	o.open[rel] = f
+	h := make([]byte, headerLen)
+	n, err := ra.ReadAt(h, 0)
+	if err := checkHeader(h[:n], stateMagic, name); err != nil {
+		return nil, what, fmt.Errorf("%w (referenced by checkpoint %d)", err, o.r.Meta.ID)
+	}
+	if n < headerLen && err != nil {
+		return nil, what, fmt.Errorf("%s: %w", name, err)
+	}
+	if size < l.Offset+l.Length {
+		return nil, what, fmt.Errorf("%s: %w: %d bytes, checkpoint %d's chain for %s needs bytes %d..%d", name, ErrTruncated, size, o.r.Meta.ID, what, l.Offset, l.Offset+l.Length)
+	}
+	return f, what, nil
+}
+
+// chain reads the links of key group kg's chain: the base, then the
+// deltas. own is the state file of the subtask the chain belongs to.
+func (o *openFiles) chain(ch []Link, kg int, own *SubtaskMeta) (base []byte, deltas [][]byte, err error) {
+	for k, l := range ch {
+		var b []byte
+		if l.Length > 0 {
+			var f *stateFile
+			what := fmt.Sprintf("key group %d", kg)
+			if l.Checkpoint == o.r.Meta.ID {
+				f, err = o.get(own)
+			} else {
+				f, what, err = o.link(l, kg)
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			if b, err = f.read(l.Offset, l.Length, what); err != nil {
+				return nil, nil, err
+			}
+			if err := checkCRC(crc(b), l.CRC, f.name, what, l.Offset, l.Length); err != nil {
+				return nil, nil, err
+			}
+		}
+		if k == 0 {
+			base = b
+		} else {
+			deltas = append(deltas, b)
+		}
+	}
+	return base, deltas, nil
+}
+
 // read reads n bytes at off.
 func (f *stateFile) read(off, n int64, what string) ([]byte, error) {
 	b := make([]byte, n)
@@ -319,10 +405,12 @@ func checkCRC(got, want uint32, name, what string, off, n int64) error {
 
 // keyGroups reads the key groups of the new subtask's range from every old
 // subtask whose range overlaps it: one read per old file, of the
-// contiguous bytes of the overlap.
-func (o *openFiles) keyGroups(om OperatorMeta, parallelism, subtask int) (map[int][]byte, error) {
+// contiguous bytes of the overlap; an incremental subtask's chains, link
+// by link (the byte ranges of those key groups only), the deltas apart.
+func (o *openFiles) keyGroups(om OperatorMeta, parallelism, subtask int) (map[int][]byte, map[int][][]byte, error) {
 	start, end := partition.KeyGroupRange(om.MaxParallelism, parallelism, subtask)
 	var out map[int][]byte
+	var deltas map[int][][]byte
 	for i := range om.Subtasks {
 		s := &om.Subtasks[i]
 		if len(s.KeyGroups) == 0 {
@@ -332,6 +420,27 @@ func (o *openFiles) keyGroups(om OperatorMeta, parallelism, subtask int) (map[in
 		if lo > hi {
 			continue
 		}
+		if s.Chains != nil {
+			for kg := lo; kg <= hi; kg++ {
+				base, ds, err := o.chain(s.Chains[kg-s.FirstKeyGroup], kg, s)
+				if err != nil {
+					return nil, nil, err
+				}
+				if len(base) > 0 {
+					if out == nil {
+						out = map[int][]byte{}
+					}
+					out[kg] = base
+				}
+				if len(ds) > 0 {
+					if deltas == nil {
+						deltas = map[int][][]byte{}
+					}
+					deltas[kg] = ds
+				}
+			}
+			continue
+		}
 		first, last := s.KeyGroups[lo-s.FirstKeyGroup], s.KeyGroups[hi-s.FirstKeyGroup]
 		span := last.Offset + last.Length - first.Offset
 		if span == 0 {
@@ -339,11 +448,11 @@ func (o *openFiles) keyGroups(om OperatorMeta, parallelism, subtask int) (map[in
 		}
 		f, err := o.get(s)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		b, err := f.read(first.Offset, span, fmt.Sprintf("key groups %d..%d", lo, hi))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if out == nil {
 			out = map[int][]byte{}
@@ -355,12 +464,12 @@ func (o *openFiles) keyGroups(om OperatorMeta, parallelism, subtask int) (map[in
 			}
 			v := b[e.Offset-first.Offset : e.Offset-first.Offset+e.Length : e.Offset-first.Offset+e.Length]
 			if err := checkCRC(crc(v), e.CRC, f.name, fmt.Sprintf("key group %d", kg), e.Offset, e.Length); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			out[kg] = v
 		}
 	}
-	return out, nil
+	return out, deltas, nil
 }
 
 // split gives the new subtask its share of a split-distributed list

@@ -75,6 +75,16 @@ type SubtaskState struct {
 	// (native.go).
 	Native *NativeState
 
+	// Base, when not 0, makes the keyed state incremental (format 2): the
+	// subtask's key groups changed since completed checkpoint Base as
+	// Changes[i] says for key group FirstKeyGroup+i. ChangeFull: KeyGroups[i]
+	// is the key group's whole state; ChangeDelta: KeyGroups[i] is a delta
+	// (the backend's bytes, applied in order on the key group's chain in
+	// Base); ChangeSame: nothing changed, KeyGroups[i] is empty and the key
+	// group keeps Base's chain. A savepoint must be full (Base 0).
+	Base    ID
+	Changes []Change
+
 	// Operator state (Flink's operator list state): a list of elements.
 	// Split elements are redistributed round robin over the new subtasks
 	// on a rescale (ListState); every Union element goes to every new
@@ -90,6 +100,16 @@ type SubtaskState struct {
 	Committables [][]byte
 }
 
+// Change is how a key group of an incremental snapshot changed since its
+// base checkpoint (SubtaskState.Base).
+type Change uint8
+
+const (
+	ChangeFull  Change = iota // the whole key group: a new chain starts
+	ChangeDelta               // a delta on the base's chain
+	ChangeSame                // unchanged: the base's chain as it is
+)
+
 // Restore is what one subtask of an operator gets back when the job starts
 // from a checkpoint, already redistributed for its parallelism (see
 // Reader.Restore for the rules): the key groups of its range that held
@@ -98,8 +118,12 @@ type SubtaskState struct {
 // like the split elements, so that each is committed again, idempotently,
 // by exactly one subtask).
 type Restore struct {
-	KeyGroups    map[int][]byte // key group -> the entries the snapshot held
-	Native       []NativePart   // the old subtasks' native states that overlap the range
+	KeyGroups map[int][]byte // key group -> the entries the snapshot held (its chain's base)
+	// Deltas are the rest of an incremental key group's chain, oldest
+	// first, for the backend to apply on KeyGroups[kg] (host/runtime's
+	// MergeKeyGroupChain). Nil for a full snapshot.
+	Deltas       map[int][][]byte
+	Native       []NativePart // the old subtasks' native states that overlap the range
 	Split        [][]byte
 	Union        [][]byte
 	Committables [][]byte

@@ -336,8 +336,8 @@ func TestDamagedCheckpoints(t *testing.T) {
 			patchFile(t, filepath.Join(dir, "src-0.state"), func(b []byte) []byte { return append(b, 0) })
 		}, ErrCorrupt, []string{"src-0.state", "not the file this checkpoint wrote"}},
 		{"state file of a newer format", func(t *testing.T, dir string) {
-			patchFile(t, filepath.Join(dir, "sum-0.state"), func(b []byte) []byte { binary.BigEndian.PutUint32(b[8:], 2); return b })
-		}, ErrVersion, []string{"sum-0.state", "version 2", "reads version 1"}},
+			patchFile(t, filepath.Join(dir, "sum-0.state"), func(b []byte) []byte { binary.BigEndian.PutUint32(b[8:], 3); return b })
+		}, ErrVersion, []string{"sum-0.state", "version 3", "reads versions 1 to 2"}},
 		{"metadata of a newer format", func(t *testing.T, dir string) {
 			patchFile(t, filepath.Join(dir, MetadataFile), func(b []byte) []byte { binary.BigEndian.PutUint32(b[8:], 9); return b })
 		}, ErrVersion, []string{MetadataFile, "version 9"}},

@@ -75,6 +75,9 @@ func Latest(jobDir string) (*Reader, []Skipped, error) {
 	var skipped []Skipped
 	for _, id := range ids {
 		dir := filepath.Join(jobDir, checkpointDirName(id))
+		if pruned(dir) {
+			continue // files a newer checkpoint references, no checkpoint
+		}
 		r, err := Open(dir)
 		if err == nil && (r.Meta.ID != id || r.Meta.Kind != KindCheckpoint) {
 			err = fmt.Errorf("%s: %w: its metadata is for %s %d", dir, ErrCorrupt, r.Meta.Kind, r.Meta.ID)
@@ -112,12 +115,29 @@ func NextID(jobDir string) (ID, error) {
 	return ids[0] + 1, nil
 }
 
+// prunedFile marks a checkpoint directory Retain removed but for the state
+// files newer checkpoints still reference: it is no checkpoint any more.
+const prunedFile = "_pruned"
+
+func pruned(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, prunedFile))
+	return err == nil
+}
+
 // Retain applies `retain: n` to jobDir: it keeps the n newest completed
 // checkpoints (those whose _metadata reads) and every id in protect (the
 // checkpoint the job was restored from, those in progress), and removes
 // the other completed checkpoints and every other chk-<id> directory older
 // than the oldest one kept (unfinished or broken). Savepoints live
 // elsewhere and are never touched. It returns the directories removed.
+//
+// The state files of an incremental checkpoint's chains may lie in older
+// checkpoints (format 2): Retain counts the references to each file from
+// every checkpoint it keeps (their _metadata; an unfinished one's _refs),
+// and of a directory it removes it keeps the files still referenced: the
+// directory is then marked pruned (no _metadata, a _pruned file), is no
+// checkpoint, and goes once nothing references its files. The counts are
+// made from the metadata each time, so no crash can leave them wrong.
 func Retain(jobDir string, n int, protect ...ID) ([]string, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("checkpoint storage: retain %d must be at least 1", n)
@@ -130,10 +150,46 @@ func Retain(jobDir string, n int, protect ...ID) ([]string, error) {
 	var oldestKept ID
 	remove := []ID{}
 	var broken []ID
+	refs := map[string]int{} // chk-<id>/<file> -> references from the checkpoints kept
+	count := func(id ID, m *Metadata) {
+		if m == nil {
+			b, err := os.ReadFile(filepath.Join(jobDir, checkpointDirName(id), refsFile))
+			if err == nil {
+				for _, r := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+					refs[r]++
+				}
+			}
+			return
+		}
+		for _, om := range m.Operators {
+			for _, s := range om.Subtasks {
+				for _, ch := range s.Chains {
+					for _, l := range ch {
+						if l.Checkpoint != id && l.Length > 0 { // a zero-length link reads nothing
+							refs[refName(l.Checkpoint, l.File)]++
+						}
+					}
+				}
+			}
+		}
+	}
+	var prunedDirs []ID
 	for _, id := range ids {
-		if _, err := Open(filepath.Join(jobDir, checkpointDirName(id))); err != nil {
-			broken = append(broken, id)
+		dir := filepath.Join(jobDir, checkpointDirName(id))
+		if pruned(dir) {
+			prunedDirs = append(prunedDirs, id)
 			continue
+		}
+		r, err := Open(dir)
+		if err != nil {
+			broken = append(broken, id)
+			if slices.Contains(protect, id) {
+				count(id, nil) // in progress: what its written states reference
+			}
+			continue
+		}
+		if kept < n || slices.Contains(protect, id) {
+			count(id, r.Meta)
 		}
 		if kept < n {
 			kept++
@@ -147,16 +203,20 @@ func Retain(jobDir string, n int, protect ...ID) ([]string, error) {
 			remove = append(remove, id)
 		}
 	}
+	remove = append(remove, prunedDirs...)
 	var removed []string
 	for _, id := range remove {
 		if slices.Contains(protect, id) {
 			continue
 		}
 		dir := filepath.Join(jobDir, checkpointDirName(id))
-		if err := os.RemoveAll(dir); err != nil {
+		gone, err := prune(dir, id, refs)
+		if err != nil {
 			return removed, fmt.Errorf("checkpoint storage: removing %s: %w", dir, err)
 		}
-		removed = append(removed, dir)
+		if gone {
+			removed = append(removed, dir)
+		}
 	}
 	if len(removed) > 0 {
 		if err := syncDir(jobDir); err != nil {
@@ -168,4 +228,39 @@ func Retain(jobDir string, n int, protect ...ID) ([]string, error) {
 	}
 	slices.Sort(removed)
 	return removed, nil
+}
+
+// prune removes checkpoint directory dir (of id) but for the files refs
+// counts: with none it removes the whole directory (gone), else it marks
+// it pruned first, then removes _metadata and every other file.
+func prune(dir string, id ID, refs map[string]int) (gone bool, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false, err
+	}
+	var keep []string
+	for _, e := range entries {
+		if refs[refName(id, e.Name())] > 0 {
+			keep = append(keep, e.Name())
+		}
+	}
+	if len(keep) == 0 {
+		return true, os.RemoveAll(dir)
+	}
+	if !pruned(dir) {
+		if err := writeFileSync(filepath.Join(dir, prunedFile), []byte(strings.Join(keep, "\n")+"\n")); err != nil {
+			return false, err
+		}
+		if err := syncDir(dir); err != nil {
+			return false, err
+		}
+	}
+	for _, e := range entries {
+		if e.Name() != prunedFile && !slices.Contains(keep, e.Name()) {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return false, err
+			}
+		}
+	}
+	return false, syncDir(dir)
 }

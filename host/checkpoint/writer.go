@@ -39,6 +39,8 @@ type Writer struct {
 	mu    sync.Mutex
 	names map[string]bool
 	done  bool
+	bases map[ID]*Metadata // the base checkpoints incremental states named
+	refs  map[string]bool  // chk-<id>/<file> of older checkpoints this one references
 }
 
 // CreateCheckpoint starts checkpoint id of job in <storage>/<job>/chk-<id>/.
@@ -137,8 +139,146 @@ func (w *Writer) Write(s SubtaskState) (SubtaskFile, error) {
 			return SubtaskFile{}, fmt.Errorf("%s: %w", where, err)
 		}
 	}
+	if s.Base != 0 {
+		if err := w.chain(&s, &meta); err != nil {
+			os.Remove(path)
+			return SubtaskFile{}, fmt.Errorf("%s: %w", where, err)
+		}
+	}
 	return SubtaskFile{Operator: s.Operator, Parallelism: s.Parallelism, MaxParallelism: s.MaxParallelism, SubtaskMeta: meta}, nil
 }
+
+// chain makes the key-group chains of an incremental subtask state s,
+// whose file meta describes: each key group's chain in base checkpoint
+// s.Base, followed by its delta in this file (ChangeDelta), replaced by
+// its full state in this file (ChangeFull) or as it is (ChangeSame). The
+// files of older checkpoints it references are recorded in _refs, so that
+// Retain keeps them while this checkpoint is unfinished.
+func (w *Writer) chain(s *SubtaskState, meta *SubtaskMeta) error {
+	if w.kind != KindCheckpoint {
+		return fmt.Errorf("a %s is self-contained: incremental state (on checkpoint %d) cannot go in one", w.kind, s.Base)
+	}
+	if len(s.Changes) != len(s.KeyGroups) {
+		return fmt.Errorf("%d key-group changes for %d key groups", len(s.Changes), len(s.KeyGroups))
+	}
+	if s.Base >= w.id {
+		return fmt.Errorf("incremental on checkpoint %d, which is not older than %d", s.Base, w.id)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	base, err := w.base(s.Base)
+	if err != nil {
+		return err
+	}
+	bs, err := base.subtask(s)
+	if err != nil {
+		return fmt.Errorf("base checkpoint %d: %w", s.Base, err)
+	}
+	meta.Chains = make([][]Link, len(s.KeyGroups))
+	added := false
+	for i, ch := range s.Changes {
+		own := Link{Checkpoint: w.id, File: meta.File, Offset: meta.KeyGroups[i].Offset, Length: meta.KeyGroups[i].Length, CRC: meta.KeyGroups[i].CRC}
+		var c []Link
+		switch ch {
+		case ChangeFull:
+			c = []Link{own}
+		case ChangeDelta, ChangeSame:
+			c = bs.chain(base.ID, i)
+			if ch == ChangeDelta {
+				if len(c) >= maxChain {
+					return fmt.Errorf("key group %d: its chain would have %d links, past the bound of %d (the backend must compact it)", s.FirstKeyGroup+i, len(c)+1, maxChain)
+				}
+				c = append(c, own)
+			} else if own.Length != 0 {
+				return fmt.Errorf("key group %d is unchanged but has %d bytes", s.FirstKeyGroup+i, own.Length)
+			}
+		default:
+			return fmt.Errorf("key group %d: unknown change %d", s.FirstKeyGroup+i, ch)
+		}
+		for _, l := range c {
+			if ref := refName(l.Checkpoint, l.File); l.Checkpoint != w.id && l.Length > 0 && !w.refs[ref] {
+				w.refs[ref], added = true, true
+			}
+		}
+		meta.Chains[i] = c
+	}
+	if !added {
+		return nil
+	}
+	refs := make([]string, 0, len(w.refs))
+	for r := range w.refs {
+		refs = append(refs, r)
+	}
+	slices.Sort(refs)
+	var b []byte
+	for _, r := range refs {
+		b = append(b, r+"\n"...)
+	}
+	if err := writeFileSync(filepath.Join(w.dir, refsFile), b); err != nil {
+		return fmt.Errorf("recording the files it references: %w", err)
+	}
+	return nil
+}
+
+// base returns the metadata of base checkpoint id of the job, reading it
+// once. w.mu is held.
+func (w *Writer) base(id ID) (*Metadata, error) {
+	if m := w.bases[id]; m != nil {
+		return m, nil
+	}
+	dir := filepath.Join(filepath.Dir(w.dir), checkpointDirName(id))
+	if pruned(dir) {
+		return nil, fmt.Errorf("base checkpoint %d (%s) was removed by the retain policy", id, dir)
+	}
+	r, err := Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("base checkpoint %d: %w", id, err)
+	}
+	if r.Meta.Kind != KindCheckpoint || r.Meta.ID != id {
+		return nil, fmt.Errorf("base checkpoint %d: %s holds %s %d", id, dir, r.Meta.Kind, r.Meta.ID)
+	}
+	if w.bases == nil {
+		w.bases, w.refs = map[ID]*Metadata{}, map[string]bool{}
+	}
+	w.bases[id] = r.Meta
+	return r.Meta, nil
+}
+
+// subtask finds the state of s's operator and subtask in m, which must
+// have the same parallelism, max parallelism and key-group range.
+func (m *Metadata) subtask(s *SubtaskState) (*SubtaskMeta, error) {
+	i, ok := slices.BinarySearchFunc(m.Operators, s.Operator, func(o OperatorMeta, id string) int { return cmp.Compare(o.ID, id) })
+	if !ok {
+		return nil, fmt.Errorf("it has no state for operator %q", s.Operator)
+	}
+	om := &m.Operators[i]
+	if om.Parallelism != s.Parallelism || om.MaxParallelism != s.MaxParallelism {
+		return nil, fmt.Errorf("operator %q ran at parallelism %d and max parallelism %d there, %d and %d now",
+			s.Operator, om.Parallelism, om.MaxParallelism, s.Parallelism, s.MaxParallelism)
+	}
+	bs := &om.Subtasks[s.Subtask]
+	if bs.FirstKeyGroup != s.FirstKeyGroup || len(bs.KeyGroups) != len(s.KeyGroups) {
+		return nil, fmt.Errorf("operator %q subtask %d has key groups %d+%d there, %d+%d now",
+			s.Operator, s.Subtask, bs.FirstKeyGroup, len(bs.KeyGroups), s.FirstKeyGroup, len(s.KeyGroups))
+	}
+	return bs, nil
+}
+
+// chain is key group FirstKeyGroup+i of s, in checkpoint id, as a chain.
+func (s *SubtaskMeta) chain(id ID, i int) []Link {
+	if s.Chains != nil {
+		return slices.Clone(s.Chains[i])
+	}
+	e := s.KeyGroups[i]
+	return []Link{{Checkpoint: id, File: s.File, Offset: e.Offset, Length: e.Length, CRC: e.CRC}}
+}
+
+// refsFile lists, one a line, the files of older checkpoints an
+// unfinished checkpoint references (chk-<id>/<file>); once it is
+// published its _metadata says so.
+const refsFile = "_refs"
+
+func refName(id ID, file string) string { return checkpointDirName(id) + "/" + file }
 
 // writeState writes the header, the key groups and the three element lists
 // of s, and returns where each lies.
@@ -200,6 +340,9 @@ func (w *Writer) Publish(triggered time.Time, files []SubtaskFile) error {
 			return fmt.Errorf("%s %d: %s has %d bytes, its handle says %d", w.kind, w.id, filepath.Join(w.dir, f.File), fi.Size(), f.Size)
 		}
 	}
+	if err := checkLinks(filepath.Dir(w.dir), m); err != nil {
+		return fmt.Errorf("%s %d: %w", w.kind, w.id, err)
+	}
 	w.mu.Lock()
 	w.done = true
 	w.mu.Unlock()
@@ -219,6 +362,39 @@ func (w *Writer) Publish(triggered time.Time, files []SubtaskFile) error {
 	}
 	if err := syncDir(filepath.Dir(w.dir)); err != nil {
 		return fmt.Errorf("%s %d: %w", w.kind, w.id, err)
+	}
+	os.Remove(filepath.Join(w.dir, refsFile)) // _metadata says it now
+	return nil
+}
+
+// checkLinks checks that every file of an older checkpoint that m's chains
+// reference is there and long enough: a checkpoint is never published
+// with a chain into a file that is gone.
+func checkLinks(jobDir string, m *Metadata) error {
+	sizes := map[string]int64{}
+	for _, om := range m.Operators {
+		for _, s := range om.Subtasks {
+			for _, ch := range s.Chains {
+				for _, l := range ch {
+					if l.Checkpoint == m.ID || l.Length == 0 {
+						continue // a zero-length link reads nothing
+					}
+					ref := refName(l.Checkpoint, l.File)
+					size, ok := sizes[ref]
+					if !ok {
+						fi, err := os.Stat(filepath.Join(jobDir, ref))
+						if err != nil {
+							return fmt.Errorf("operator %q subtask %d references %s of checkpoint %d: %w", om.ID, s.Subtask, l.File, l.Checkpoint, err)
+						}
+						size = fi.Size()
+						sizes[ref] = size
+					}
+					if l.Offset+l.Length > size {
+						return fmt.Errorf("operator %q subtask %d references bytes %d..%d of %s, which has %d", om.ID, s.Subtask, l.Offset, l.Offset+l.Length, filepath.Join(jobDir, ref), size)
+					}
+				}
+			}
+		}
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sluicehq/sluice/host/connector/kafka"
 	connspec "github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/runtime"
@@ -61,6 +62,12 @@ type Builtin struct {
 	// checkpoint completes (sink_file_commit.go): set it when the job
 	// checkpoints.
 	Checkpointed bool
+	// KafkaSourcePolicy and KafkaSinkPolicy, when set, see each Kafka
+	// source's and sink's configuration before it is built, and may change
+	// or refuse it: host serve's Kafka policy (the brokers it allows, its
+	// own credentials, transactional ids that carry the job id).
+	KafkaSourcePolicy func(*kafka.SourceConfig) error
+	KafkaSinkPolicy   func(*kafka.SinkConfig) error
 
 	mu         sync.Mutex // whole-line writes to Stdout
 	stdinOwner string     // the operator that reads stdin

@@ -13,8 +13,9 @@ import (
 )
 
 // The Kafka source and sink: their specs and the constructors that build
-// the core (host/connector/kafka) from the options. Only the CLI offers
-// them (Contained is false: host serve's tenants may not reach a network).
+// the core (host/connector/kafka) from the options. They are not
+// Contained (they reach a network): host serve offers them to its tenants
+// only under its Kafka policy (ServedWith; host/server/kafka.go).
 
 var kafkaFormats = []string{string(kafka.FormatJSON), string(kafka.FormatMsgpack), string(kafka.FormatRaw), string(kafka.FormatCSV)}
 
@@ -91,6 +92,7 @@ var KafkaSource = &spec.Connector{
 	UnboundedWhy: "a kafka source without bounded: latest",
 	Replayable:   true,
 	Guarantee:    spec.ExactlyOnce,
+	ServedWith:   "with `kafka-brokers`",
 }
 
 // KafkaSink is the Kafka sink's spec (Flink's KafkaSink).
@@ -118,16 +120,22 @@ var KafkaSink = &spec.Connector{
 			Only: &spec.Only{Option: "delivery", Values: []string{string(kafka.DeliveryExactlyOnce)}},
 			Doc:  "the transaction timeout asked of the broker; it must exceed the checkpoint interval plus the longest recovery"},
 	),
-	Guarantee: spec.ExactlyOnce,
+	Guarantee:  spec.ExactlyOnce,
+	ServedWith: "with `kafka-brokers`",
 }
 
 func init() {
 	KafkaSource.Check = func(opts map[string]any) []spec.Problem { return kafkaProblems(KafkaSource, opts) }
 	KafkaSink.Check = func(opts map[string]any) []spec.Problem { return kafkaProblems(KafkaSink, opts) }
-	registerSource(KafkaSource, func(_ *Builtin, o *options, op *pipeline.Operator, subtask, parallelism int) (runtime.Source, error) {
+	registerSource(KafkaSource, func(b *Builtin, o *options, op *pipeline.Operator, subtask, parallelism int) (runtime.Source, error) {
 		cfg := kafkaSourceConfig(op.ID, o)
 		if err := o.finish(); err != nil {
 			return nil, err
+		}
+		if b.KafkaSourcePolicy != nil {
+			if err := b.KafkaSourcePolicy(&cfg); err != nil {
+				return nil, err
+			}
 		}
 		src, err := kafka.NewSource(cfg, subtask, parallelism)
 		if err != nil {
@@ -135,10 +143,15 @@ func init() {
 		}
 		return kafkaSource{src}, nil
 	})
-	registerSink(KafkaSink, func(_ *Builtin, o *options, op *pipeline.Operator, subtask, parallelism int) (runtime.Operator, error) {
+	registerSink(KafkaSink, func(b *Builtin, o *options, op *pipeline.Operator, subtask, parallelism int) (runtime.Operator, error) {
 		cfg := kafkaSinkConfig(op.ID, o)
 		if err := o.finish(); err != nil {
 			return nil, err
+		}
+		if b.KafkaSinkPolicy != nil {
+			if err := b.KafkaSinkPolicy(&cfg); err != nil {
+				return nil, err
+			}
 		}
 		sink, err := kafka.NewSink(cfg, subtask, parallelism)
 		if err != nil {
@@ -181,6 +194,14 @@ func (kafkaSink) NotifyCheckpointAborted(checkpoint.ID) {}
 func KafkaSourceConfig(op *pipeline.Operator) (kafka.SourceConfig, error) {
 	o := newOptions("source", op.ID, op.Source)
 	cfg := kafkaSourceConfig(op.ID, o)
+	return cfg, o.finish()
+}
+
+// KafkaSinkConfig is the core's configuration of sink operator op, from
+// its options (host serve checks it against its Kafka policy).
+func KafkaSinkConfig(op *pipeline.Operator) (kafka.SinkConfig, error) {
+	o := newOptions("sink", op.ID, op.Sink)
+	cfg := kafkaSinkConfig(op.ID, o)
 	return cfg, o.finish()
 }
 

@@ -195,7 +195,9 @@ func (a *aggregate) add(r *abi.Record) (*cell, error) {
 	}
 	c := a.store.lookup(0, r.Key)
 	kg := -1
-	if c == nil {
+	if c != nil {
+		a.store.touch(c) // changed in place below
+	} else {
 		var err error
 		if kg, err = a.store.KeyGroup(r.Key); err != nil {
 			return nil, err

@@ -21,33 +21,7 @@ func BenchmarkCheckpointKeyed(b *testing.B) {
 	b.Run("none", func(b *testing.B) { benchRun(b, shufflePipeline, nil) })
 	b.Run("barriers-100ms", func(b *testing.B) {
 		acks := &countingAcks{}
-		benchRunWith(b, shufflePipeline, nil, Deps{Checkpoints: acks}, func(e *Execution) {
-			acks.tasks = len(e.Tasks())
-			t := time.NewTicker(100 * time.Millisecond)
-			defer t.Stop()
-			for id := checkpoint.ID(1); ; id++ {
-				select {
-				case <-e.Done():
-					return
-				case now := <-t.C:
-					if e.TriggerCheckpoint(id, checkpoint.KindCheckpoint, now, false) != nil {
-						return // ended meanwhile
-					}
-				}
-				for done := acks.completed(id); ; {
-					if done {
-						e.NotifyCheckpointComplete(id)
-						break
-					}
-					select {
-					case <-e.Done():
-						return
-					case <-acks.wake():
-						done = acks.completed(id)
-					}
-				}
-			}
-		})
+		benchRunWith(b, shufflePipeline, nil, Deps{Checkpoints: acks}, checkpointEvery(acks, 100*time.Millisecond))
 		b.ReportMetric(float64(acks.done.Load()), "checkpoints")
 	})
 }
@@ -97,4 +71,37 @@ func (a *countingAcks) completed(id checkpoint.ID) bool {
 		return true
 	}
 	return false
+}
+
+// checkpointEvery triggers a checkpoint every d while the job runs, one
+// at a time, and notifies each complete once every task acknowledged it
+// (acks counts them).
+func checkpointEvery(acks *countingAcks, d time.Duration) func(*Execution) {
+	return func(e *Execution) {
+		acks.tasks = len(e.Tasks())
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for id := checkpoint.ID(1); ; id++ {
+			select {
+			case <-e.Done():
+				return
+			case now := <-t.C:
+				if e.TriggerCheckpoint(id, checkpoint.KindCheckpoint, now, false) != nil {
+					return // ended meanwhile
+				}
+			}
+			for done := acks.completed(id); ; {
+				if done {
+					e.NotifyCheckpointComplete(id)
+					break
+				}
+				select {
+				case <-e.Done():
+					return
+				case <-acks.wake():
+					done = acks.completed(id)
+				}
+			}
+		}
+	}
 }

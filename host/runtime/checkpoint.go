@@ -323,6 +323,13 @@ func (s *subtask) handleMail() error {
 
 func (s *subtask) notifyListeners(id checkpoint.ID, complete bool) error {
 	for _, co := range s.ops {
+		if ks, ok := co.store.(*KeyedStore); ok {
+			if complete {
+				ks.CheckpointComplete(id)
+			} else {
+				ks.CheckpointAborted(id)
+			}
+		}
 		var l CheckpointListener
 		if co.op != nil {
 			l, _ = co.op.(CheckpointListener)
@@ -395,12 +402,13 @@ func (s *subtask) forward(m message) error {
 }
 
 // snapshotChain snapshots every operator of the chain that keeps state,
-// head to tail; native lets a NativeCheckpointer backend checkpoint in its
-// own format (a checkpoint, not a savepoint).
-func (s *subtask) snapshotChain(id checkpoint.ID, native bool) ([]checkpoint.SubtaskState, error) {
+// head to tail; keyed state incrementally when incremental and the backend
+// can (a checkpoint, not a savepoint or a finished task's final state):
+// the heap's changed key groups, a NativeCheckpointer's own format.
+func (s *subtask) snapshotChain(id checkpoint.ID, incremental bool) ([]checkpoint.SubtaskState, error) {
 	var states []checkpoint.SubtaskState
 	for _, co := range s.ops {
-		st, has, err := s.snapshotOp(co, id, native)
+		st, has, err := s.snapshotOp(co, id, incremental)
 		if err != nil {
 			// an OpError, so that a job failure it causes (tolerable-failures
 			// exceeded) still names the operator and subtask to errors.As
@@ -414,7 +422,7 @@ func (s *subtask) snapshotChain(id checkpoint.ID, native bool) ([]checkpoint.Sub
 	return states, nil
 }
 
-func (s *subtask) snapshotOp(co *chainOp, id checkpoint.ID, native bool) (st checkpoint.SubtaskState, has bool, err error) {
+func (s *subtask) snapshotOp(co *chainOp, id checkpoint.ID, incremental bool) (st checkpoint.SubtaskState, has bool, err error) {
 	if co.op == nil {
 		if cs, ok := s.source.(CheckpointedSource); ok {
 			has = true
@@ -436,7 +444,7 @@ func (s *subtask) snapshotOp(co *chainOp, id checkpoint.ID, native bool) (st che
 	if co.store != nil {
 		co.measureState(true)
 	}
-	if nc, ok := co.store.(NativeCheckpointer); ok && native {
+	if nc, ok := co.store.(NativeCheckpointer); ok && incremental {
 		has = true
 		st.Native, err = nc.NativeCheckpoint(id)
 		switch {
@@ -446,7 +454,10 @@ func (s *subtask) snapshotOp(co *chainOp, id checkpoint.ID, native bool) (st che
 			return st, true, fmt.Errorf("keyed state: %w", err)
 		}
 	}
-	if co.store != nil && st.Native == nil {
+	if ks, ok := co.store.(*KeyedStore); ok && incremental {
+		has = true
+		st.FirstKeyGroup, st.KeyGroups, st.Changes, st.Base = ks.SnapshotCheckpoint(id)
+	} else if co.store != nil && st.Native == nil {
 		has = true
 		if st.FirstKeyGroup, st.KeyGroups, err = co.store.Snapshot(); err != nil {
 			return st, true, fmt.Errorf("keyed state: %w", err)
@@ -464,6 +475,16 @@ func (s *subtask) restoreOp(co *chainOp) (checkpoint.Restore, error) {
 	r, err := s.e.deps.Restore.Restore(spec.ID, s.index, spec.Parallelism, spec.MaxParallelism)
 	if err != nil {
 		return r, err
+	}
+	for kg, deltas := range r.Deltas { // an incremental checkpoint's chains
+		b, err := MergeKeyGroupChain(r.KeyGroups[kg], deltas)
+		if err != nil {
+			return r, fmt.Errorf("restoring keyed state of key group %d from its chain of %d deltas: %w", kg, len(deltas), err)
+		}
+		if r.KeyGroups == nil {
+			r.KeyGroups = map[int][]byte{}
+		}
+		r.KeyGroups[kg] = b
 	}
 	if len(r.Native) > 0 {
 		nc, ok := co.store.(NativeCheckpointer)
@@ -566,8 +587,8 @@ func (s *subtask) checkpointEnd() error {
 	cp.mu.Lock()
 	last := cp.last
 	cp.mu.Unlock()
-	// canonical: a finished task acknowledges later checkpoints with
-	// these states, after its keyed state closed
+	// full: the final state acknowledges every later checkpoint, whatever
+	// the checkpoints before it became
 	states, err := s.snapshotChain(max(last, ck.handled), false)
 	if err != nil {
 		return s.ops[0].fail(err) // no later checkpoint could complete without this task

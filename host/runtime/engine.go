@@ -55,6 +55,10 @@ type Options struct {
 	// when checkpoints are triggered periodically: the wait is for the
 	// next one.
 	FinalCheckpoint bool
+	// FullCheckpoints turns off the heap backend's incremental
+	// checkpoints: no dirty tracking, every checkpoint writes all keyed
+	// state (state_incremental.go). Savepoints are always full.
+	FullCheckpoints bool
 }
 
 // Defaults of Options.

@@ -44,6 +44,7 @@ func (e *Execution) now() time.Time {
 type sourceTime struct {
 	strat    *watermark.Strategy
 	gen      *watermark.Generator
+	splits   *watermark.Splits // per-split generation, once the source registered a split
 	interval time.Duration
 	next     time.Time     // the next periodic emit is due then
 	sig      chan struct{} // wakes a waiting source for a periodic emit
@@ -86,16 +87,59 @@ type timedOut struct {
 	t    *sourceTime
 }
 
+// SplitCollector is the collector a source that reads several splits
+// (a Kafka source's partitions) gets when it runs with a watermark
+// strategy: it generates the watermarks per split and combines them, as
+// Flink's SourceOperator does with per-split outputs (KafkaSource's
+// per-partition watermarks). The source registers each split when it is
+// assigned (AddSplit), emits each split's records with EmitSplit, and
+// releases a split it finished (ReleaseSplit); the subtask's watermark is
+// the minimum over its splits that are not idle (host/watermark.Splits).
+// Records emitted with Emit count for the subtask's own generator, which
+// also makes the periodic emits while no split is registered (a subtask
+// given no partitions is idle after idleness). All on Run's goroutine.
+type SplitCollector interface {
+	Collector
+	AddSplit(split string)
+	ReleaseSplit(split string)
+	EmitSplit(split string, port int, buf []byte, count int) error
+}
+
 var (
-	_ EndsCollector = (*timedOut)(nil)
-	_ SourceMailbox = (*timedOut)(nil)
+	_ EndsCollector  = (*timedOut)(nil)
+	_ SourceMailbox  = (*timedOut)(nil)
+	_ SplitCollector = (*timedOut)(nil)
 )
+
+func (o *timedOut) AddSplit(split string) {
+	if o.t.splits == nil {
+		o.t.splits = watermark.NewSplits(o.t.strat, o.t.gen)
+	}
+	o.t.splits.Add(split)
+}
+
+func (o *timedOut) ReleaseSplit(split string) {
+	if o.t.splits != nil {
+		o.t.splits.Release(split)
+	}
+}
+
+func (o *timedOut) EmitSplit(split string, port int, buf []byte, count int) error {
+	o.AddSplit(split)
+	return o.emit(split, port, buf, count, nil)
+}
 
 func (o *timedOut) Emit(port int, buf []byte, count int) error {
 	return o.EmitEnds(port, buf, count, nil)
 }
 
 func (o *timedOut) EmitEnds(port int, buf []byte, count int, ends []byte) error {
+	return o.emit("", port, buf, count, ends)
+}
+
+// emit hands a batch on, then gives its highest timestamp to split's
+// generator ("": the subtask's).
+func (o *timedOut) emit(split string, port int, buf []byte, count int, ends []byte) error {
 	t := o.t
 	if port != 0 || count <= 0 {
 		return EmitWithEnds(o.next, port, buf, count, ends)
@@ -123,7 +167,12 @@ func (o *timedOut) EmitEnds(port int, buf []byte, count int, ends []byte) error 
 		}
 	}
 	t.pos += int64(count)
-	t.gen.OnEvent(maxTs) // the batch's highest: the same max, one activity
+	// the batch's highest: the same max, one activity
+	if split != "" {
+		t.splits.OnEvent(split, maxTs)
+	} else {
+		t.gen.OnEvent(maxTs)
+	}
 	return o.tick()
 }
 
@@ -212,6 +261,9 @@ func (o *timedOut) tick() error {
 		return nil
 	}
 	t.next = now.Add(t.interval)
+	if t.splits != nil && t.splits.Len() > 0 {
+		return o.s.emitGenerated(t.splits.OnPeriodicEmit(now.Sub(t.epoch)))
+	}
 	return o.s.emitGenerated(t.gen.OnPeriodicEmit(now.Sub(t.epoch)))
 }
 

@@ -135,6 +135,7 @@ func (s *subtask) openState(spec *plan.Operator, start, end int) (StateBackend, 
 	case "", pipeline.BackendHeap:
 		st := NewKeyedStore(spec.MaxParallelism, start, end)
 		st.SetLimit(s.e.opts.StateBytes)
+		st.SetTracking(s.e.ckpt != nil && !s.e.opts.FullCheckpoints)
 		return st, nil
 	default:
 		if s.e.deps.StateBackends == nil {

@@ -34,6 +34,8 @@ type KeyedStore struct {
 
 	// filters, by slot: what a snapshot applies (TTL cleanup, state_kinds.go)
 	filters []SnapshotFilter
+
+	inc incremental // dirty tracking for incremental checkpoints (state_incremental.go)
 }
 
 // cellBytes is what the store counts for a cell besides its key and value
@@ -78,9 +80,12 @@ type slotList struct {
 // cell is the state of one key in one slot. A deleted cell stays listed
 // (and indexed) so that a key stored again keeps its first-stored place.
 type cell struct {
-	key  string
-	val  []byte
-	dead bool
+	key   string
+	val   []byte
+	dead  bool
+	dirty bool   // changed since the last checkpoint snapshot (listed in incremental.cells)
+	slot  uint16 // its slot (below abi.MaxStateSlots)
+	kg    int32  // its key group
 }
 
 // NewKeyedStore returns the empty state of the subtask owning key groups
@@ -167,6 +172,8 @@ func (s *KeyedStore) insert(kg, slot int, key, val []byte) *cell {
 
 // add lists and indexes the new cell c of key group kg.
 func (s *KeyedStore) add(kg, slot int, c *cell) {
+	c.kg, c.slot = int32(kg), uint16(slot)
+	s.touch(c)
 	sl := s.slot(kg, slot, true)
 	sl.order = append(sl.order, c)
 	sl.live++
@@ -208,6 +215,7 @@ func (s *KeyedStore) Put(slot int, key, val []byte) error {
 func (s *KeyedStore) put(kg, slot int, key, val []byte) error {
 	c := s.find(slot, key)
 	if c != nil && !c.dead {
+		s.touch(c)
 		if cap(c.val) >= len(val) && cap(c.val) <= 2*len(val)+64 {
 			c.val = append(c.val[:0], val...) // in its room: nothing more held
 			return nil
@@ -231,6 +239,7 @@ func (s *KeyedStore) put(kg, slot int, key, val []byte) error {
 			return err
 		}
 		c.val, c.dead = bytesCopy(val), false
+		s.touch(c)
 		sl := s.slot(kg, slot, true)
 		sl.live++
 		sl.dead--
@@ -274,6 +283,7 @@ func (s *KeyedStore) Delete(slot int, key []byte) error {
 	}
 	s.used -= int64(cap(c.val))
 	c.dead, c.val = true, nil // its buffer goes: a dead cell holds only its key
+	s.touch(c)
 	sl := s.slot(kg, slot, false)
 	sl.live--
 	sl.dead++

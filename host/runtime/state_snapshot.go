@@ -24,33 +24,37 @@ import (
 // nothing). The bytes are the caller's: the store can change afterwards.
 func (s *KeyedStore) SnapshotKeyGroups() (first int, groups [][]byte) {
 	groups = make([][]byte, len(s.groups))
-	for i, slots := range s.groups {
-		var b []byte
-		for slot, sl := range slots {
-			if sl == nil || sl.live == 0 {
-				continue
-			}
-			var filter SnapshotFilter
-			if slot < len(s.filters) {
-				filter = s.filters[slot]
-			}
-			for _, c := range sl.order {
-				if c.dead {
-					continue
-				}
-				val := c.val
-				if filter != nil { // TTL: expired values stay out (state_kinds.go)
-					var keep bool
-					if val, keep = filter(val); !keep {
-						continue
-					}
-				}
-				b = AppendKeyGroupEntry(b, slot, []byte(c.key), val)
-			}
-		}
-		groups[i] = b
+	for i := range s.groups {
+		groups[i] = s.snapshotGroup(i, nil)
 	}
 	return s.start, groups
+}
+
+// snapshotGroup appends the live entries of key group start+i to b.
+func (s *KeyedStore) snapshotGroup(i int, b []byte) []byte {
+	for slot, sl := range s.groups[i] {
+		if sl == nil || sl.live == 0 {
+			continue
+		}
+		var filter SnapshotFilter
+		if slot < len(s.filters) {
+			filter = s.filters[slot]
+		}
+		for _, c := range sl.order {
+			if c.dead {
+				continue
+			}
+			val := c.val
+			if filter != nil { // TTL: expired values stay out (state_kinds.go)
+				var keep bool
+				if val, keep = filter(val); !keep {
+					continue
+				}
+			}
+			b = AppendKeyGroupEntry(b, slot, []byte(c.key), val)
+		}
+	}
+	return b
 }
 
 // RestoreKeyGroups fills an empty store with the key groups of a snapshot
@@ -76,6 +80,7 @@ func (s *KeyedStore) RestoreKeyGroups(groups map[int][]byte) error {
 			return fmt.Errorf("restoring keyed state: key group %d is outside this subtask's range [%d, %d]", kg, s.start, s.end)
 		}
 	}
+	s.clearDirty() // what was restored is no change: the first checkpoint is full anyway
 	return nil
 }
 

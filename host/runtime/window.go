@@ -453,6 +453,7 @@ func (o *windowOp) merge(kg int, key []byte, m *window.Merge) error {
 	}
 	tk := o.cellKey(key, m.StateWindow)
 	if t := o.store.lookup(slotContents, tk); t != nil {
+		o.store.touch(t)
 		return o.combine(t, merged)
 	}
 	return o.store.putKG(kg, slotContents, tk, merged)
@@ -480,6 +481,9 @@ func (o *windowOp) combine(t *cell, src []byte) error {
 func (o *windowOp) fold(kg int, key []byte, stateW window.Window, r *abi.Record, raw []byte) error {
 	ck := o.cellKey(key, stateW)
 	c := o.store.lookup(slotContents, ck)
+	if c != nil {
+		o.store.touch(c) // changed in place below
+	}
 	if o.agg.kind == pipeline.KindCount {
 		if c != nil {
 			f := cellField(c.val)

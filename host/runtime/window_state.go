@@ -29,6 +29,7 @@ func (s *KeyedStore) deleteKG(kg, slot int, key []byte) {
 	}
 	s.used -= int64(cap(c.val))
 	c.dead, c.val = true, nil
+	s.touch(c)
 	sl := s.slot(kg, slot, false)
 	sl.live--
 	sl.dead++
@@ -49,6 +50,9 @@ type cellStore interface {
 	putKG(kg, slot int, key, val []byte) error
 	deleteKG(kg, slot int, key []byte)
 	Range(kg, slot int, fn func(key string, val []byte) bool)
+	// touch marks a cell lookup returned as changed in place (the heap's
+	// dirty tracking for incremental checkpoints)
+	touch(c *cell)
 }
 
 var _ cellStore = (*KeyedStore)(nil)
@@ -141,6 +145,10 @@ func (c *cellBackend) lookup(slot int, key []byte) *cell {
 	}
 	return c.handOut(kg, slot, key, v)
 }
+
+// touch does nothing: the next call on the store writes a changed cell
+// back (sync), and Pebble's checkpoints are incremental by file.
+func (c *cellBackend) touch(*cell) {}
 
 func (c *cellBackend) insert(kg, slot int, key, val []byte) *cell {
 	if c.putKG(kg, slot, key, val) != nil {

@@ -19,17 +19,27 @@ import (
 type connectors struct {
 	builtin *connector.Builtin
 	out     *tail
+	kafka   *kafkaPolicy // nil: no Kafka for tenants
 }
 
 var _ runtime.Connectors = (*connectors)(nil)
 
-func newConnectors(out *tail) *connectors {
-	return &connectors{out: out, builtin: &connector.Builtin{Stdin: strings.NewReader(""), Stdout: io.Discard, Root: "/nonexistent"}}
+func newConnectors(out *tail, k *kafkaPolicy) *connectors {
+	c := &connectors{out: out, kafka: k, builtin: &connector.Builtin{Stdin: strings.NewReader(""), Stdout: io.Discard, Root: "/nonexistent"}}
+	if k != nil {
+		c.builtin.KafkaSourcePolicy, c.builtin.KafkaSinkPolicy = k.applySource, k.applySink
+	}
+	return c
+}
+
+// offers reports whether the job may use the connector of role named typ.
+func (c *connectors) offers(role connspec.Role, typ string) bool {
+	return offered(role, typ) || typ == kafkaType && c.kafka != nil
 }
 
 func (c *connectors) Source(spec *pipeline.Operator, subtask, parallelism int) (runtime.Source, error) {
-	if spec == nil || spec.Source == nil || !offered(connspec.Source, spec.Source.Type) {
-		return nil, fmt.Errorf("operator %q: this server offers only %s sources", opID(spec), strings.Join(tenantNames(connspec.Source), " and "))
+	if spec == nil || spec.Source == nil || !c.offers(connspec.Source, spec.Source.Type) {
+		return nil, fmt.Errorf("operator %q: this server offers only %s sources", opID(spec), strings.Join(tenantNames(connspec.Source, c.kafka != nil), " and "))
 	}
 	return c.builtin.Source(spec, subtask, parallelism)
 }
@@ -40,10 +50,10 @@ func (c *connectors) Sink(spec *pipeline.Operator, subtask, parallelism int) (ru
 		return nil, fmt.Errorf("operator %q is not a sink", opID(spec))
 	case spec.Sink.Type == Collect.Name:
 		return &collectSink{op: spec.ID, subtask: subtask, t: c.out}, nil
-	case offered(connspec.Sink, spec.Sink.Type):
+	case c.offers(connspec.Sink, spec.Sink.Type):
 		return c.builtin.Sink(spec, subtask, parallelism)
 	}
-	return nil, fmt.Errorf("operator %q: this server offers only %s sinks", spec.ID, strings.Join(tenantNames(connspec.Sink), " and "))
+	return nil, fmt.Errorf("operator %q: this server offers only %s sinks", spec.ID, strings.Join(tenantNames(connspec.Sink, c.kafka != nil), " and "))
 }
 
 // offered reports whether tenants may use the connector of role named
@@ -53,11 +63,12 @@ func offered(role connspec.Role, typ string) bool {
 	return c != nil && c.Contained
 }
 
-// tenantNames lists the connectors of role tenants may use, sorted.
-func tenantNames(role connspec.Role) []string {
+// tenantNames lists the connectors of role tenants may use, sorted; kafka
+// among them when the server offers it.
+func tenantNames(role connspec.Role, kafka bool) []string {
 	var out []string
 	for _, n := range connectorSet.Names(role) {
-		if offered(role, n) {
+		if offered(role, n) || kafka && n == kafkaType {
 			out = append(out, n)
 		}
 	}

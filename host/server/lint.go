@@ -31,23 +31,25 @@ type prepared struct {
 func (s *Server) prepare(t *tenant, src []byte) (*prepared, error) {
 	// A plugin's path names an uploaded plugin, not a file: the CLI's
 	// checks of file paths do not apply (resolvePlugins says what to use).
+	k := s.kafkaPolicyFor(t.cfg.Name, "")
+	kafka := k != nil
 	p, err := pipeline.Parse(PipelineFile, src, pipeline.ParseOptions{AllowAbsolutePaths: true,
 		MaxBytes: s.cfg.Server.MaxPipelineBytes, Connectors: connectorSet})
 	if err != nil {
-		return nil, lintError(problemsOf(err))
+		return nil, lintErrorFor(problemsOf(err), kafka)
 	}
-	errs := policy(p)
+	errs := policy(p, k)
 	errs = append(errs, size(p)...)
 	if err := pipeline.OnlySources(p); err != nil {
 		errs = append(errs, problemsOf(err)...)
 	}
 	plugins := s.resolvePlugins(t, p, &errs)
 	if len(errs) > 0 {
-		return nil, lintError(errs)
+		return nil, lintErrorFor(errs, kafka)
 	}
 	g, err := plan.Plan(p, plan.Options{Slots: s.cfg.Host.Slots})
 	if err != nil {
-		return nil, lintError(problemsOf(err))
+		return nil, lintErrorFor(problemsOf(err), kafka)
 	}
 	return &prepared{pipeline: p, graph: g, plugins: plugins, collects: collects(p)}, nil
 }
@@ -144,8 +146,9 @@ func size(p *pipeline.Pipeline) pipeline.Errors {
 		"%d subtasks (operator %s alone has %d): this server plans at most %d; lower the parallelism", total, widest.ID, widestPar, maxSubtasks)}}
 }
 
-// policy refuses the connectors tenants may not use.
-func policy(p *pipeline.Pipeline) pipeline.Errors {
+// policy refuses the connectors tenants may not use, and what the Kafka
+// policy k (nil: no Kafka) refuses in a kafka source or sink.
+func policy(p *pipeline.Pipeline, k *kafkaPolicy) pipeline.Errors {
 	var errs pipeline.Errors
 	names := make([]string, 0, len(p.Plugins))
 	for name := range p.Plugins {
@@ -162,16 +165,24 @@ func policy(p *pipeline.Pipeline) pipeline.Errors {
 				name, strings.Join(pl.Grants, ", "))})
 		}
 	}
+	kafkaOn := k != nil
 	for _, op := range p.Operators {
-		if c := op.Source; c != nil && !offered(connspec.Source, c.Type) {
+		if c := op.Source; c != nil && !offered(connspec.Source, c.Type) && !(kafkaOn && c.Type == kafkaType) {
 			errs = append(errs, &pipeline.Error{File: PipelineFile, Pos: c.Pos, Msg: fmt.Sprintf(
 				"operator %s: source type %s is not offered by this server (it reaches the host's files, streams or network): use %s",
-				op.ID, c.Type, strings.Join(tenantNames(connspec.Source), " or "))})
+				op.ID, c.Type, strings.Join(tenantNames(connspec.Source, kafkaOn), " or "))})
 		}
-		if c := op.Sink; c != nil && !offered(connspec.Sink, c.Type) {
+		if c := op.Sink; c != nil && !offered(connspec.Sink, c.Type) && !(kafkaOn && c.Type == kafkaType) {
+			also := ""
+			if kafkaOn {
+				also = ", kafka"
+			}
 			errs = append(errs, &pipeline.Error{File: PipelineFile, Pos: c.Pos, Msg: fmt.Sprintf(
-				"operator %s: sink type %s is not offered by this server (it reaches the host's files, streams or network): use collect (read it with GET /v1/jobs/{id}/output) or discard",
-				op.ID, c.Type)})
+				"operator %s: sink type %s is not offered by this server (it reaches the host's files, streams or network): use collect (read it with GET /v1/jobs/{id}/output)%s or discard",
+				op.ID, c.Type, also)})
+		}
+		if kafkaOn {
+			errs = append(errs, k.lint(op)...)
 		}
 	}
 	return errs
@@ -231,33 +242,51 @@ func problemsOf(err error) pipeline.Errors {
 }
 
 // tenantWords rewrites the linter's lists of connector types to what
-// this server offers.
-var tenantWords = strings.NewReplacer(
-	"one of "+strings.Join(connectorSet.Names(connspec.Sink), ", "), "one of "+strings.Join(tenantNames(connspec.Sink), ", "),
-	"one of "+strings.Join(connectorSet.Names(connspec.Source), ", "), "one of "+strings.Join(tenantNames(connspec.Source), ", "),
-)
+// this server offers: [0] without Kafka, [1] with it.
+var tenantWords = func() (out [2]*strings.Replacer) {
+	for i, kafka := range []bool{false, true} {
+		out[i] = strings.NewReplacer(
+			"one of "+strings.Join(connectorSet.Names(connspec.Sink), ", "), "one of "+strings.Join(tenantNames(connspec.Sink, kafka), ", "),
+			"one of "+strings.Join(connectorSet.Names(connspec.Source), ", "), "one of "+strings.Join(tenantNames(connspec.Source, kafka), ", "),
+		)
+	}
+	return out
+}()
 
 // notOffered drops, from the linter's problem with a connector type, a
 // suggestion of a connector this server does not offer: a tenant who
-// wrote "prnt" is not told to write print.
-var notOffered = func() *strings.Replacer {
-	var pairs []string
-	for _, c := range connectorSet.All() {
-		if !offered(c.Role, c.Name) {
-			pairs = append(pairs, fmt.Sprintf(" (did you mean %q?)", c.Name), "")
+// wrote "prnt" is not told to write print ([0] without Kafka, [1] with).
+var notOffered = func() (out [2]*strings.Replacer) {
+	for i, kafka := range []bool{false, true} {
+		var pairs []string
+		for _, c := range connectorSet.All() {
+			if !offered(c.Role, c.Name) && !(kafka && c.Name == kafkaType) {
+				pairs = append(pairs, fmt.Sprintf(" (did you mean %q?)", c.Name), "")
+			}
 		}
+		out[i] = strings.NewReplacer(pairs...)
 	}
-	return strings.NewReplacer(pairs...)
+	return out
 }()
 
-func lintError(errs pipeline.Errors) *Error {
+// lintError is the refusal of a pipeline with problems errs, on a server
+// that offers no Kafka.
+func lintError(errs pipeline.Errors) *Error { return lintErrorFor(errs, false) }
+
+// lintErrorFor is lintError on a server that offers Kafka when kafka is
+// set.
+func lintErrorFor(errs pipeline.Errors, kafka bool) *Error {
+	k := 0
+	if kafka {
+		k = 1
+	}
 	errs.Sort()
 	e := &Error{Code: Invalid, Where: PipelineFile, Problems: make([]Problem, 0, len(errs))}
 	var lines []string
 	for _, pe := range errs {
-		msg := tenantWords.Replace(pe.Msg)
+		msg := tenantWords[k].Replace(pe.Msg)
 		if strings.Contains(msg, " type must be one of ") {
-			msg = notOffered.Replace(msg)
+			msg = notOffered[k].Replace(msg)
 		}
 		e.Problems = append(e.Problems, Problem{Line: pe.Pos.Line, Col: pe.Pos.Col, Message: msg})
 		lines = append(lines, fmt.Sprintf("%d:%d: %s", pe.Pos.Line, pe.Pos.Col, msg))

@@ -103,7 +103,7 @@ func (s *Server) start(ctx context.Context, t *tenant, pr *prepared, u usage, op
 	}
 	jctx, stop := context.WithCancel(s.ctx)
 	j.stop = stop
-	conns := newConnectors(j.out)
+	conns := newConnectors(j.out, s.kafkaPolicyFor(t.cfg.Name, j.ID))
 	deps := runtime.Deps{
 		Connectors: conns,
 		Logger:     s.log.With("job", j.ID, "tenant", j.Tenant),

@@ -50,6 +50,16 @@ var Usage = map[string]string{
 	"output-records":                "records a collect sink keeps per job",
 	"output-bytes":                  "bytes a collect sink keeps per job",
 	"job-history":                   "ended jobs kept per tenant",
+	"kafka-brokers":                 "brokers (host:port) tenants' kafka sources and sinks may name; none: no Kafka for tenants (repeat or comma-separate)",
+	"kafka-topic-prefix":            "what a tenant's topics and group ids must start with; {tenant} is its name (\"\": any topic)",
+	"kafka-sasl-mechanism":          "SASL mechanism of the server's Kafka connections: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (\"\": none)",
+	"kafka-sasl-username":           "SASL user of the server's Kafka connections",
+	"kafka-sasl-password":           "SASL password of the server's Kafka connections (better: SLUICE_KAFKA_SASL_PASSWORD)",
+	"kafka-tls":                     "encrypt the server's Kafka connections with TLS",
+	"kafka-tls-ca-file":             "PEM certificates of the authorities the brokers' certificates are checked against (\"\": the system's)",
+	"kafka-tls-cert-file":           "PEM client certificate for mutual TLS (with kafka-tls-key-file)",
+	"kafka-tls-key-file":            "PEM private key of kafka-tls-cert-file",
+	"kafka-tls-server-name":         "the name the brokers' certificates must carry (\"\": the broker's host)",
 }
 
 // AddFlags gives fs a flag for each of keys that it does not have yet,
@@ -73,6 +83,10 @@ func AddFlags(fs *pflag.FlagSet, keys ...string) {
 		"max-request-bytes": ss.MaxRequestBytes, "max-pipeline-bytes": ss.MaxPipelineBytes, "rate-limit": ss.RateLimit,
 		"rate-burst": ss.RateBurst, "drain-timeout": ss.DrainTimeout, "output-records": ss.OutputRecords,
 		"output-bytes": ss.OutputBytes, "job-history": ss.JobHistory,
+		"kafka-brokers": ss.Kafka.Brokers, "kafka-topic-prefix": ss.Kafka.TopicPrefix, "kafka-sasl-mechanism": ss.Kafka.SASLMechanism,
+		"kafka-sasl-username": ss.Kafka.SASLUsername, "kafka-sasl-password": ss.Kafka.SASLPassword, "kafka-tls": ss.Kafka.TLS,
+		"kafka-tls-ca-file": ss.Kafka.TLSCAFile, "kafka-tls-cert-file": ss.Kafka.TLSCertFile, "kafka-tls-key-file": ss.Kafka.TLSKeyFile,
+		"kafka-tls-server-name": ss.Kafka.TLSServerName,
 	}
 	for _, k := range keys {
 		if fs.Lookup(k) != nil {
@@ -94,6 +108,8 @@ func AddFlags(fs *pflag.FlagSet, keys ...string) {
 			fs.Duration(k, d, usage)
 		case []string:
 			fs.StringSlice(k, d, usage)
+		case bool:
+			fs.Bool(k, d, usage)
 		default:
 			panic(fmt.Sprintf("settings.AddFlags: no flag type for setting %q (%T)", k, def[k]))
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -36,6 +37,9 @@ type Server struct {
 	OutputBytes      int           `mapstructure:"output-bytes"`   // bytes a collect sink keeps per job
 	JobHistory       int           `mapstructure:"job-history"`    // ended jobs kept per tenant
 
+	// Kafka offers the kafka source and sink to tenants: see ServerKafka.
+	Kafka ServerKafka `mapstructure:",squash"`
+
 	// Tenants are the tenants the server admits, from the file or the
 	// tenants-file. Never set from the environment or a flag.
 	Tenants []Tenant `mapstructure:"-"`
@@ -63,7 +67,64 @@ type Tenant struct {
 
 // ServerKeys lists the server's setting keys (tenants aside).
 var ServerKeys = []string{"listen", "tenants-file", "admin-token-sha256", "max-request-bytes", "max-pipeline-bytes", "rate-limit",
-	"rate-burst", "drain-timeout", "output-records", "output-bytes", "job-history"}
+	"rate-burst", "drain-timeout", "output-records", "output-bytes", "job-history",
+	"kafka-brokers", "kafka-topic-prefix", "kafka-sasl-mechanism", "kafka-sasl-username", "kafka-sasl-password",
+	"kafka-tls", "kafka-tls-ca-file", "kafka-tls-cert-file", "kafka-tls-key-file", "kafka-tls-server-name"}
+
+// ServerKafka is the server's Kafka policy. With no brokers tenants get
+// no Kafka. With brokers, a tenant's kafka source or sink may name only
+// these brokers, reaches them with the server's credentials (a tenant's
+// own sasl or tls is refused: it would read the host's files, or use
+// credentials the platform team did not give), reads and writes only the
+// topics (and commits only to the groups) whose names start with its
+// TopicPrefix, and an exactly-once sink's transactional ids always carry
+// the tenant and the job id, so no tenant fences another's producers.
+type ServerKafka struct {
+	// Brokers are the host:port addresses tenants may name (their
+	// brokers option must be some of these); none: no Kafka for tenants.
+	Brokers []string `mapstructure:"kafka-brokers"`
+	// TopicPrefix is what every topic and group id of a tenant must start
+	// with; {tenant} stands for the tenant's name. "" lets every tenant
+	// use every topic.
+	TopicPrefix   string `mapstructure:"kafka-topic-prefix"`
+	SASLMechanism string `mapstructure:"kafka-sasl-mechanism"` // PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; "": no SASL
+	SASLUsername  string `mapstructure:"kafka-sasl-username"`
+	SASLPassword  string `mapstructure:"kafka-sasl-password"` // SLUICE_KAFKA_SASL_PASSWORD keeps it out of the file
+	// TLS encrypts the connections; the files are PEM (a CA file alone:
+	// the system's roots are not used).
+	TLS           bool   `mapstructure:"kafka-tls"`
+	TLSCAFile     string `mapstructure:"kafka-tls-ca-file"`
+	TLSCertFile   string `mapstructure:"kafka-tls-cert-file"`
+	TLSKeyFile    string `mapstructure:"kafka-tls-key-file"`
+	TLSServerName string `mapstructure:"kafka-tls-server-name"`
+}
+
+// TenantPrefix is the prefix tenant's topics and group ids must have.
+func (k ServerKafka) TenantPrefix(tenant string) string {
+	return strings.ReplaceAll(k.TopicPrefix, "{tenant}", tenant)
+}
+
+func (k ServerKafka) validate(check func(ok bool, key, format string, args ...any)) {
+	for _, b := range k.Brokers {
+		i := strings.LastIndexByte(b, ':')
+		check(i > 0 && i < len(b)-1 && strings.TrimSpace(b) == b, "kafka-brokers", "%q is not host:port", b)
+	}
+	switch k.SASLMechanism {
+	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+	default:
+		check(false, "kafka-sasl-mechanism", "%q is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512", k.SASLMechanism)
+	}
+	check(k.SASLMechanism == "" || k.SASLUsername != "", "kafka-sasl-username", "is required with kafka-sasl-mechanism")
+	check(k.SASLMechanism != "" || k.SASLUsername == "" && k.SASLPassword == "", "kafka-sasl-mechanism",
+		"is required with kafka-sasl-username or kafka-sasl-password")
+	check((k.TLSCertFile == "") == (k.TLSKeyFile == ""), "kafka-tls-cert-file", "kafka-tls-cert-file and kafka-tls-key-file go together")
+	check(k.TLS || k.TLSCAFile == "" && k.TLSCertFile == "" && k.TLSServerName == "", "kafka-tls",
+		"must be true with kafka-tls-ca-file, kafka-tls-cert-file or kafka-tls-server-name")
+	check(len(k.Brokers) > 0 || k.SASLMechanism == "" && !k.TLS, "kafka-brokers",
+		"is required with kafka-sasl-* or kafka-tls: the brokers tenants may use")
+	check(!strings.ContainsAny(strings.ReplaceAll(k.TopicPrefix, "{tenant}", ""), "{}"), "kafka-topic-prefix",
+		"%q: only {tenant} may stand in braces", k.TopicPrefix)
+}
 
 // DefaultServer returns the server settings used when nothing else is said.
 func DefaultServer() Server {
@@ -77,6 +138,7 @@ func DefaultServer() Server {
 		OutputRecords:    1000,
 		OutputBytes:      1 << 20,
 		JobHistory:       50,
+		Kafka:            ServerKafka{TopicPrefix: "{tenant}."},
 	}
 }
 
@@ -97,6 +159,17 @@ func setServerDefaults(v *viper.Viper, s Server) {
 	v.SetDefault("output-records", s.OutputRecords)
 	v.SetDefault("output-bytes", s.OutputBytes)
 	v.SetDefault("job-history", s.JobHistory)
+	k := s.Kafka
+	v.SetDefault("kafka-brokers", k.Brokers)
+	v.SetDefault("kafka-topic-prefix", k.TopicPrefix)
+	v.SetDefault("kafka-sasl-mechanism", k.SASLMechanism)
+	v.SetDefault("kafka-sasl-username", k.SASLUsername)
+	v.SetDefault("kafka-sasl-password", k.SASLPassword)
+	v.SetDefault("kafka-tls", k.TLS)
+	v.SetDefault("kafka-tls-ca-file", k.TLSCAFile)
+	v.SetDefault("kafka-tls-cert-file", k.TLSCertFile)
+	v.SetDefault("kafka-tls-key-file", k.TLSKeyFile)
+	v.SetDefault("kafka-tls-server-name", k.TLSServerName)
 }
 
 // LoadServer reads the host settings and the server settings from the
@@ -119,6 +192,13 @@ func LoadServer(file string, env []string, flags *pflag.FlagSet) (Settings, Serv
 	where := "host settings"
 	if file != "" {
 		where = "host config " + file
+		// the server's Kafka files, like tenants-file, are relative to
+		// the host config's folder
+		for _, f := range []*string{&srv.Kafka.TLSCAFile, &srv.Kafka.TLSCertFile, &srv.Kafka.TLSKeyFile} {
+			if *f != "" && !filepath.IsAbs(*f) {
+				*f = filepath.Join(filepath.Dir(file), *f)
+			}
+		}
 	}
 	if v.IsSet("tenants") {
 		srv.Tenants, err = decodeTenants(v.Get("tenants"), where, s)
@@ -185,6 +265,7 @@ func (s Server) Validate() error {
 	check(s.OutputRecords >= 1, "output-records", "must be at least 1, got %d", s.OutputRecords)
 	check(s.OutputBytes >= 1024, "output-bytes", "must be at least 1024, got %d", s.OutputBytes)
 	check(s.JobHistory >= 0, "job-history", "must not be negative, got %d", s.JobHistory)
+	s.Kafka.validate(check)
 	names := map[string]bool{}
 	hashes := map[string]string{}
 	if s.AdminTokenSHA256 != "" {

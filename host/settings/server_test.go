@@ -121,3 +121,52 @@ func TestLoadServerRefusesBadTenants(t *testing.T) {
 		})
 	}
 }
+
+// TestServerKafka: the Kafka policy comes from the file, the environment
+// (the password, a comma-separated broker list) and flags like every
+// server setting, {tenant} stands for the tenant's name, relative TLS
+// files are in the host config's folder, and a policy that cannot work
+// is refused naming the setting.
+func TestServerKafka(t *testing.T) {
+	dir := t.TempDir()
+	file := write(t, dir, "host.yaml", `kafka-brokers: [k1:9092, k2:9092]
+kafka-sasl-mechanism: SCRAM-SHA-512
+kafka-sasl-username: sluice
+kafka-tls: true
+kafka-tls-ca-file: /etc/kafka/ca.pem
+kafka-tls-cert-file: client.pem
+kafka-tls-key-file: client.key
+`)
+	flags := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	AddFlags(flags, ServerKeys...)
+	if err := flags.Parse([]string{"--kafka-topic-prefix=team-{tenant}-"}); err != nil {
+		t.Fatal(err)
+	}
+	_, ss, err := LoadServer(file, []string{"SLUICE_KAFKA_SASL_PASSWORD=s3cret"}, flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := ss.Kafka
+	if strings.Join(k.Brokers, " ") != "k1:9092 k2:9092" || k.SASLMechanism != "SCRAM-SHA-512" || k.SASLUsername != "sluice" ||
+		k.SASLPassword != "s3cret" || !k.TLS || k.TLSCAFile != "/etc/kafka/ca.pem" || k.TLSCertFile != filepath.Join(dir, "client.pem") || k.TLSKeyFile != filepath.Join(dir, "client.key") || k.TenantPrefix("acme") != "team-acme-" {
+		t.Errorf("kafka settings %+v (prefix of acme %q)", k, k.TenantPrefix("acme"))
+	}
+	_, ss, err = LoadServer("", []string{"SLUICE_KAFKA_BROKERS=a:1,b:2"}, nil)
+	if err != nil || strings.Join(ss.Kafka.Brokers, " ") != "a:1 b:2" || ss.Kafka.TenantPrefix("x") != "x." {
+		t.Errorf("brokers from the environment: %q, prefix %q, %v", ss.Kafka.Brokers, ss.Kafka.TenantPrefix("x"), err)
+	}
+	for env, want := range map[string]string{
+		"SLUICE_KAFKA_BROKERS=nohost":        `setting kafka-brokers: "nohost" is not host:port`,
+		"SLUICE_KAFKA_SASL_MECHANISM=GSSAPI": `setting kafka-sasl-mechanism: "GSSAPI" is not one of`,
+		"SLUICE_KAFKA_SASL_USERNAME=u":       "setting kafka-sasl-mechanism: is required with kafka-sasl-username",
+		"SLUICE_KAFKA_TLS_CA_FILE=ca.pem":    "setting kafka-tls: must be true with kafka-tls-ca-file",
+		"SLUICE_KAFKA_TLS=true":              "setting kafka-brokers: is required with kafka-sasl-* or kafka-tls",
+		"SLUICE_KAFKA_TOPIC_PREFIX={team}.":  "setting kafka-topic-prefix: \"{team}.\": only {tenant} may stand in braces",
+		"SLUICE_KAFKA_TLS_CERT_FILE=c.pem":   "kafka-tls-cert-file and kafka-tls-key-file go together",
+	} {
+		_, _, err := LoadServer("", []string{env}, nil)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", env, err, want)
+		}
+	}
+}

@@ -53,14 +53,28 @@ func (g *Generator) Current() int64 { return g.max - g.bound - 1 }
 // OnPeriodicEmit is the periodic emit at time now (any monotonic
 // reading: only differences count).
 func (g *Generator) OnPeriodicEmit(now time.Duration) Emit {
+	wm, ok, idle := g.periodic(now)
+	switch {
+	case idle:
+		return g.markIdle()
+	case ok:
+		return g.emit(wm)
+	}
+	return Emit{}
+}
+
+// periodic is WatermarksWithIdleness.onPeriodicEmit: the watermark the
+// wrapped generator emits (ok), or, once the input has been idle for the
+// idle timeout, markIdle (idle) the first time and nothing after.
+func (g *Generator) periodic(now time.Duration) (wm int64, ok, idle bool) {
 	if g.idleTimeout > 0 && g.checkIfIdle(now) {
 		if !g.isIdleNow {
 			g.isIdleNow = true
-			return g.markIdle()
+			return 0, false, true
 		}
-		return Emit{}
+		return 0, false, false
 	}
-	return g.emit(g.Current())
+	return g.Current(), true, false
 }
 
 // End is the emit at the end of a bounded input: the MaxWatermark.

@@ -63,12 +63,17 @@ var sets = []Set{
 	{Name: "checkpoint-run", Pkg: "./cmd/host", Bench: "^BenchmarkRunQuickstartCheckpoints$", Benchtime: "4000000x", Quick: "200000x"},
 	{Name: "checkpoint-state", Pkg: "./host/runtime", Bench: "^BenchmarkKeyedStoreSnapshot1M$", Benchtime: "3x", Quick: "1x"},
 	{Name: "checkpoint-write", Pkg: "./host/checkpoint", Bench: "^Benchmark(Write1MKeys|Restore1MKeys)$", Benchtime: "10x", Quick: "1x"},
+	// issue 31: the heap backend's dirty tracking and incremental checkpoints
+	{Name: "dirty-tracking", Pkg: "./host/runtime", Bench: "^BenchmarkDirtyTracking(Store)?$", Benchtime: "4000000x", Quick: "400000x"},
+	{Name: "incremental", Pkg: "./host/runtime", Bench: "^BenchmarkIncrementalCheckpoint$", Benchtime: "10x", Quick: "2x"},
 	{Name: "restart", Pkg: "./cmd/host", Bench: "^BenchmarkRestartAfterKill$", Benchtime: "3x", Quick: "1x"},
 	{Name: "state", Pkg: "./host/state/pebblestate", Bench: "^BenchmarkKeyedAggregation$", Benchtime: "500000x", Quick: "20000x"},
 	{Name: "state-checkpoint", Pkg: "./host/state/pebblestate", Bench: "^BenchmarkNativeCheckpointSync$", Benchtime: "20x", Quick: "2x"},
 	{Name: "state-large", Pkg: "./host/state/pebblestate", Bench: "^BenchmarkLargerThanMemory$", Benchtime: "1000000x", Quick: "20000x"},
 	{Name: "benthos", Dir: "bench/benthos", Pkg: ".", Bench: "^BenchmarkBenthos$", Benchtime: "200000x", Quick: "20000x"},
 	{Name: "kafka", Pkg: "./cmd/host", Bench: "^BenchmarkKafka$", Benchtime: "200000x", Quick: "20000x"},
+	// issue 26's Benthos side: a franz-go input and output stand in for kafka_franz (bench/benthos/kafka_test.go)
+	{Name: "benthos-kafka", Dir: "bench/benthos", Pkg: ".", Bench: "^BenchmarkBenthosKafka$", Benchtime: "200000x", Quick: "20000x"},
 }
 
 // profiled are the benchmarks profiled for "where the time goes": the

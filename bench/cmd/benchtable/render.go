@@ -389,7 +389,13 @@ func (rep *Report) notes(b *strings.Builder) {
 	p("- **Latency**: `host/runtime` BenchmarkLatency (`bench_latency_test.go`): a paced source emits 20 000 records/s for\n")
 	p("  one second, one record per emit, each stamped with its emission time; map (chained) → one non-chained edge → a\n")
 	p("  sink that records arrival − emission for every record; quantiles from the sorted latencies. The engine's Linger\n")
-	p("  has no zero (≤ 0 means the 5 ms default), so *linger 0* is BatchSize 1: every record is sent as it is emitted.\n\n")
+	p("  has no zero (≤ 0 means the 5 ms default), so *linger 0* is BatchSize 1: every record is sent as it is emitted.\n")
+	p("- **Incremental checkpoints**: `host/runtime` BenchmarkDirtyTracking (`bench_incremental_test.go`): the keyed shuffle\n")
+	p("  with a checkpoint every 100 ms (states dropped), dirty tracking off (`Options.FullCheckpoints`) and on, CPU per\n")
+	p("  record side by side in one run, and BenchmarkDirtyTrackingStore, one KeyedStore Put with tracking off and on;\n")
+	p("  BenchmarkIncrementalCheckpoint: one subtask's 200 000 keys (100-byte values, 128\n")
+	p("  key groups), 10 %% of them changed at random, then a checkpoint snapshotted, written, fsynced and published, full\n")
+	p("  and incrementally on the previous one, chain compactions included as they come.\n\n")
 }
 
 // mechText describes how the host bounded guest calls in this run.

@@ -231,7 +231,10 @@ const (
 	gScale    = "scaling"
 	gShuffle  = "shuffle"
 	gKafka    = "kafka-loop"
+	gKafkaBen = "kafka-benthos"
 	gCkpt     = "checkpoints"
+	gDirty    = "dirty-tracking"
+	gIncr     = "incremental"
 	gPebSync  = "pebble-checkpoint-sync"
 	gPebRMW   = "pebble-larger-than-memory"
 )
@@ -255,7 +258,10 @@ var goals = []Goal{
 	{gScale, "2 subtasks on 2 cores ≥ 1.8× one subtask for a CPU-bound Wasm chain"},
 	{gShuffle, "A keyed shuffle through built-in operators ≥ 20 M records/s (issue 4)"},
 	{gKafka, "Kafka topic → Wasm filter → Wasm map → topic ≥ 0.7× a plain franz-go consume → produce loop on the same broker (issue 26)"},
+	{gKafkaBen, "Kafka topic → Wasm filter → Wasm map → topic ≥ 3× Benthos on the same broker (issue 26; a franz-go input and output stand in for kafka_franz)"},
 	{gCkpt, "The quickstart with exactly-once checkpoints every 1 s ≥ 0.9× the throughput without (issue 25)"},
+	{gDirty, "Dirty tracking for incremental checkpoints costs ≤ 3 % on the keyed shuffle (issue 31)"},
+	{gIncr, "An incremental checkpoint after 10 % of keys changed writes ≤ 50 % of a full one, in bytes and in time (issue 31)"},
 	{gPebSync, "The synchronous part of a Pebble checkpoint ≤ 60 ms at any state size (issue 31)"},
 	{gPebRMW, "A read-modify-write keyed aggregation on Pebble with state larger than memory ≥ 200 K records/s on 2 cores (issue 31)"},
 }
@@ -403,7 +409,13 @@ func BuildRows(rs *Results, mech string) []Row {
 		pair(rs, sec, "the transactions generator alone (connector Generator)", recS("host/connector.BenchmarkGenerator/transactions"), nil, none))
 
 	sec = "Kafka: topic → Wasm valid → Wasm enrich → topic (bounded: latest, parallelism 2, host run in-process), in-process kfake broker"
-	add(pair(rs, sec, "Go plugins vs a plain franz-go consume → produce loop (the limit)", recS("cmd/host.BenchmarkKafka/sluice"), ptr(recS("cmd/host.BenchmarkKafka/franz-go")), faster).minRatio(gKafka, 0.7))
+	kb, bk := "cmd/host.BenchmarkKafka/", "bench/benthos.BenchmarkBenthosKafka/franz-go"
+	steadyS := func(key string) fig { return fig{key, "steady-records/s", fmtRate} }
+	add(pair(rs, sec, "Go plugins vs a plain franz-go consume → produce loop (the limit)", recS(kb+"sluice"), ptr(recS(kb+"franz-go")), faster).minRatio(gKafka, 0.7),
+		pair(rs, sec, "same, from the first output record on (either side's start left out)", steadyS(kb+"sluice"), ptr(steadyS(kb+"franz-go")), faster),
+		pair(rs, sec, "CPU per input record, the whole process (broker included)", cpuRec(kb+"sluice"), ptr(cpuRec(kb+"franz-go")), cost),
+		pair(rs, sec, "Go plugins vs Benthos (bloblang filter + enrich; a franz-go input and output stand in for kafka_franz)", recS(kb+"sluice"), ptr(recS(bk)), faster).minRatio(gKafkaBen, 3),
+		pair(rs, sec, "  CPU per input record vs Benthos's, the whole process (broker included)", cpuRec(kb+"sluice"), ptr(cpuRec(bk)), cost))
 
 	sec = "Batch-size sweep: C valid through the host vs native on the same bytes"
 	for _, n := range []string{"1", "16", "256", "1024", "4096"} {
@@ -453,6 +465,18 @@ func BuildRows(rs *Results, mech string) []Row {
 		pair(rs, sec, "write + fsync + publish 32 MiB of state, 128 key groups (host/checkpoint Write1MKeys)", fig{"host/checkpoint.BenchmarkWrite1MKeys", "ns/op", fmtNs}, nil, none),
 		pair(rs, sec, "open + restore all 128 key groups (host/checkpoint Restore1MKeys)", fig{"host/checkpoint.BenchmarkRestore1MKeys", "ns/op", fmtNs}, nil, none),
 		pair(rs, sec, "restart to the first output after kill -9 (host run --from latest: process, plugin load, restore, first batch)", fig{"cmd/host.BenchmarkRestartAfterKill", "restart-ms", func(ms float64) string { return fmtNs(ms * 1e6) }}, nil, none))
+
+	sec = "Incremental checkpoints (issue 31): the heap backend's dirty tracking and its checkpoints of what changed"
+	dt := "host/runtime.BenchmarkDirtyTracking/"
+	add(pair(rs, sec, "keyed shuffle, checkpoints every 100 ms: dirty tracking on vs off (CPU per record)",
+		fig{dt + "on", "cpu-ns/rec", fmtNsRec}, ptr(fig{dt + "off", "cpu-ns/rec", fmtNsRec}), cost).maxRatio(gDirty, 1.03),
+		pair(rs, sec, "  the write path alone: one KeyedStore Put, tracking on vs off", fig{"host/runtime.BenchmarkDirtyTrackingStore/on", "ns/op", fmtNs},
+			ptr(fig{"host/runtime.BenchmarkDirtyTrackingStore/off", "ns/op", fmtNs}), cost))
+	ic := "host/runtime.BenchmarkIncrementalCheckpoint/"
+	add(pair(rs, sec, "checkpoint of 200 000 keys after 10 % changed, incremental vs full: bytes written",
+		fig{ic + "incremental", "bytes", fmtBytes}, ptr(fig{ic + "full", "bytes", fmtBytes}), cost).maxRatio(gIncr, 0.5),
+		pair(rs, sec, "  the same: time to snapshot, write, fsync and publish",
+			fig{ic + "incremental", "ns/op", fmtNs}, ptr(fig{ic + "full", "ns/op", fmtNs}), cost).maxRatio(gIncr, 0.5))
 	rows = append(rows, pebbleRows(rs)...)
 	return rows
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/codec"
 )
 
@@ -78,5 +79,38 @@ func TestDecodeErrors(t *testing.T) {
 	mp, _ := decode(nil, FormatJSON, []byte(`{"a":1}`), nil)
 	if _, err := encode(nil, FormatRaw, mp); err == nil || !strings.Contains(err.Error(), "not a map") {
 		t.Errorf("raw of a map: %v", err)
+	}
+}
+
+// TestAppendEncodedSlab: the sink encodes a batch's keys and values into
+// one slab; each encoded value is its own slice of it (a later append
+// cannot reach into it), a null stays nil (a tombstone), an empty string
+// stays an empty value (not a tombstone), and an error leaves the slab as
+// it was.
+func TestAppendEncodedSlab(t *testing.T) {
+	slab := make([]byte, 0, 4) // small: the second value grows it
+	slab, a, err := appendEncoded(slab, FormatJSON, abi.AppendStr(nil, "ab"))
+	if err != nil || string(a) != `"ab"` || cap(a) != len(a) {
+		t.Fatalf(`"ab": %q cap %d, %v`, a, cap(a), err)
+	}
+	slab, b, err := appendEncoded(slab, FormatJSON, abi.AppendInt(nil, 12345))
+	if err != nil || string(b) != "12345" || string(a) != `"ab"` {
+		t.Fatalf("12345: %q (first now %q), %v", b, a, err)
+	}
+	slab, n, err := appendEncoded(slab, FormatJSON, abi.AppendNil(nil))
+	if err != nil || n != nil {
+		t.Fatalf("null: %q, %v; want nil", n, err)
+	}
+	slab, e, err := appendEncoded(slab, FormatRaw, abi.AppendStr(nil, ""))
+	if err != nil || e == nil || len(e) != 0 {
+		t.Fatalf(`raw "": %q (nil %v), %v; want an empty value`, e, e == nil, err)
+	}
+	before := len(slab)
+	slab, x, err := appendEncoded(slab, FormatRaw, abi.AppendArrayHeader(nil, 0))
+	if err == nil || x != nil || len(slab) != before {
+		t.Fatalf("raw array: %q, slab %d -> %d, %v; want an error and the slab as it was", x, before, len(slab), err)
+	}
+	if string(slab) != `"ab"12345` {
+		t.Fatalf("slab %q", slab)
 	}
 }

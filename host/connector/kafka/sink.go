@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -86,6 +87,7 @@ type Sink struct {
 	subtask, parallelism int
 	base                 []kgo.Opt
 	reject               func(*runtime.RecordFailure) error
+	slabPerByte          float64 // the size of a batch's encoded keys and values per batch byte, last time
 
 	cl         *kgo.Client // the producer; exactly-once: the open transaction's, nil before its first record
 	txnID      string
@@ -101,8 +103,8 @@ type Sink struct {
 	errMu   sync.Mutex
 	prodErr error
 
-	mu      sync.Mutex // Metrics
-	written int64
+	written atomic.Int64 // Metrics: records acknowledged, counted by the promise
+	mu      sync.Mutex   // Metrics
 	commits int64
 	aborted int64
 }
@@ -179,6 +181,12 @@ func (s *Sink) Open(ctx *runtime.OpenContext) error {
 
 // Process writes count records. A record the sink cannot write (no key or
 // topic field, a value its format cannot hold) goes through on-error.
+//
+// The batch's Kafka records are allocated at once: one array of records
+// and one slab their keys and values are encoded into, both new for each
+// batch (the producer holds them until the brokers acknowledge), and every
+// record is handed to the producer without waiting (Produce with a
+// promise); SnapshotState and Close flush.
 func (s *Sink) Process(_ int, batch []byte, count int, _ runtime.Collector) error {
 	if err := s.err(); err != nil {
 		return err
@@ -186,11 +194,24 @@ func (s *Sink) Process(_ int, batch []byte, count int, _ runtime.Collector) erro
 	if err := s.ensureRecovered(); err != nil {
 		return err
 	}
+	if count <= 0 {
+		return nil
+	}
+	recs := make([]kgo.Record, count)
+	// sized as the last batch's keys and values were per batch byte, so
+	// that it seldom grows (a grown slab is copied)
+	if s.slabPerByte == 0 {
+		s.slabPerByte = 1.5 // JSON text is longer than the msgpack it comes from
+	}
+	slab := make([]byte, 0, int(float64(len(batch))*s.slabPerByte)+64)
+	n := 0
 	rd := abi.NewReader(batch, count)
-	for rd.Next() {
+	for rd.Next() && n < len(recs) {
 		r := rd.Record()
-		kr, err := s.record(r)
-		if err != nil {
+		kr := &recs[n]
+		var err error
+		if slab, err = s.record(kr, slab, r); err != nil {
+			*kr = kgo.Record{}
 			if s.reject == nil {
 				return err
 			}
@@ -199,6 +220,7 @@ func (s *Sink) Process(_ int, batch []byte, count int, _ runtime.Collector) erro
 			}
 			continue
 		}
+		n++
 		if err := s.produce(kr); err != nil {
 			return err
 		}
@@ -206,12 +228,16 @@ func (s *Sink) Process(_ int, batch []byte, count int, _ runtime.Collector) erro
 	if err := rd.Err(); err != nil {
 		return fmt.Errorf("sink %q (kafka): %w", s.cfg.Operator, err)
 	}
+	if len(batch) > 0 {
+		s.slabPerByte = min(1.1*float64(len(slab))/float64(len(batch))+0.01, 16)
+	}
 	return nil
 }
 
-// record builds the Kafka record of r.
-func (s *Sink) record(r abi.Record) (*kgo.Record, error) {
-	kr := &kgo.Record{Topic: s.cfg.Topic}
+// record fills kr with the Kafka record of r, its key and value encoded
+// at the end of slab, and returns slab grown by them.
+func (s *Sink) record(kr *kgo.Record, slab []byte, r abi.Record) ([]byte, error) {
+	kr.Topic = s.cfg.Topic
 	if r.HasTime {
 		kr.Timestamp = time.UnixMilli(r.Time)
 	}
@@ -225,28 +251,44 @@ func (s *Sink) record(r abi.Record) (*kgo.Record, error) {
 	if f := s.cfg.TopicField; f != "" {
 		v, err := field(f)
 		if err != nil {
-			return nil, err
+			return slab, err
 		}
 		t, err := abi.ReadStr(v)
 		if err != nil || len(t) == 0 {
-			return nil, fmt.Errorf("sink %q (kafka): topic-field %q is not a topic name", s.cfg.Operator, f)
+			return slab, fmt.Errorf("sink %q (kafka): topic-field %q is not a topic name", s.cfg.Operator, f)
 		}
 		kr.Topic = string(t)
 	}
+	var err error
 	if f := s.cfg.KeyField; f != "" {
 		v, err := field(f)
 		if err != nil {
-			return nil, err
+			return slab, err
 		}
-		if kr.Key, err = encode(nil, s.cfg.KeyFormat, v); err != nil {
-			return nil, fmt.Errorf("sink %q (kafka): key field %q: %w", s.cfg.Operator, f, err)
+		if slab, kr.Key, err = appendEncoded(slab, s.cfg.KeyFormat, v); err != nil {
+			return slab, fmt.Errorf("sink %q (kafka): key field %q: %w", s.cfg.Operator, f, err)
 		}
 	}
-	var err error
-	if kr.Value, err = encode(nil, s.cfg.ValueFormat, r.Value); err != nil {
-		return nil, fmt.Errorf("sink %q (kafka): value: %w", s.cfg.Operator, err)
+	if slab, kr.Value, err = appendEncoded(slab, s.cfg.ValueFormat, r.Value); err != nil {
+		return slab, fmt.Errorf("sink %q (kafka): value: %w", s.cfg.Operator, err)
 	}
-	return kr, nil
+	return slab, nil
+}
+
+// appendEncoded encodes v in format f at the end of slab and returns slab
+// grown by it and the encoded bytes (a slice of slab that later appends
+// cannot reach). A nil value is nil bytes (a tombstone, or no key); on an
+// error slab is as it was.
+func appendEncoded(slab []byte, f Format, v []byte) (grown, enc []byte, err error) {
+	if abi.IsNil(v) {
+		return slab, nil, nil
+	}
+	start := len(slab)
+	out, err := encode(slab, f, v)
+	if err != nil {
+		return slab[:start], nil, err
+	}
+	return out, out[start:len(out):len(out)], nil
 }
 
 func (s *Sink) produce(kr *kgo.Record) error {
@@ -262,9 +304,7 @@ func (s *Sink) produce(kr *kgo.Record) error {
 
 func (s *Sink) promise(r *kgo.Record, err error) {
 	if err == nil {
-		s.mu.Lock()
-		s.written++
-		s.mu.Unlock()
+		s.written.Add(1)
 		return
 	}
 	s.errMu.Lock()
@@ -628,5 +668,5 @@ type SinkMetrics struct {
 func (s *Sink) Metrics() SinkMetrics {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return SinkMetrics{Written: s.written, Committed: s.commits, Aborted: s.aborted}
+	return SinkMetrics{Written: s.written.Load(), Committed: s.commits, Aborted: s.aborted}
 }

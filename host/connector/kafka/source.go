@@ -32,6 +32,9 @@ type topicPartition struct {
 	partition int32
 }
 
+// splitID names the partition as Flink's KafkaPartitionSplit.splitId does.
+func (tp topicPartition) splitID() string { return fmt.Sprintf("%s-%d", tp.topic, tp.partition) }
+
 // position is one partition's entry in a checkpoint: the next offset to
 // read and, for a bounded source, the offset it stops before.
 type position struct {
@@ -74,7 +77,13 @@ type Source struct {
 	reject               func(*runtime.RecordFailure) error
 	open                 *runtime.OpenContext // AddIdle: the time spent waiting for fetches
 	w                    abi.Writer
-	scratch              []byte
+	scratch              []byte // the decoded key
+	valScratch           []byte // the decoded value, when the envelope needs it first
+	// splits, when the engine generates watermarks, takes each
+	// partition's records apart, for per-partition watermarks (Flink's
+	// KafkaSource); set by Run, used on its goroutine
+	splits     runtime.SplitCollector
+	registered map[topicPartition]bool // the partitions splits holds
 
 	mu          sync.Mutex
 	started     bool
@@ -198,14 +207,14 @@ func (s *Source) discover(ctx context.Context) (int, error) {
 		}
 		return fresh[i].partition < fresh[j].partition
 	})
-	starts, stops, err := s.resolve(ctx, fresh, initial)
+	starts, stops, ends, err := s.resolve(ctx, fresh, initial)
 	if err != nil {
 		return 0, err
 	}
 	add := map[string]map[int32]kgo.Offset{}
 	s.mu.Lock()
 	for i, tp := range fresh {
-		p := &part{next: starts[i], stop: stops[i], last: -1, committed: -1, hw: -1}
+		p := &part{next: starts[i], stop: stops[i], last: -1, committed: -1, hw: ends[i]}
 		s.parts[tp] = p
 		if p.done() {
 			continue
@@ -217,6 +226,21 @@ func (s *Source) discover(ctx context.Context) (int, error) {
 	}
 	s.initialDone = true
 	s.mu.Unlock()
+	if s.splits != nil {
+		// each partition's watermark holds the subtask's back from its
+		// assignment on (Flink's SourceOperator.createOutputForSplits)
+		for _, tp := range fresh {
+			if add[tp.topic] != nil {
+				if _, ok := add[tp.topic][tp.partition]; ok {
+					s.splits.AddSplit(tp.splitID())
+					if s.registered == nil {
+						s.registered = map[topicPartition]bool{}
+					}
+					s.registered[tp] = true
+				}
+			}
+		}
+	}
 	s.cl.AddConsumePartitions(add)
 	return len(fresh), nil
 }
@@ -230,30 +254,25 @@ func (s *Source) setInitialDone() {
 // resolve finds where each new partition starts (and, bounded, stops): its
 // restored position; else, at the first discovery of a fresh start, the
 // configured start; else (a partition that appeared later) the earliest
-// offset, as Flink's enumerator does.
-func (s *Source) resolve(ctx context.Context, tps []topicPartition, initial bool) (starts, stops []int64, err error) {
-	starts, stops = make([]int64, len(tps)), make([]int64, len(tps))
+// offset, as Flink's enumerator does. It also gives each partition's end
+// offset now (the last stable offset with read-committed), so that its
+// records-lag is known before a fetch returns it (an empty partition's
+// fetches return nothing).
+func (s *Source) resolve(ctx context.Context, tps []topicPartition, initial bool) (starts, stops, endsNow []int64, err error) {
+	starts, stops, endsNow = make([]int64, len(tps)), make([]int64, len(tps)), make([]int64, len(tps))
 	topics := map[string]bool{}
 	s.mu.Lock()
-	var need []topicPartition
 	for i, tp := range tps {
 		if pos, ok := s.restored[tp]; ok {
+			// restored from an unbounded run into a bounded one (Stop
+			// -1), it stops at the end offset it has now
 			starts[i], stops[i] = pos.Next, pos.Stop
-			if pos.Stop >= 0 || !s.cfg.Bounded {
-				continue
-			}
-			// restored from an unbounded run into a bounded one: it
-			// stops at the end offset it has now
 		} else {
 			starts[i], stops[i] = -1, -1
 		}
-		need = append(need, tp)
 		topics[tp.topic] = true
 	}
 	s.mu.Unlock()
-	if len(need) == 0 {
-		return starts, stops, nil
-	}
 	names := make([]string, 0, len(topics))
 	for t := range topics {
 		names = append(names, t)
@@ -278,6 +297,24 @@ func (s *Source) resolve(ctx context.Context, tps []topicPartition, initial bool
 		}
 		return nil
 	}
+	if err := listEnds(); err != nil {
+		return nil, nil, nil, err
+	}
+	for i, tp := range tps {
+		endsNow[i] = -1
+		if e, ok := ends.Lookup(tp.topic, tp.partition); ok && e.Err == nil {
+			endsNow[i] = e.Offset
+		}
+	}
+	need := false
+	for i := range tps {
+		if starts[i] < 0 || stops[i] < 0 && s.cfg.Bounded {
+			need = true
+		}
+	}
+	if !need {
+		return starts, stops, endsNow, nil
+	}
 	var listed kadm.ListedOffsets
 	mode := StartEarliest
 	if initial {
@@ -299,7 +336,7 @@ func (s *Source) resolve(ctx context.Context, tps []topicPartition, initial bool
 			err = committed.Error()
 		}
 		if err != nil {
-			return nil, nil, s.errorf(fmt.Sprintf("reading the committed offsets of group %q", s.cfg.GroupID), err)
+			return nil, nil, nil, s.errorf(fmt.Sprintf("reading the committed offsets of group %q", s.cfg.GroupID), err)
 		}
 		switch s.cfg.CommittedFallback {
 		case FallbackEarliest:
@@ -314,12 +351,7 @@ func (s *Source) resolve(ctx context.Context, tps []topicPartition, initial bool
 		err = listed.Error()
 	}
 	if err != nil {
-		return nil, nil, s.errorf("listing offsets", err)
-	}
-	if s.cfg.Bounded {
-		if err := listEnds(); err != nil {
-			return nil, nil, err
-		}
+		return nil, nil, nil, s.errorf("listing offsets", err)
 	}
 	for i, tp := range tps {
 		if starts[i] >= 0 {
@@ -329,20 +361,17 @@ func (s *Source) resolve(ctx context.Context, tps []topicPartition, initial bool
 			if o, ok := committed.Lookup(tp.topic, tp.partition); ok && o.At >= 0 {
 				starts[i] = o.At
 			} else if s.cfg.CommittedFallback == FallbackNone {
-				return nil, nil, fmt.Errorf("source %q (kafka): group %q has no committed offset for topic %q partition %d, and committed-fallback is none: set it to earliest or latest",
+				return nil, nil, nil, fmt.Errorf("source %q (kafka): group %q has no committed offset for topic %q partition %d, and committed-fallback is none: set it to earliest or latest",
 					s.cfg.Operator, s.cfg.GroupID, tp.topic, tp.partition)
 			}
 		}
 		if starts[i] < 0 {
 			o, ok := listed.Lookup(tp.topic, tp.partition)
 			if !ok {
-				return nil, nil, fmt.Errorf("source %q (kafka): no offset listed for topic %q partition %d", s.cfg.Operator, tp.topic, tp.partition)
+				return nil, nil, nil, fmt.Errorf("source %q (kafka): no offset listed for topic %q partition %d", s.cfg.Operator, tp.topic, tp.partition)
 			}
 			starts[i] = o.Offset
 			if starts[i] < 0 { // after every record's timestamp: the end
-				if err := listEnds(); err != nil {
-					return nil, nil, err
-				}
 				e, _ := ends.Lookup(tp.topic, tp.partition)
 				starts[i] = e.Offset
 			}
@@ -356,7 +385,7 @@ func (s *Source) resolve(ctx context.Context, tps []topicPartition, initial bool
 			}
 		}
 	}
-	return starts, stops, nil
+	return starts, stops, endsNow, nil
 }
 
 // Total is -1: the record count is not known ahead.
@@ -371,6 +400,7 @@ func (s *Source) Run(ctx context.Context, out runtime.Collector) error {
 	s.mu.Lock()
 	s.started = true
 	s.mu.Unlock()
+	s.splits, _ = out.(runtime.SplitCollector)
 	if _, err := s.discover(ctx); err != nil {
 		return err
 	}
@@ -481,6 +511,7 @@ func (s *Source) emit(fs kgo.Fetches, out runtime.Collector) error {
 	s.w.Reset()
 	reached := map[topicPartition]int64{} // next offsets of what s.w holds
 	var hws []kgo.FetchTopicPartition
+	var cur topicPartition // the partition s.w holds, per partition
 	flush := func() error {
 		s.mu.Lock()
 		for tp, next := range reached {
@@ -491,7 +522,13 @@ func (s *Source) emit(fs kgo.Fetches, out runtime.Collector) error {
 		s.records += int64(s.w.Count)
 		s.mu.Unlock()
 		if s.w.Count > 0 {
-			if err := out.Emit(0, s.w.Buf, s.w.Count); err != nil {
+			var err error
+			if s.splits != nil {
+				err = s.splits.EmitSplit(cur.splitID(), 0, s.w.Buf, s.w.Count)
+			} else {
+				err = out.Emit(0, s.w.Buf, s.w.Count)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -518,6 +555,13 @@ func (s *Source) emit(fs kgo.Fetches, out runtime.Collector) error {
 		}
 		if n, ok := reached[tp]; ok {
 			next = n
+		}
+		if s.splits != nil && tp != cur {
+			// one partition's records per batch: its watermark sees them
+			if err = flush(); err != nil {
+				return
+			}
+			cur = tp
 		}
 		for _, r := range fp.Records {
 			if r.Offset < next || stop >= 0 && r.Offset >= stop {
@@ -573,6 +617,18 @@ func (s *Source) pauseDone() {
 	if len(done) > 0 {
 		s.cl.RemoveConsumePartitions(done)
 	}
+	if s.splits != nil {
+		// a finished partition holds nothing back (Flink's
+		// releaseOutputForSplit)
+		for topic, ps := range done {
+			for _, p := range ps {
+				if tp := (topicPartition{topic, p}); s.registered[tp] {
+					delete(s.registered, tp)
+					s.splits.ReleaseSplit(tp.splitID())
+				}
+			}
+		}
+	}
 }
 
 // appendRecord appends one Kafka record as a sluice record, or applies the
@@ -605,12 +661,24 @@ func (s *Source) appendEnvelope(dst []byte, r *kgo.Record) ([]byte, error) {
 		}
 		s.scratch = key
 	}
-	// the value goes after the envelope header: decode it into place
-	val, err := decode(nil, s.cfg.ValueFormat, r.Value, s.cfg.CSVColumns)
+	ts := r.Timestamp.UnixMilli()
+	if s.cfg.EventTimeField == "" && s.cfg.HeadersField == "" {
+		// the value is the envelope's last element: decode it into place,
+		// after the header and the key (no copy, no allocation)
+		start := len(dst)
+		out, err := decode(abi.AppendEnvelope(dst, ts, true, key, nil), s.cfg.ValueFormat, r.Value, s.cfg.CSVColumns)
+		if err != nil {
+			return dst[:start], err
+		}
+		return out, nil
+	}
+	// the time or the headers come from the value: decode it first, into
+	// a buffer the source keeps
+	val, err := decode(s.valScratch[:0], s.cfg.ValueFormat, r.Value, s.cfg.CSVColumns)
 	if err != nil {
 		return dst, err
 	}
-	ts := r.Timestamp.UnixMilli()
+	s.valScratch = val
 	if f := s.cfg.EventTimeField; f != "" {
 		raw, ok, err := abi.MapField(val, f)
 		if err != nil || !ok {
@@ -806,8 +874,11 @@ type PartitionMetrics struct {
 	// committedOffset); -1 before one.
 	CommittedOffset int64
 	// RecordsLag is how many records the partition holds past the
-	// source's position (Flink's records-lag); -1 before a fetch saw the
-	// partition's end.
+	// source's position (Flink's records-lag: the end offset minus the
+	// position): from the end offset listed when the partition was
+	// assigned until a fetch brings a newer one, so a partition not
+	// fetched yet, or empty (its fetches return nothing), has its lag
+	// too; -1 only when the brokers listed no end offset for it.
 	RecordsLag int64
 }
 

@@ -365,3 +365,131 @@ func TestSourceTopicPattern(t *testing.T) {
 		t.Errorf("read %d records, want the 4 of ev-a and ev-b", n)
 	}
 }
+
+// TestRecordsLagBeforeAFetch: a partition's records-lag is its end offset
+// minus the source's position from the moment it is assigned (listed
+// then), not -1 until a fetch returns it: an empty partition, whose
+// fetches return nothing, reports 0, and one assigned but not yet fetched
+// reports every record it holds.
+func TestRecordsLagBeforeAFetch(t *testing.T) {
+	ctx := testContext(t)
+	c := startCluster(t, 1, map[string]int32{"lag": 2})
+	if err := c.Produce(ctx, true, jsonRecords("lag", 0, 10, 1)...); err != nil { // all in partition 0
+		t.Fatal(err)
+	}
+	s, err := NewSource(sourceConfig(c, "lag"), 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Open(nil); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.discover(ctx); err != nil { // assigned, nothing fetched yet
+		t.Fatal(err)
+	}
+	lags := func() []int64 {
+		var out []int64
+		for _, p := range s.Metrics().Partitions {
+			out = append(out, p.RecordsLag)
+		}
+		return out
+	}
+	if got := lags(); len(got) != 2 || got[0] != 10 || got[1] != 0 {
+		t.Fatalf("records-lag before a fetch %v, want [10 0]", got)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	out := newCollector()
+	done := make(chan error, 1)
+	go func() { done <- s.Run(rctx, out) }()
+	if err := out.waitFor(ctx, func(rs []rec) bool { return len(rs) == 10 }); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if got := lags(); len(got) != 2 || got[0] != 0 || got[1] != 0 {
+		t.Fatalf("records-lag after reading partition 0 (partition 1 empty, never in a fetch) %v, want [0 0]", got)
+	}
+}
+
+// splitCollector is a runtime.SplitCollector that records what a source
+// does with its splits.
+type splitCollector struct {
+	*collector
+	events []string // "add t-0", "emit t-0 3", "release t-0"
+}
+
+func (c *splitCollector) AddSplit(id string)     { c.events = append(c.events, "add "+id) }
+func (c *splitCollector) ReleaseSplit(id string) { c.events = append(c.events, "release "+id) }
+func (c *splitCollector) EmitSplit(id string, port int, buf []byte, count int) error {
+	before := len(c.records())
+	if err := c.collector.Emit(port, buf, count); err != nil {
+		return err
+	}
+	c.events = append(c.events, fmt.Sprintf("emit %s %d", id, count))
+	for _, r := range c.records()[before:] { // jsonRecords: record n is in partition n mod partitions
+		var n int
+		fmt.Sscanf(r.Value, `{"n":%d`, &n)
+		if want := fmt.Sprintf("s-%d", n%2); want != id {
+			c.events = append(c.events, fmt.Sprintf("record %d of %s in a batch of %s", n, want, id))
+		}
+	}
+	return nil
+}
+
+// TestSourceEmitsPerSplit: under a collector that takes splits (the
+// engine's, with a watermark strategy) the source registers each
+// partition it is assigned (an empty one of a bounded source, done at
+// once, is not), hands on each batch with its partition's records only,
+// and releases a partition of a bounded source once it reached its end,
+// so per-partition watermarks can be generated, as Flink's KafkaSource
+// does.
+func TestSourceEmitsPerSplit(t *testing.T) {
+	ctx := testContext(t)
+	c := startCluster(t, 1, map[string]int32{"s": 3})
+	if err := c.Produce(ctx, true, jsonRecords("s", 0, 10, 2)...); err != nil { // partitions 0 and 1; 2 is empty
+		t.Fatal(err)
+	}
+	cfg := sourceConfig(c, "s")
+	cfg.Bounded = true
+	s, err := NewSource(cfg, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &splitCollector{collector: newCollector()}
+	if err := s.Open(nil); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Run(ctx, out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.records()) != 10 {
+		t.Fatalf("%d records", len(out.records()))
+	}
+	emitted := map[string]int{}
+	added, released := map[string]bool{}, map[string]bool{}
+	for _, e := range out.events {
+		var id string
+		var n int
+		switch {
+		case strings.HasPrefix(e, "add "):
+			added[e[4:]] = true
+		case strings.HasPrefix(e, "release "):
+			released[e[8:]] = true
+		case strings.HasPrefix(e, "record "):
+			t.Error(e)
+		default:
+			fmt.Sscanf(e, "emit %s %d", &id, &n)
+			if !added[id] || released[id] {
+				t.Errorf("%s: not between its add and its release (%v)", e, out.events)
+			}
+			emitted[id] += n
+		}
+	}
+	if fmt.Sprint(added) != "map[s-0:true s-1:true]" || fmt.Sprint(released) != "map[s-0:true s-1:true]" || fmt.Sprint(emitted) != "map[s-0:5 s-1:5]" {
+		t.Errorf("added %v, released %v, emitted %v: events %v", added, released, emitted, out.events)
+	}
+}

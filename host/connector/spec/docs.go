@@ -38,6 +38,8 @@ func Reference(host, serve *Set) string {
 		switch {
 		case host.Lookup(c.Role, c.Name) == nil:
 			inServe = "only there"
+		case !c.Contained && c.ServedWith != "":
+			inServe = c.ServedWith
 		case !c.Contained:
 			inServe = "no"
 		}
@@ -50,7 +52,8 @@ func Reference(host, serve *Set) string {
 	w("is restored from a checkpoint ([checkpoints.md](checkpoints.md)): for a source, `exactly-once` when it rewinds ")
 	w("to the checkpoint's position, `none` when what it read is gone; for a sink, `at-least-once` when records ")
 	w("written after the checkpoint are written again, `none` when it gives no guarantee. ")
-	w("Tenants of `host serve` may use the connectors that touch neither the host's files nor its standard streams.\n")
+	w("Tenants of `host serve` may use the connectors that touch neither the host's files nor its standard streams, ")
+	w("and Kafka when the server names the brokers they may use ([server.md](server.md#kafka)).\n")
 	for _, role := range []Role{Source, Sink} {
 		w("\n## %ss\n", strings.ToUpper(role.String()[:1])+role.String()[1:])
 		for _, n := range all.Names(role) {

@@ -208,6 +208,10 @@ type Connector struct {
 	// to host serve's tenants; the zero value is the safe one, so a new
 	// connector is refused to tenants until it says otherwise.
 	Contained bool
+	// ServedWith, for a connector that is not Contained, says under
+	// which server setting host serve offers it all the same (kafka:
+	// "with `kafka-brokers`", under the server's policy); "" for none.
+	ServedWith string
 	// VariantOption names the option whose value picks a Variant.
 	VariantOption string
 	Variants      []Variant

@@ -239,6 +239,14 @@ func (s *SubtaskMeta) validate(maxP, p int) error {
 				s.FirstKeyGroup, s.FirstKeyGroup+n-1, s.Subtask, p, maxP, start, end)
 		}
 	}
+	if s.Native != nil {
+		if len(s.KeyGroups) > 0 {
+			return errors.New("both native and canonical keyed state")
+		}
+		if err := s.Native.validate(maxP, p, s.Subtask); err != nil {
+			return err
+		}
+	}
 	for i, e := range s.KeyGroups {
 		if e.Offset != at || e.Length < 0 || e.Length > s.Size-at {
 			return fmt.Errorf("key group %d at bytes %d+%d does not follow byte %d within the file's %d bytes", s.FirstKeyGroup+i, e.Offset, e.Length, at, s.Size)

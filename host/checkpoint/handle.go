@@ -47,6 +47,9 @@ type SubtaskMeta struct {
 	// one contiguous byte range of the file.
 	FirstKeyGroup int      `msgpack:"first_key_group"`
 	KeyGroups     []Extent `msgpack:"key_groups"`
+	// Native is keyed state in a backend's own format, in place of
+	// KeyGroups (native.go).
+	Native *NativeMeta `msgpack:"native,omitempty"`
 
 	// Chains (format 2, an incremental checkpoint; nil otherwise):
 	// Chains[i] is key group FirstKeyGroup+i as a chain of byte ranges,

@@ -117,6 +117,9 @@ func (r *Reader) CheckOperators(ids []string, allowNonRestored bool) (dropped []
 
 func (o OperatorMeta) hasState() bool {
 	for _, s := range o.Subtasks {
+		if s.Native != nil {
+			return true
+		}
 		if s.Split.Count+s.Union.Count+s.Committables.Count > 0 {
 			return true
 		}
@@ -177,6 +180,7 @@ func (r *Reader) Restore(op string, subtask, parallelism, maxParallelism int) (R
 	if out.KeyGroups, out.Deltas, err = files.keyGroups(om, parallelism, subtask); err != nil {
 		return Restore{}, fmt.Errorf("%s: %w", where, err)
 	}
+	out.Native = r.nativeParts(om, parallelism, subtask)
 	if out.Split, err = files.split(om, parallelism, subtask, "split", func(s *SubtaskMeta) Section { return s.Split }); err != nil {
 		return Restore{}, fmt.Errorf("%s: %w", where, err)
 	}
@@ -209,6 +213,9 @@ func (r *Reader) Verify() error {
 			s := &om.Subtasks[i]
 			f, err := files.get(s)
 			if err != nil {
+				return err
+			}
+			if err := r.verifyNative(s, buf); err != nil {
 				return err
 			}
 			for k, e := range s.KeyGroups {

@@ -70,6 +70,10 @@ type SubtaskState struct {
 	// subtask's key-group range.
 	FirstKeyGroup int
 	KeyGroups     [][]byte
+	// Native is keyed state in the backend's own format (a checkpoint
+	// of a Pebble database) in place of KeyGroups: never in a savepoint
+	// (native.go).
+	Native *NativeState
 
 	// Base, when not 0, makes the keyed state incremental (format 2): the
 	// subtask's key groups changed since completed checkpoint Base as
@@ -119,6 +123,7 @@ type Restore struct {
 	// first, for the backend to apply on KeyGroups[kg] (host/runtime's
 	// MergeKeyGroupChain). Nil for a full snapshot.
 	Deltas       map[int][][]byte
+	Native       []NativePart // the old subtasks' native states that overlap the range
 	Split        [][]byte
 	Union        [][]byte
 	Committables [][]byte

@@ -223,6 +223,9 @@ func Retain(jobDir string, n int, protect ...ID) ([]string, error) {
 			return removed, fmt.Errorf("checkpoint storage: %w", err)
 		}
 	}
+	if err := sweepShared(jobDir); err != nil { // native.go
+		return removed, fmt.Errorf("checkpoint storage: removing unused shared files: %w", err)
+	}
 	slices.Sort(removed)
 	return removed, nil
 }

@@ -133,6 +133,12 @@ func (w *Writer) Write(s SubtaskState) (SubtaskFile, error) {
 	}
 	meta.Subtask = s.Subtask
 	meta.File = name
+	if s.Native != nil {
+		if meta.Native, err = w.native(name, &s); err != nil {
+			os.Remove(path)
+			return SubtaskFile{}, fmt.Errorf("%s: %w", where, err)
+		}
+	}
 	if s.Base != 0 {
 		if err := w.chain(&s, &meta); err != nil {
 			os.Remove(path)

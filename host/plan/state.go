@@ -8,9 +8,10 @@ import (
 
 // state resolves where the keyed state of spec lives: its own state:
 // setting key by key, else the pipeline's, else the host's default
-// (Options.StateBackend, StateDir), else the heap. Only plugin operators
-// in STREAMING mode keep state on Pebble: the built-in aggregations and
-// BATCH mode's sorted input keep their cells on the heap (Note says so).
+// (Options.StateBackend, StateDir), else the heap. Plugin operators, the
+// built-in aggregations and windows keep their state on Pebble in
+// STREAMING mode; BATCH mode's sorted input keeps its cells on the heap
+// (Note says so).
 // A relative dir is taken from the pipeline file's folder.
 func (pl *planner) state(spec *pipeline.Operator) State {
 	st := State{Backend: pl.opts.StateBackend, Dir: pl.opts.StateDir}
@@ -44,13 +45,8 @@ func (pl *planner) state(spec *pipeline.Operator) State {
 			}
 		}
 	}
-	if st.Backend == pipeline.BackendPebble {
-		switch {
-		case !spec.Kind.UsesPlugin():
-			st = State{Backend: pipeline.BackendHeap, Note: "pebble asked; the built-in " + string(spec.Kind) + " keeps its cells on the heap"}
-		case pl.g.Mode == pipeline.Batch:
-			st = State{Backend: pipeline.BackendHeap, Note: "pebble asked; BATCH mode sorts keyed input on the heap"}
-		}
+	if st.Backend == pipeline.BackendPebble && pl.g.Mode == pipeline.Batch {
+		st = State{Backend: pipeline.BackendHeap, Note: "pebble asked; BATCH mode sorts keyed input on the heap"}
 	}
 	if st.Backend != pipeline.BackendPebble {
 		st.Dir, st.DiskQuota = "", 0

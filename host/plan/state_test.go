@@ -60,8 +60,8 @@ func TestStateResolution(t *testing.T) {
 	if want := (State{Backend: "pebble", Dir: "dir/st", DiskQuota: 8 << 20}); g.Operators[1].State != want {
 		t.Fatalf("pipeline and operator: %+v, want %+v", g.Operators[1].State, want)
 	}
-	if s := g.Operators[2].State; s.Backend != "heap" || !strings.Contains(s.Note, "built-in sum keeps its cells on the heap") {
-		t.Fatalf("built-in sum: %+v", s)
+	if want := (State{Backend: "pebble", Dir: "dir/st", DiskQuota: 64 << 20}); g.Operators[2].State != want {
+		t.Fatalf("built-in sum: %+v, want %+v (its cells on Pebble too)", g.Operators[2].State, want)
 	}
 	var b strings.Builder
 	if err := WriteText(&b, g); err != nil {

@@ -27,7 +27,8 @@ import (
 // BATCH mode a sortedInput feeds it key by key, each key's records in
 // event-time order, and emits only each key's final aggregate.
 //
-// State lives in the subtask's KeyedStore (slot 0), one cell per key.
+// State lives in the subtask's keyed state (slot 0), one cell per key: the
+// heap's KeyedStore, or a cellBackend over the operator's backend.
 type aggregate struct {
 	kind      pipeline.Kind
 	field     string
@@ -35,7 +36,7 @@ type aggregate struct {
 	keyFields []string // count: names of the key's fields
 	batchSize int
 
-	store  *KeyedStore
+	store  cellStore
 	w      abi.Writer
 	tmp    []byte
 	newVal []byte                     // the cell of a new key being built (insert copies it)
@@ -48,7 +49,7 @@ func newAggregate(kind pipeline.Kind, field string, keyFields []string, batchSiz
 }
 
 func (a *aggregate) Open(ctx *OpenContext) error {
-	st, ok := ctx.State.(*KeyedStore)
+	st, ok := ctx.State.(cellStore)
 	if !ok {
 		return fmt.Errorf("%s needs keyed input (key-by) and the host's keyed state", a.kind)
 	}
@@ -120,6 +121,12 @@ func (a *aggregate) processSplit(_ int, b []byte, spans []span, out Collector) e
 func (a *aggregate) record(r *abi.Record, out Collector) error {
 	a.seen++
 	c, err := a.add(r)
+	if err == nil {
+		err = cellErr(a.store)
+		if err != nil {
+			return err // the backend failed: not the record's fault
+		}
+	}
 	if err != nil {
 		if err := a.bad(r, err); err != nil {
 			// the results of the records before it go downstream before

@@ -1,6 +1,9 @@
 package runtime
 
-import "github.com/sluicehq/sluice/host/plan"
+import (
+	"github.com/sluicehq/sluice/host/checkpoint"
+	"github.com/sluicehq/sluice/host/plan"
+)
 
 // StateBackend is what the engine needs of the keyed state of one subtask
 // of a keyed operator: values per (slot, key), kept per key group so that a
@@ -45,6 +48,30 @@ type CallBatcher interface {
 	BeginCall()
 	CommitCall() error
 	AbortCall()
+}
+
+// NativeCheckpointer is an optional interface of a StateBackend that
+// takes checkpoints in its own format (Pebble's checkpoint), as Flink's
+// RocksDB backend takes incremental checkpoints: NativeCheckpoint is the
+// synchronous part, on the subtask's goroutine between two batches; the
+// checkpoint storage copies the folder it returns afterwards. Savepoints
+// stay canonical (Snapshot). RestoreNative fills an empty backend from
+// the native states of the old subtasks that overlap its range, and from
+// canonical key groups (of old subtasks that had ended).
+type NativeCheckpointer interface {
+	NativeCheckpoint(id checkpoint.ID) (*checkpoint.NativeState, error)
+	RestoreNative(parts []checkpoint.NativePart, groups map[int][]byte) error
+}
+
+// KeyGroupCells is an optional interface of a StateBackend for cells
+// whose key is the record key and a namespace after it (a window's (key,
+// window)), in the key group the caller gives: what the built-in
+// aggregations and windows keep their state in on a backend other than
+// the heap (cellBackend).
+type KeyGroupCells interface {
+	GetKG(kg, slot int, key, dst []byte) ([]byte, bool, error)
+	PutKG(kg, slot int, key, val []byte) error
+	DeleteKG(kg, slot int, key []byte) error
 }
 
 // StateBackends opens the state backend of one subtask of a keyed

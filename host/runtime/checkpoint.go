@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/pipeline"
+	"github.com/sluicehq/sluice/host/plan"
 )
 
 // CheckpointAcks is told, for every task (one subtask of a chain), what
@@ -421,7 +422,8 @@ func (s *subtask) forward(m message) error {
 
 // snapshotChain snapshots every operator of the chain that keeps state,
 // head to tail; keyed state incrementally when incremental and the backend
-// can (a checkpoint, not a savepoint or a finished task's final state).
+// can (a checkpoint, not a savepoint or a finished task's final state):
+// the heap's changed key groups, a NativeCheckpointer's own format.
 func (s *subtask) snapshotChain(id checkpoint.ID, incremental bool) ([]checkpoint.SubtaskState, error) {
 	var states []checkpoint.SubtaskState
 	for _, co := range s.ops {
@@ -458,10 +460,23 @@ func (s *subtask) snapshotOp(co *chainOp, id checkpoint.ID, incremental bool) (s
 			has = true
 		}
 	}
+	if co.store != nil {
+		co.measureState(true)
+	}
+	if nc, ok := co.store.(NativeCheckpointer); ok && incremental {
+		has = true
+		st.Native, err = nc.NativeCheckpoint(id)
+		switch {
+		case errors.Is(err, errNotNative): // a wrapped backend without: canonical
+			st.Native, err = nil, nil
+		case err != nil:
+			return st, true, fmt.Errorf("keyed state: %w", err)
+		}
+	}
 	if ks, ok := co.store.(*KeyedStore); ok && incremental {
 		has = true
 		st.FirstKeyGroup, st.KeyGroups, st.Changes, st.Base = ks.SnapshotCheckpoint(id)
-	} else if co.store != nil {
+	} else if co.store != nil && st.Native == nil {
 		has = true
 		if st.FirstKeyGroup, st.KeyGroups, err = co.store.Snapshot(); err != nil {
 			return st, true, fmt.Errorf("keyed state: %w", err)
@@ -490,7 +505,16 @@ func (s *subtask) restoreOp(co *chainOp) (checkpoint.Restore, error) {
 		}
 		r.KeyGroups[kg] = b
 	}
-	if len(r.KeyGroups) > 0 {
+	if len(r.Native) > 0 {
+		nc, ok := co.store.(NativeCheckpointer)
+		if !ok {
+			return r, fmt.Errorf("the checkpoint holds the keyed state of %q in the %s backend's own format, and its state backend is %s now: restore it on that backend, or take a savepoint there (savepoints are canonical, any backend restores them)",
+				spec.ID, r.Native[0].Format, backendName(spec))
+		}
+		if err := nc.RestoreNative(r.Native, r.KeyGroups); err != nil {
+			return r, err
+		}
+	} else if len(r.KeyGroups) > 0 {
 		if co.store == nil {
 			return r, fmt.Errorf("the checkpoint holds keyed state for %q, which is not keyed now", spec.ID)
 		}
@@ -499,6 +523,16 @@ func (s *subtask) restoreOp(co *chainOp) (checkpoint.Restore, error) {
 		}
 	}
 	return r, nil
+}
+
+func backendName(spec *plan.Operator) string {
+	if !spec.Keyed && (spec.Spec == nil || spec.Spec.Window == nil) {
+		return "none (the operator is not keyed)"
+	}
+	if spec.State.Backend == "" {
+		return "heap"
+	}
+	return spec.State.Backend
 }
 
 // restoreState hands co, open now, its operator state.

@@ -19,7 +19,11 @@ type chainOp struct {
 	dead    []byte       // scratch for a dead letter
 	logs    atomic.Value // GuestLog of a plugin operator, read by Snapshot
 	store   StateBackend // its keyed state; nil when not keyed
-	gauges  atomic.Value // Gauges of a source or sink that has them, read by Snapshot
+	// state is the keyed state's size for Snapshot (state_size.go);
+	// hasState says it has been measured
+	state    stateGauge
+	hasState atomic.Bool
+	gauges   atomic.Value // Gauges of a source or sink that has them, read by Snapshot
 	// wmIn and wmOut are the operator's current input and output
 	// watermark (Flink's currentInputWatermark, currentOutputWatermark),
 	// MinWatermark before the first.
@@ -93,6 +97,9 @@ func (o *chainOp) process(input int, buf []byte, count int) error {
 	if err := o.op.Process(input, buf, count, o.out); err != nil {
 		return o.fail(err)
 	}
+	if o.store != nil {
+		o.measureState(false)
+	}
 	return nil
 }
 
@@ -114,6 +121,9 @@ func (o *chainOp) processBatch(input int, b *batch) error {
 	o.metrics.bytesIn.add(int64(len(b.data)))
 	if err := sp.processSplit(input, b.data, spans, o.out); err != nil {
 		return o.fail(err)
+	}
+	if o.store != nil {
+		o.measureState(false)
 	}
 	return nil
 }

@@ -67,6 +67,12 @@ type SubtaskMetrics struct {
 	// currentOutputWatermark): MinWatermark before the first,
 	// MaxWatermark once its input ended.
 	InputWatermark, OutputWatermark int64
+	// StateBytes and StateKeys are the subtask's keyed state as last
+	// measured (every 250 ms between batches, at each checkpoint, at the
+	// end): the bytes it holds on its backend (heap: what state-memory
+	// counts; Pebble: disk and memtables) and its keys. -1: not keyed,
+	// not measured yet, or (keys on Pebble) not counted.
+	StateBytes, StateKeys int64
 }
 
 // OperatorMetrics are one operator's figures, per subtask and summed.
@@ -92,6 +98,9 @@ type OperatorMetrics struct {
 	// subtasks: the operator's event-time progress, as Flink's web UI
 	// shows an operator's watermark.
 	InputWatermark, OutputWatermark int64
+	// StateBytes and StateKeys are summed over the subtasks; -1 when no
+	// subtask measured one (StateKeys: when any subtask did not count).
+	StateBytes, StateKeys int64
 	// Skew is the busiest subtask's records in against the mean over the
 	// subtasks (1 is even; p means one subtask got everything). Sources
 	// are measured on records out. 0 when nothing arrived.
@@ -135,6 +144,7 @@ func (r *Result) Operator(id string) *OperatorMetrics {
 }
 
 func (m *OperatorMetrics) sum() {
+	m.sumState()
 	var maxIn, maxOut int64
 	m.InputWatermark, m.OutputWatermark = MaxWatermark, MaxWatermark
 	if len(m.Subtasks) == 0 {
@@ -153,6 +163,7 @@ func (m *OperatorMetrics) sum() {
 		m.DeadLettered += s.DeadLettered
 		m.Restarts += s.Restarts
 		m.LogLinesDropped += s.LogLinesDropped
+
 		maxIn = max(maxIn, s.RecordsIn)
 		maxOut = max(maxOut, s.RecordsOut)
 	}
@@ -162,5 +173,25 @@ func (m *OperatorMetrics) sum() {
 		m.Skew = float64(maxIn) / (float64(m.RecordsIn) / n)
 	case m.RecordsOut > 0:
 		m.Skew = float64(maxOut) / (float64(m.RecordsOut) / n)
+	}
+}
+
+// sumState sums the subtasks' state sizes: -1 when none measured one,
+// keys -1 too when a subtask measured bytes but did not count keys.
+func (m *OperatorMetrics) sumState() {
+	m.StateBytes, m.StateKeys = -1, -1
+	counted := true
+	for _, s := range m.Subtasks {
+		if s.StateBytes < 0 {
+			continue
+		}
+		m.StateBytes = max(m.StateBytes, 0) + s.StateBytes
+		if s.StateKeys < 0 {
+			counted = false
+		}
+		m.StateKeys = max(m.StateKeys, 0) + max(s.StateKeys, 0)
+	}
+	if !counted {
+		m.StateKeys = -1
 	}
 }

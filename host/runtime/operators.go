@@ -123,6 +123,11 @@ func (s *subtask) openContext(co *chainOp) (*OpenContext, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !spec.Kind.UsesPlugin() { // a built-in's cells, on a backend that keeps copies
+			if cb := newCellBackend(st); cb != nil {
+				st = cb
+			}
+		}
 		ctx.State = st
 		co.store = st
 	}

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,9 +81,12 @@ func TestPebbleBackendSameResult(t *testing.T) {
 	}
 }
 
-// TestPebbleCheckpointAcrossBackends: a checkpoint taken at parallelism
-// 2 on one backend restores at 3 on the other (and on the same one):
-// every account's final total is that of an uninterrupted run.
+// TestPebbleCheckpointAcrossBackends: a savepoint taken at parallelism 2
+// on one backend restores at 3 on the other (and on the same one), and a
+// checkpoint taken on Pebble (its native format) restores on Pebble at 2
+// (the copied database opened as it is) and at 3 (clipped ranges): every
+// account's final total is that of an uninterrupted run. A native
+// checkpoint restored on the heap is refused, saying what to do.
 func TestPebbleCheckpointAcrossBackends(t *testing.T) {
 	g, plugins := planCheckpointJob(t, pluginStateJob, 0)
 	conn := newMarkConnectors()
@@ -90,10 +94,22 @@ func TestPebbleCheckpointAcrossBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := finalTotals(t, conn.committed(0))
-	for _, c := range [][2]string{{"pebble", "heap"}, {"heap", "pebble"}, {"pebble", "pebble"}} {
-		t.Run(c[0]+"-to-"+c[1], func(t *testing.T) {
+	for _, c := range []struct {
+		from, to string
+		kind     checkpoint.Kind
+		p        int
+	}{
+		{"pebble", "heap", checkpoint.KindSavepoint, 3},
+		{"heap", "pebble", checkpoint.KindSavepoint, 3},
+		{"pebble", "pebble", checkpoint.KindSavepoint, 3},
+		{"pebble", "pebble", checkpoint.KindCheckpoint, 3},
+		{"pebble", "pebble", checkpoint.KindCheckpoint, 2},
+		{"pebble", "pebble", checkpoint.KindCheckpoint, 1},
+		{"pebble", "heap", checkpoint.KindCheckpoint, 2},
+	} {
+		t.Run(fmt.Sprintf("%s-%s-to-%s-at-%d", c.kind, c.from, c.to, c.p), func(t *testing.T) {
 			backends := pebblestate.Backends{Root: t.TempDir()}
-			g, plugins := planCheckpointJob(t, pluginStateJobOn(c[0]), 0)
+			g, plugins := planCheckpointJob(t, pluginStateJobOn(c.from), 0)
 			conn := newMarkConnectors()
 			acks := runtime.NewAckRecorder()
 			e, err := runtime.Start(context.Background(), g, runtime.Deps{Connectors: conn, Plugins: plugins, Checkpoints: acks, StateBackends: backends})
@@ -107,18 +123,37 @@ func TestPebbleCheckpointAcrossBackends(t *testing.T) {
 				case <-time.After(time.Millisecond):
 				}
 			}
-			if err := e.TriggerCheckpoint(1, checkpoint.KindCheckpoint, time.Now(), false); err != nil {
+			if err := e.TriggerCheckpoint(1, c.kind, time.Now(), false); err != nil {
 				t.Fatal(err)
 			}
 			acks.WaitAcked(t, e, 1)
 			rd := acks.Publish(t, t.TempDir(), 1)
+			if err := rd.Verify(); err != nil {
+				t.Fatal(err)
+			}
 			e.Cancel()
 			if _, err := e.Wait(); err != nil && !errors.Is(err, context.Canceled) {
 				t.Fatalf("first run: %v", err)
 			}
-			g, plugins = planCheckpointJob(t, pluginStateJobOn(c[1]), 3, "total", "out")
+			native := false
+			if om, ok := rd.Operator("total"); ok {
+				for _, s := range om.Subtasks {
+					native = native || s.Native != nil
+				}
+			}
+			if want := c.kind == checkpoint.KindCheckpoint && c.from == "pebble"; native != want {
+				t.Fatalf("native keyed state in the %s: %v, want %v", c.kind, native, want)
+			}
+			g, plugins = planCheckpointJob(t, pluginStateJobOn(c.to), c.p, "total", "out")
 			conn2 := newMarkConnectors()
-			if _, err := runtime.Run(context.Background(), g, runtime.Deps{Connectors: conn2, Plugins: plugins, Restore: rd, StateBackends: backends}); err != nil {
+			_, err = runtime.Run(context.Background(), g, runtime.Deps{Connectors: conn2, Plugins: plugins, Restore: rd, StateBackends: backends})
+			if native && c.to == "heap" {
+				if err == nil || !strings.Contains(err.Error(), `keyed state of "total" in the pebble-v2 backend's own format, and its state backend is heap now`) {
+					t.Fatalf("a Pebble checkpoint restored on the heap: %v", err)
+				}
+				return
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 			got := finalTotals(t, append(conn.committed(1), conn2.committed(0)...))

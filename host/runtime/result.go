@@ -39,6 +39,7 @@ func (e *Execution) Snapshot() *Result {
 			tc := co.st.metrics
 			elapsed := tc.elapsed(now)
 			idle, bp := time.Duration(tc.idle.load()), time.Duration(tc.backPressured.load())
+			stateBytes, stateKeys := co.stateSize()
 			m.Subtasks = append(m.Subtasks, SubtaskMetrics{
 				Subtask:         i,
 				RecordsIn:       co.metrics.recordsIn.load(),
@@ -55,6 +56,8 @@ func (e *Execution) Snapshot() *Result {
 				Gauges:          co.gaugesNow(),
 				InputWatermark:  co.wmIn.Load(),
 				OutputWatermark: co.wmOut.Load(),
+				StateBytes:      stateBytes,
+				StateKeys:       stateKeys,
 			})
 		}
 		m.sum()

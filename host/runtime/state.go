@@ -30,6 +30,7 @@ type KeyedStore struct {
 	cells            []cell        // the rest of the block of cells insert hands out
 	cellBlock        int           // size of the last block: 16 doubling to 256
 	limit, used      int64         // Put's bytes: the cap (0: none) and what is held
+	inserted         int64         // insert's bytes (keys, values, cells): a built-in aggregation's, for StateSize
 
 	// filters, by slot: what a snapshot applies (TTL cleanup, state_kinds.go)
 	filters []SnapshotFilter
@@ -165,6 +166,7 @@ func (s *KeyedStore) insert(kg, slot int, key, val []byte) *cell {
 	}
 	c.val = kv[len(key):len(kv):len(kv)]
 	s.add(kg, slot, c)
+	s.inserted += int64(len(kv)) + cellBytes
 	return c
 }
 

@@ -90,6 +90,7 @@ func (s *KeyedStore) restoreGroup(kg int, b []byte) error {
 			return fmt.Errorf("entry %d: key %s of slot %d is there twice", n, preview(key), slot)
 		}
 		s.insert(kg, slot, key, val)
+		s.inserted -= int64(len(key)) + int64(len(val)) + cellBytes // counted in used instead
 		s.used += int64(len(key)) + int64(len(val)) + cellBytes
 		return nil
 	})

@@ -291,6 +291,7 @@ func (s *subtask) closeState() {
 		if co.store == nil {
 			continue
 		}
+		co.measureState(true) // the size it ended with stays in the metrics
 		if err := co.store.Close(); err != nil && s.err == nil {
 			co.fail(fmt.Errorf("closing keyed state: %w", err))
 		}

@@ -48,7 +48,7 @@ type windowOp struct {
 	clock      func() int64
 	batchSize  int
 
-	store  *KeyedStore
+	store  cellStore
 	reject func(*RecordFailure) error
 	late   int // port of side output late, -1 when nothing reads it
 
@@ -123,7 +123,7 @@ func newWindowOp(spec *pipeline.Operator, keyFields []string, batchSize int, fn 
 }
 
 func (o *windowOp) Open(ctx *OpenContext) error {
-	st, ok := ctx.State.(*KeyedStore)
+	st, ok := ctx.State.(cellStore)
 	if !ok {
 		return errors.New("a window needs the host's keyed state")
 	}

@@ -148,7 +148,7 @@ func (o *windowOp) foldFn(kg int, key []byte, stateW window.Window, r *abi.Recor
 		}
 		return nil
 	}
-	return o.store.appendKG(kg, slotContents, ck, r.Raw)
+	return o.store.appendRecords(kg, slotContents, ck, r.Raw, 1)
 }
 
 // settle runs the waiting reduce groups: before anything reads a

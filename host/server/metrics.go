@@ -76,9 +76,15 @@ type OperatorMetrics struct {
 	// CurrentInputWatermark and CurrentOutputWatermark are the lowest over
 	// the subtasks, epoch ms (Flink's currentInputWatermark and
 	// currentOutputWatermark); absent before the first watermark.
-	CurrentInputWatermark  *int64            `json:"current_input_watermark,omitempty"`
-	CurrentOutputWatermark *int64            `json:"current_output_watermark,omitempty"`
-	Subtasks               []OperatorSubtask `json:"subtasks"`
+	CurrentInputWatermark  *int64 `json:"current_input_watermark,omitempty"`
+	CurrentOutputWatermark *int64 `json:"current_output_watermark,omitempty"`
+	// StateBytes and StateKeys are the keyed state the operator's
+	// subtasks hold, summed (runtime.SubtaskMetrics.StateBytes): absent
+	// for an operator without keyed state, keys absent on Pebble (not
+	// counted).
+	StateBytes *int64            `json:"state_bytes,omitempty"`
+	StateKeys  *int64            `json:"state_keys,omitempty"`
+	Subtasks   []OperatorSubtask `json:"subtasks"`
 }
 
 // OperatorSubtask is one subtask of an operator: Flink's numRecordsIn,
@@ -99,6 +105,17 @@ type OperatorSubtask struct {
 	// The subtask's current watermarks; absent before the first.
 	CurrentInputWatermark  *int64 `json:"current_input_watermark,omitempty"`
 	CurrentOutputWatermark *int64 `json:"current_output_watermark,omitempty"`
+	// The subtask's keyed state, bytes and keys; absent as the operator's.
+	StateBytes *int64 `json:"state_bytes,omitempty"`
+	StateKeys  *int64 `json:"state_keys,omitempty"`
+}
+
+// sizeOf is a state size for JSON: nil when unknown (-1).
+func sizeOf(n int64) *int64 {
+	if n < 0 {
+		return nil
+	}
+	return &n
 }
 
 // ConnectorGauge is one figure of a connector subtask (runtime.Gauge).
@@ -238,11 +255,13 @@ func (j *Job) metrics() JobMetrics {
 			LogLinesDropped:        op.LogLinesDropped,
 			CurrentInputWatermark:  watermarkOf(op.InputWatermark),
 			CurrentOutputWatermark: watermarkOf(op.OutputWatermark),
-			Subtasks:               make([]OperatorSubtask, 0, len(op.Subtasks))}
+			StateBytes:             sizeOf(op.StateBytes), StateKeys: sizeOf(op.StateKeys),
+			Subtasks: make([]OperatorSubtask, 0, len(op.Subtasks))}
 		for _, sm := range op.Subtasks {
 			om.Subtasks = append(om.Subtasks, OperatorSubtask{Subtask: sm.Subtask, RecordsIn: sm.RecordsIn, RecordsOut: sm.RecordsOut,
 				BytesIn: sm.BytesIn, BytesOut: sm.BytesOut, LogLinesDropped: sm.LogLinesDropped, Gauges: ConnectorGauges(sm.Gauges),
-				CurrentInputWatermark: watermarkOf(sm.InputWatermark), CurrentOutputWatermark: watermarkOf(sm.OutputWatermark)})
+				CurrentInputWatermark: watermarkOf(sm.InputWatermark), CurrentOutputWatermark: watermarkOf(sm.OutputWatermark),
+				StateBytes: sizeOf(sm.StateBytes), StateKeys: sizeOf(sm.StateKeys)})
 		}
 		m.Operators = append(m.Operators, om)
 	}

@@ -119,6 +119,17 @@ operators:
 		`[...document.querySelectorAll('#throughput polyline.in')].every(p => p.points.length >= 2)`, chromedp.WithPollingTimeout(time.Minute))); err != nil {
 		t.Errorf("no throughput chart with two samples per task: %v", err)
 	}
+	// the keyed operator's subtasks show their state, the source's none
+	state, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#subtasks tbody tr')].filter(r => ['totals', 'txns'].includes(r.cells[0].textContent)).map(r => r.cells[0].textContent + '=' + r.cells[7].textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range state {
+		op, v, _ := strings.Cut(c, "=")
+		if (op == "totals") != strings.HasSuffix(v, " keys") {
+			t.Errorf("keyed state column %q: want bytes and keys for totals only", c)
+		}
+	}
 	vertex, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#graph g.task text.records')].map(e => e.textContent)`))
 	if err != nil {
 		t.Fatal(err)

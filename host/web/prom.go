@@ -20,6 +20,7 @@ type collector struct {
 	recordsIn, recordsOut, bytesIn, bytesOut *prometheus.Desc
 	logDropped                               *prometheus.Desc
 	wmIn, wmOut                              *prometheus.Desc
+	stateBytes, stateKeys                    *prometheus.Desc
 	busy, idle, backPressured, skew          *prometheus.Desc
 	calls, errors, duration, memory, restart *prometheus.Desc
 	uptime                                   *prometheus.Desc
@@ -50,6 +51,8 @@ func newCollector(srv *server.Server) *collector {
 		logDropped:    d("operator_log_lines_dropped_total", "Lines of guest stdout and stderr the plugin operator subtask dropped past the kept tail (a log flood).", op),
 		wmIn:          d("operator_currentInputWatermark", "The operator subtask's current input watermark, epoch ms (Flink currentInputWatermark); absent before the first.", op),
 		wmOut:         d("operator_currentOutputWatermark", "The operator subtask's current output watermark, epoch ms (Flink currentOutputWatermark); absent before the first.", op),
+		stateBytes:    d("operator_state_bytes", "Bytes of keyed state the operator subtask holds on its backend (heap: what state-memory counts; Pebble: disk and memtables), measured every 250 ms between batches; absent for an operator without keyed state.", op),
+		stateKeys:     d("operator_state_keys", "Keys of keyed state the operator subtask holds (heap only: Pebble does not count them).", op),
 		busy:          d("task_busy_time_ms_per_second", "Time the task subtask was busy, ms per second over the last sample (Flink busyTimeMsPerSecond).", task),
 		idle:          d("task_idle_time_ms_per_second", "Time the task subtask waited for input, ms per second (Flink idleTimeMsPerSecond).", task),
 		backPressured: d("task_back_pressured_time_ms_per_second", "Time the task subtask waited for a free output buffer, ms per second (Flink backPressuredTimeMsPerSecond).", task),
@@ -80,7 +83,7 @@ func newCollector(srv *server.Server) *collector {
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.recordsIn, c.recordsOut, c.bytesIn, c.bytesOut, c.logDropped, c.wmIn, c.wmOut, c.busy, c.idle,
+	for _, d := range []*prometheus.Desc{c.recordsIn, c.recordsOut, c.bytesIn, c.bytesOut, c.logDropped, c.wmIn, c.wmOut, c.stateBytes, c.stateKeys, c.busy, c.idle,
 		c.backPressured, c.skew, c.calls, c.errors, c.duration, c.memory, c.restart, c.uptime, c.slots, c.slotsQuota,
 		c.pages, c.pagesQuota, c.running, c.runningQuota, c.plugins, c.pluginsQuota, c.pluginBytes, c.jobs, c.rateLimited,
 		c.ckDuration, c.ckSize, c.ckCompleted, c.ckFailed, c.ckInProgress} {
@@ -144,6 +147,12 @@ func (c *collector) job(ch chan<- prometheus.Metric, j server.JobSample) {
 			}
 			if s.CurrentOutputWatermark != nil {
 				ch <- prometheus.MustNewConstMetric(c.wmOut, prometheus.GaugeValue, float64(*s.CurrentOutputWatermark), l...)
+			}
+			if s.StateBytes != nil {
+				ch <- prometheus.MustNewConstMetric(c.stateBytes, prometheus.GaugeValue, float64(*s.StateBytes), l...)
+			}
+			if s.StateKeys != nil {
+				ch <- prometheus.MustNewConstMetric(c.stateKeys, prometheus.GaugeValue, float64(*s.StateKeys), l...)
 			}
 		}
 	}

@@ -68,6 +68,8 @@ var sets = []Set{
 	{Name: "incremental", Pkg: "./host/runtime", Bench: "^BenchmarkIncrementalCheckpoint$", Benchtime: "10x", Quick: "2x"},
 	{Name: "restart", Pkg: "./cmd/host", Bench: "^BenchmarkRestartAfterKill$", Benchtime: "3x", Quick: "1x"},
 	{Name: "state", Pkg: "./host/state/pebblestate", Bench: "^BenchmarkKeyedAggregation$", Benchtime: "500000x", Quick: "20000x"},
+	{Name: "state-checkpoint", Pkg: "./host/state/pebblestate", Bench: "^BenchmarkNativeCheckpointSync$", Benchtime: "20x", Quick: "2x"},
+	{Name: "state-large", Pkg: "./host/state/pebblestate", Bench: "^BenchmarkLargerThanMemory$", Benchtime: "1000000x", Quick: "20000x"},
 	{Name: "benthos", Dir: "bench/benthos", Pkg: ".", Bench: "^BenchmarkBenthos$", Benchtime: "200000x", Quick: "20000x"},
 	{Name: "kafka", Pkg: "./cmd/host", Bench: "^BenchmarkKafka$", Benchtime: "200000x", Quick: "20000x"},
 	// issue 26's Benthos side: a franz-go input and output stand in for kafka_franz (bench/benthos/kafka_test.go)

@@ -235,6 +235,8 @@ const (
 	gCkpt     = "checkpoints"
 	gDirty    = "dirty-tracking"
 	gIncr     = "incremental"
+	gPebSync  = "pebble-checkpoint-sync"
+	gPebRMW   = "pebble-larger-than-memory"
 )
 
 // Goal is one goal of performance.md and the rows that judge it.
@@ -260,6 +262,8 @@ var goals = []Goal{
 	{gCkpt, "The quickstart with exactly-once checkpoints every 1 s ≥ 0.9× the throughput without (issue 25)"},
 	{gDirty, "Dirty tracking for incremental checkpoints costs ≤ 3 % on the keyed shuffle (issue 31)"},
 	{gIncr, "An incremental checkpoint after 10 % of keys changed writes ≤ 50 % of a full one, in bytes and in time (issue 31)"},
+	{gPebSync, "The synchronous part of a Pebble checkpoint ≤ 60 ms at any state size (issue 31)"},
+	{gPebRMW, "A read-modify-write keyed aggregation on Pebble with state larger than memory ≥ 200 K records/s on 2 cores (issue 31)"},
 }
 
 func ptr(f fig) *fig { return &f }
@@ -475,6 +479,7 @@ func BuildRows(rs *Results, mech string) []Row {
 		fig{ic + "incremental", "bytes", fmtBytes}, ptr(fig{ic + "full", "bytes", fmtBytes}), cost).maxRatio(gIncr, 0.5),
 		pair(rs, sec, "  the same: time to snapshot, write, fsync and publish",
 			fig{ic + "incremental", "ns/op", fmtNs}, ptr(fig{ic + "full", "ns/op", fmtNs}), cost).maxRatio(gIncr, 0.5))
+	rows = append(rows, pebbleRows(rs)...)
 	return rows
 }
 

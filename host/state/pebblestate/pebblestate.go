@@ -28,6 +28,8 @@ import (
 	"path/filepath"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/sluicehq/sluice/abi"
 	"github.com/sluicehq/sluice/host/runtime"
 	"github.com/sluicehq/sluice/partition"
@@ -62,6 +64,11 @@ type Store struct {
 	// filters, by slot: what a snapshot applies to each value (TTL
 	// cleanup: runtime.StateKinds.SnapshotFilter), as the heap's.
 	filters []runtime.SnapshotFilter
+	// instance names this database in the checkpoint storage's shared
+	// files; stored names the files a restore brought, by their stored
+	// names (checkpoint.NativeState).
+	instance string
+	stored   map[string]string
 }
 
 // SetSnapshotFilter makes Snapshot apply f to the values of slot
@@ -97,11 +104,22 @@ func Open(o Options, maxParallelism, start, end int) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(o.Dir), 0o755); err != nil {
 		return nil, fmt.Errorf("Pebble state of %s: %w", o.who(), err)
 	}
+	db, err := openDB(o.Dir, true)
+	if err != nil {
+		return nil, fmt.Errorf("Pebble state of %s in %s: %w", o.who(), o.Dir, err)
+	}
+	return &Store{db: db, dir: o.Dir, opt: o, maxP: maxParallelism, start: start, end: end, instance: newInstance()}, nil
+}
+
+// openDB opens the database in dir: a new one (fresh), or the one a
+// restore put there.
+func openDB(dir string, fresh bool) (*pebble.DB, error) {
 	cache := pebble.NewCache(cacheBytes)
 	defer cache.Unref() // the database holds its own reference
-	db, err := pebble.Open(o.Dir, &pebble.Options{
+	o := &pebble.Options{
+		FS:            noSyncFS{vfs.Default},
 		DisableWAL:    true,
-		ErrorIfExists: true,
+		ErrorIfExists: fresh,
 		Logger:        quiet{},
 		Cache:         cache,
 		MemTableSize:  memTableBytes,
@@ -109,11 +127,12 @@ func Open(o Options, maxParallelism, start, end int) (*Store, error) {
 		// before compactions kick in and writes stall
 		L0CompactionThreshold: 4,
 		L0StopWritesThreshold: 24,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("Pebble state of %s in %s: %w", o.who(), o.Dir, err)
 	}
-	return &Store{db: db, dir: o.Dir, opt: o, maxP: maxParallelism, start: start, end: end}, nil
+	// a bloom filter per sstable (every level takes L0's): a Get of a key
+	// reads no block of a file that cannot hold it, which is most of
+	// them when the state is larger than the block cache
+	o.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	return pebble.Open(dir, o)
 }
 
 // quiet drops Pebble's informational log lines; errors reach the caller.
@@ -461,7 +480,7 @@ func (s *Store) restoreGroup(kg int, b []byte) error {
 	defer batch.Close()
 	var k []byte
 	err := runtime.ScanKeyGroupEntries(b, func(n, slot int, key, val []byte) error {
-		if g, err := s.KeyGroup(key); err != nil || g != kg {
+		if g, err := s.cellKeyGroup(key); err != nil || g != kg {
 			return fmt.Errorf("entry %d: the key is not of key group %d", n, kg)
 		}
 		k = append(appendPrefix(k[:0], kg, slot), key...)
@@ -486,6 +505,9 @@ func (s *Store) Close() error {
 	err := s.db.Close()
 	s.db = nil
 	if rerr := os.RemoveAll(s.dir); err == nil && rerr != nil {
+		err = rerr
+	}
+	if rerr := s.dropCheckpoints(); err == nil && rerr != nil {
 		err = rerr
 	}
 	return s.wrap(err)
@@ -518,6 +540,7 @@ func (b Backends) Open(r runtime.BackendRequest) (runtime.StateBackend, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("operator %q subtask %d/%d: the Pebble state folder: %w", r.Operator, r.Subtask+1, r.Parallelism, err)
 	}
+	dropOrphans(parent)
 	dir, err := os.MkdirTemp(parent, fmt.Sprintf("%s-%d-*", r.Operator, r.Subtask))
 	if err != nil {
 		return nil, fmt.Errorf("operator %q subtask %d/%d: the Pebble state folder: %w", r.Operator, r.Subtask+1, r.Parallelism, err)

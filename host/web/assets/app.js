@@ -98,6 +98,13 @@ function bytes(n) {
   return n + " B";
 }
 
+// stateSize is a subtask's keyed state as the table shows it: bytes, and
+// keys where the backend counts them (the heap); blank without keyed state.
+function stateSize(s) {
+  if (s.state_bytes == null) return "";
+  return bytes(s.state_bytes) + (s.state_keys == null ? "" : " · " + fmt(s.state_keys) + " keys");
+}
+
 function duration(ms) {
   const s = Math.floor(ms / 1000);
   if (s < 60) return (ms / 1000).toFixed(1) + "s";
@@ -323,7 +330,7 @@ function subtaskTable(metrics) {
     const task = metrics.tasks[op.task];
     for (const s of op.subtasks) {
       const t = (task && task.subtasks[s.subtask]) || {};
-      rows.push([op.id, op.task, s.subtask, s.records_in, s.records_out, bytes(s.bytes_in), bytes(s.bytes_out),
+      rows.push([op.id, op.task, s.subtask, s.records_in, s.records_out, bytes(s.bytes_in), bytes(s.bytes_out), stateSize(s),
         Math.round(t.busy_ms_per_second || 0), Math.round(t.back_pressured_ms_per_second || 0), Math.round(t.idle_ms_per_second || 0)]);
     }
   }

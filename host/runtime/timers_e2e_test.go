@@ -191,7 +191,13 @@ func TestCheckpointTimersRescale(t *testing.T) {
 			case <-time.After(time.Millisecond):
 			}
 		}
-		if err := e.TriggerCheckpoint(1, checkpoint.KindCheckpoint, time.Now(), false); err != nil {
+		// Pebble checkpoints in its own format, which only Pebble restores:
+		// across backends, a savepoint (canonical) is what a user takes
+		kind := checkpoint.KindCheckpoint
+		if c.from == "pebble" && c.to != "pebble" {
+			kind = checkpoint.KindSavepoint
+		}
+		if err := e.TriggerCheckpoint(1, kind, time.Now(), false); err != nil {
 			t.Fatal(err)
 		}
 		acks.WaitAcked(t, e, 1)
@@ -225,7 +231,10 @@ func TestCheckpointTimersRescale(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if accounts == 0 || int64(timers) != records {
+		// (a Pebble checkpoint in its own format has its entries in the
+		// copied database, which the restore below checks)
+		native := all.Native != nil && len(all.KeyGroups) == 0
+		if !native && (accounts == 0 || int64(timers) != records) {
 			t.Fatalf("the checkpoint holds %d event-time timers for %d records of %d accounts, want one a record", timers, records, accounts)
 		}
 		g, plugins = planCheckpointJob(t, job(c.to), c.p, "timeout", "out")

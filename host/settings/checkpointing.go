@@ -24,6 +24,11 @@ type Checkpointing struct {
 	CheckpointRetain            int           `mapstructure:"checkpoint-retain"`
 	CheckpointStorage           string        `mapstructure:"checkpoint-storage"`
 	CheckpointUnaligned         bool          `mapstructure:"checkpoint-unaligned"`
+	// CheckpointIncremental: the heap backend's checkpoints write only the
+	// key groups' changes since the last completed one (Flink's
+	// execution.checkpointing.incremental); false writes every checkpoint
+	// in full. Savepoints are always full.
+	CheckpointIncremental bool `mapstructure:"checkpoint-incremental"`
 	// RestartStrategy is the strategy of a pipeline that names none; ""
 	// is Flink's default: exponential-delay when checkpointing is on,
 	// none otherwise. The parameters are Flink's defaults; a pipeline's
@@ -33,7 +38,7 @@ type Checkpointing struct {
 
 // CheckpointingKeys lists the checkpointing settings' keys.
 var CheckpointingKeys = []string{"checkpoint-interval", "checkpoint-mode", "checkpoint-timeout", "checkpoint-min-pause",
-	"checkpoint-max-concurrent", "checkpoint-tolerable-failures", "checkpoint-retain", "checkpoint-storage", "checkpoint-unaligned", "restart-strategy"}
+	"checkpoint-max-concurrent", "checkpoint-tolerable-failures", "checkpoint-retain", "checkpoint-storage", "checkpoint-unaligned", "checkpoint-incremental", "restart-strategy"}
 
 func init() { Keys = append(Keys, CheckpointingKeys...) }
 
@@ -51,6 +56,7 @@ func DefaultCheckpointing() Checkpointing {
 		CheckpointRetain:            d.Retain,
 		CheckpointStorage:           d.Storage,
 		CheckpointUnaligned:         d.Unaligned,
+		CheckpointIncremental:       true,
 	}
 }
 
@@ -103,5 +109,6 @@ func setCheckpointingDefaults(v *viper.Viper, c Checkpointing) {
 	v.SetDefault("checkpoint-retain", c.CheckpointRetain)
 	v.SetDefault("checkpoint-storage", c.CheckpointStorage)
 	v.SetDefault("checkpoint-unaligned", c.CheckpointUnaligned)
+	v.SetDefault("checkpoint-incremental", c.CheckpointIncremental)
 	v.SetDefault("restart-strategy", c.RestartStrategy)
 }

@@ -42,5 +42,7 @@ func (s Settings) RuntimeOptions() runtime.Options {
 		QueueCapacity: s.QueueCapacity,
 		StateBytes:    s.StateMemoryBytes(),
 		Seed:          s.Seed,
+		// the heap's incremental checkpoints, on unless the host says no
+		FullCheckpoints: !s.CheckpointIncremental,
 	}
 }

@@ -49,6 +49,7 @@ var reaches = map[string]string{
 	"CheckpointRetain":            "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
 	"CheckpointStorage":           "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
 	"CheckpointUnaligned":         "elsewhere: CheckpointConfig, under a pipeline's checkpointing: (the job master)",
+	"CheckpointIncremental":       "runtime.FullCheckpoints",
 	"RestartStrategy":             "elsewhere: pipeline.RestartConfig, for a pipeline that names none (the job master)",
 }
 

@@ -146,7 +146,11 @@ func (o *timedOut) emit(split string, port int, buf []byte, count int, ends []by
 	}
 	var err error
 	if t.strat.Field != "" {
-		if buf, count, ends, err = o.stamp(buf, count); err != nil {
+		read := count
+		buf, count, ends, err = o.stamp(buf, count)
+		// positions count the records read, rejected ones too
+		t.pos += int64(read - count)
+		if err != nil {
 			return err
 		}
 		if count == 0 {
@@ -174,6 +178,64 @@ func (o *timedOut) emit(split string, port int, buf []byte, count int, ends []by
 		t.gen.OnEvent(maxTs)
 	}
 	return o.tick()
+}
+
+// batchTimestamps is the timestamp assigner of a BATCH source whose
+// watermark strategy takes each record's time from a field: BATCH runs no
+// watermarks (the end of input is the end of event time), but Flink's
+// BATCH execution still runs the strategy's TimestampAssigner, so windows
+// and the event-time sort see the field's times. Nil otherwise.
+func (s *subtask) batchTimestamps() *sourceTime {
+	e := s.e
+	if e.job.Mode != pipeline.Batch || e.job.Pipeline == nil {
+		return nil
+	}
+	w := e.job.Pipeline.WatermarksOf(s.ops[0].spec.Spec)
+	if w == nil || w.Invalid || w.Strategy.Field == "" {
+		return nil
+	}
+	return &sourceTime{strat: &w.Strategy}
+}
+
+// stampedOut is the Collector of a BATCH source with a timestamp field
+// (batchTimestamps): each batch restamped from the field, no watermarks.
+type stampedOut struct{ o timedOut }
+
+var (
+	_ EndsCollector = (*stampedOut)(nil)
+	_ SourceMailbox = (*stampedOut)(nil)
+)
+
+// Pending and Yield pass the mailbox of the collector under it (a
+// checkpointing source's), if it has one: a nil channel is never ready.
+func (c *stampedOut) Pending() <-chan struct{} {
+	if mb, ok := c.o.next.(SourceMailbox); ok {
+		return mb.Pending()
+	}
+	return nil
+}
+
+func (c *stampedOut) Yield() error {
+	if mb, ok := c.o.next.(SourceMailbox); ok {
+		return mb.Yield()
+	}
+	return nil
+}
+
+func (c *stampedOut) Emit(port int, buf []byte, count int) error {
+	return c.EmitEnds(port, buf, count, nil)
+}
+
+func (c *stampedOut) EmitEnds(port int, buf []byte, count int, ends []byte) error {
+	if port != 0 || count <= 0 {
+		return EmitWithEnds(c.o.next, port, buf, count, ends)
+	}
+	buf, n, ends, err := c.o.stamp(buf, count)
+	c.o.t.pos += int64(count)
+	if err != nil || n == 0 {
+		return err
+	}
+	return EmitWithEnds(c.o.next, port, buf, n, ends)
 }
 
 // stamp rewrites each record's event time from its time field; a record

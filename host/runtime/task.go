@@ -170,6 +170,8 @@ func (s *subtask) runSource() error {
 	}
 	if s.time != nil {
 		out = &timedOut{next: out, s: s, t: s.time}
+	} else if t := s.batchTimestamps(); t != nil {
+		out = &stampedOut{timedOut{next: out, s: s, t: t}}
 	}
 	err := s.source.Run(s.e.srcCtx, out)
 	switch {

@@ -316,3 +316,70 @@ func runTimed(t *testing.T, src string) []string {
 	}
 	return multiset(parseLines(t, stdout.b.String()))
 }
+
+// The source's own timestamp assigner (watermarks: timestamp: {field:
+// ts}) stamps records in BATCH as in STREAMING: BATCH runs no watermarks,
+// but Flink's BATCH execution still assigns timestamps, so a window there
+// sees the field's times (it failed with "record has no event time"). The
+// windows equal those of the test connectors' stamping, at parallelism 1
+// and 2, in both modes; a record without the field goes to on-error.
+func TestWindowTimestampFieldInBothModes(t *testing.T) {
+	values := `[{k: a, ts: -7, v: 1}, {k: b, ts: -8, v: 1}, {k: a, ts: -1, v: 2}, {k: a, ts: 0, v: 3}, {k: b, ts: 3, v: 4},
+      {k: a, ts: 6, v: 5}, {k: a, ts: 7, v: 6}, {k: a, ts: 13, v: 7}, {k: b, ts: 14, v: 8}, {k: c, v: 9}]`
+	job := func(mode, p string) string {
+		return `
+version: 1
+name: stamped
+mode: ` + mode + `
+parallelism: ` + p + `
+operators:
+  - id: src
+    on-error: skip
+    source: { type: elements, values: ` + values + `, watermarks: { strategy: bounded-out-of-orderness, max-out-of-orderness: 1s, timestamp: { field: ts } } }
+  - id: win
+    key-by: k
+    window: { type: tumbling, size: 7ms, offset: 3ms }
+    sum: v
+  - id: out
+    sink: { type: print, prefix: w }
+`
+	}
+	run := func(src string) []string {
+		t.Helper()
+		p, err := pipeline.Parse("w.yaml", []byte(strings.TrimSpace(src)+"\n"), pipeline.ParseOptions{})
+		if err != nil {
+			t.Fatalf("parse: %v", err)
+		}
+		g, err := plan.Plan(p, plan.Options{})
+		if err != nil {
+			t.Fatalf("plan: %v", err)
+		}
+		var stdout syncBuffer
+		wd, _ := os.Getwd()
+		res, err := runtime.Run(context.Background(), g, runtime.Deps{Connectors: &connector.Builtin{Stdout: &stdout, Stdin: strings.NewReader(""), Root: wd}})
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		if n := res.Operator("src").Skipped; n != 1 {
+			t.Errorf("the record without ts: %d skipped, want 1", n)
+		}
+		return multiset(parseLines(t, stdout.b.String()))
+	}
+	want := []string{
+		`w {"k":"a","ts":-1,"v":5,"window_start":-4,"window_end":3}`,
+		`w {"k":"a","ts":-7,"v":1,"window_start":-11,"window_end":-4}`,
+		`w {"k":"a","ts":13,"v":7,"window_start":10,"window_end":17}`,
+		`w {"k":"a","ts":6,"v":11,"window_start":3,"window_end":10}`,
+		`w {"k":"b","ts":-8,"v":1,"window_start":-11,"window_end":-4}`,
+		`w {"k":"b","ts":14,"v":8,"window_start":10,"window_end":17}`,
+		`w {"k":"b","ts":3,"v":4,"window_start":3,"window_end":10}`,
+	}
+	slices.Sort(want)
+	for _, mode := range []string{"streaming", "batch"} {
+		for _, p := range []string{"1", "2"} {
+			if got := run(job(mode, p)); !slices.Equal(got, want) {
+				t.Errorf("%s, parallelism %s:\n got %q\nwant %q", mode, p, got, want)
+			}
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/abi"
+	"github.com/sluicehq/sluice/host/pipeline"
 	"github.com/sluicehq/sluice/host/runtime"
 	"github.com/tetratelabs/wazero/api"
 )
@@ -42,6 +43,11 @@ func (o *Operator) openTime(oc *runtime.OpenContext) error {
 	m := o.r.m
 	if !m.usesTime() {
 		return nil
+	}
+	if m.bin.importsHost(abi.ImportTimerRegister) && o.kind != "" && o.kind != pipeline.KindProcess && o.kind != pipeline.KindCoProcess {
+		// on_timer's output is a process's: any count, which a map's or a
+		// filter's output check would not hold
+		return fmt.Errorf("it imports %s, but timers are for a keyed process (or co-process) plugin, and it runs here as a %s", abi.ImportTimerRegister, o.kind)
 	}
 	t := &timeEnv{wm: abi.MinTimestamp}
 	if m.host.cfg.AllowClock || m.grants.Clock {
@@ -109,15 +115,17 @@ func (o *Operator) fireProcessing(out runtime.Collector) error {
 	return o.fireTimers(abi.TimerProcessingTime, o.tm.now(), out)
 }
 
-// endTimers fires what is left at the end of the input: every
-// event-time timer (the end of event time, should the engine not have
-// given it) and every processing-time timer, as the host's windows fire
-// at the end of input and Flink's BATCH execution fires every timer.
+// endTimers fires what is left at the end of the input, once the engine
+// gave the end of event time (ProcessWatermark(MaxWatermark) fired the
+// event-time timers): the event-time timers those callbacks registered,
+// and every processing-time timer, as the host's windows fire at the end
+// of input and Flink's BATCH execution fires every timer. A close
+// without the end of event time is a stop-with-savepoint: the timers stay
+// in the savepoint and fire after the job resumes, not now and again.
 func (o *Operator) endTimers(out runtime.Collector) error {
-	if o.tm == nil || o.tm.timers == nil {
+	if o.tm == nil || o.tm.timers == nil || o.tm.wm != runtime.MaxWatermark {
 		return nil
 	}
-	o.tm.wm = runtime.MaxWatermark
 	if err := o.fireTimers(abi.TimerEventTime, runtime.MaxWatermark, out); err != nil {
 		return err
 	}

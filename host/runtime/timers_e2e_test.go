@@ -256,3 +256,55 @@ func recordsIn(r *runtime.Result, op string) int64 {
 	}
 	return 0
 }
+
+// TestTimersStayInAStopWithSavepoint: a stop-with-savepoint ends the job
+// without the end of event time (Flink's stop without --drain), so no
+// pending timer fires then: the savepoint keeps them, and they fire once,
+// after the job resumes from it, with the uninterrupted run's output. (A
+// close that fired every pending timer emitted each account's "silent"
+// alert at the stop, and again after the restore.)
+func TestTimersStayInAStopWithSavepoint(t *testing.T) {
+	g, plugins := planCheckpointJob(t, timeoutCheckpointJob, 0)
+	whole := newMarkConnectors()
+	if _, err := runtime.Run(context.Background(), g, runtime.Deps{Connectors: whole, Plugins: plugins}); err != nil {
+		t.Fatal(err)
+	}
+	want := len(whole.committed(0))
+	if want != 40 {
+		t.Fatalf("%d alerts uninterrupted, want one per account, 40", want)
+	}
+	g, plugins = planCheckpointJob(t, timeoutCheckpointJob, 0)
+	first := newMarkConnectors()
+	acks := runtime.NewAckRecorder()
+	e, err := runtime.Start(context.Background(), g, runtime.Deps{Connectors: first, Plugins: plugins, Checkpoints: acks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for recordsIn(e.Snapshot(), "timeout") < 1000 {
+		select {
+		case <-e.Done():
+			t.Fatal("the job ended before the savepoint")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if err := e.TriggerCheckpoint(1, checkpoint.KindSavepoint, time.Now(), true); err != nil {
+		t.Fatal(err)
+	}
+	acks.WaitAcked(t, e, 1)
+	rd := acks.Publish(t, t.TempDir(), 1)
+	e.NotifyCheckpointComplete(1)
+	if _, err := e.Wait(); err != nil {
+		t.Fatalf("stop-with-savepoint: %v", err)
+	}
+	if n := len(first.committed(0)); n != 0 {
+		t.Fatalf("%d alerts at the stop-with-savepoint, want none: its timers belong to the savepoint", n)
+	}
+	g, plugins = planCheckpointJob(t, timeoutCheckpointJob, 0, "timeout", "out")
+	second := newMarkConnectors()
+	if _, err := runtime.Run(context.Background(), g, runtime.Deps{Connectors: second, Plugins: plugins, Restore: rd}); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(second.committed(0)); got != want {
+		t.Errorf("%d alerts after resuming from the savepoint, want %d", got, want)
+	}
+}

@@ -227,7 +227,11 @@ func (in *instance) say(format string, args ...any) {
 }
 
 // checkpoints is each unit's last completed checkpoint in the storage.
-func (in *instance) checkpoints(units []string) map[string]int64 {
+// A unit with no folder, or no checkpoint in it, has none and starts
+// afresh; a folder whose checkpoints all fail to read is an error, as
+// `host run --from latest` refuses it: the unit must not start over the
+// state (and the pre-committed output) it had.
+func (in *instance) checkpoints(units []string) (map[string]int64, error) {
 	out := map[string]int64{}
 	for _, u := range units {
 		j := in.jobs[u]
@@ -238,11 +242,15 @@ func (in *instance) checkpoints(units []string) map[string]int64 {
 		if _, err := os.Stat(dir); err != nil {
 			continue
 		}
-		if rd, _, err := checkpoint.Latest(dir); err == nil {
+		rd, skipped, err := checkpoint.Latest(dir)
+		switch {
+		case err == nil:
 			out[u] = int64(rd.Meta.ID)
+		case len(skipped) > 0 || !errors.Is(err, checkpoint.ErrNoCheckpoint):
+			return nil, fmt.Errorf("unit %s: its checkpoints cannot be restored: %w", u, err)
 		}
 	}
-	return out
+	return out, nil
 }
 
 func (in *instance) do(ctx context.Context, a cluster.Action) error {

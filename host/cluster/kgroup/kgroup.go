@@ -69,8 +69,9 @@ type Config struct {
 	SessionTimeout, RebalanceTimeout, Heartbeat time.Duration
 	// Checkpoints gives the last completed checkpoint of each of units
 	// (0 or absent: none), read from shared storage when an assignment
-	// arrives; nil: none.
-	Checkpoints func(units []string) map[string]int64
+	// arrives; nil: none. An error (checkpoints that exist but cannot be
+	// read) ends Run: a unit must not start afresh over state it had.
+	Checkpoints func(units []string) (map[string]int64, error)
 	// Handler carries out the unit actions.
 	Handler Handler
 	// OnAssigned, when set, is called after each assignment has been
@@ -165,7 +166,9 @@ func (d *Driver) Run(ctx context.Context) error {
 				if ctx.Err() != nil { // stopping: the revokes still commit
 					hctx = stopCtx
 				}
-				if err := d.cfg.Handler.Do(hctx, a); err != nil {
+				var err error
+				d.busy(func() { err = d.cfg.Handler.Do(hctx, a) })
+				if err != nil {
 					return fmt.Errorf("instance %s: %s %v: %w", d.cfg.Instance, a.Kind, a.Units, err)
 				}
 			}
@@ -193,7 +196,12 @@ func (d *Driver) Run(ctx context.Context) error {
 				join, assigned = false, true
 				var cps map[string]int64
 				if d.cfg.Checkpoints != nil {
-					cps = d.cfg.Checkpoints(units)
+					var err error
+					d.busy(func() { cps, err = d.cfg.Checkpoints(units) })
+					if err != nil {
+						d.leave()
+						return fmt.Errorf("instance %s: %w", d.cfg.Instance, err)
+					}
 				}
 				pending = d.member.Step(cluster.Event{Kind: cluster.Assigned, Generation: int(gen), Units: units, Checkpoints: cps})
 				d.mu.Lock()
@@ -384,6 +392,45 @@ func (d *Driver) heartbeat(ctx context.Context) error {
 		}
 		return err
 	}
+}
+
+// busy runs fn (a unit action, or reading the units' checkpoints) while a
+// goroutine heartbeats, as a Kafka consumer's heartbeat thread does:
+// starting or revoking many units (Wasm set-up, checkpoint reads, a
+// unit's drain) can take longer than the session timeout, and a member
+// that stops heartbeating meanwhile is dropped while it still runs its
+// units, which then run on two instances. The heartbeats' answers (a
+// rebalance, a lost membership) are left to the next heartbeat of Run's
+// loop, which asks again once fn is done. Nothing else touches d while
+// fn runs.
+func (d *Driver) busy(fn func()) {
+	if d.memberID == "" {
+		fn()
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(d.cfg.Heartbeat)
+		defer t.Stop()
+		req := kmsg.NewPtrHeartbeatRequest()
+		req.Group, req.Generation, req.MemberID = d.cfg.Group, d.gen, d.memberID
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			hctx, hcancel := context.WithTimeout(ctx, d.cfg.SessionTimeout)
+			_, _ = req.RequestWith(hctx, d.cfg.Client)
+			hcancel()
+		}
+	}()
+	fn()
+	cancel()
+	wg.Wait()
 }
 
 // leave sends LeaveGroup, with a context of its own (Run's has ended).

@@ -26,8 +26,10 @@ import (
 // brokers last did instead.
 type brokerErrs struct{ last atomic.Pointer[error] }
 
+// note keeps err; a cancelled or timed-out request says nothing of the
+// brokers, and a connection that opens clears what an earlier one said.
 func (b *brokerErrs) note(err error) {
-	if err != nil {
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		b.last.Store(&err)
 	}
 }
@@ -43,6 +45,10 @@ func (b *brokerErrs) lastErr() error {
 }
 
 func (b *brokerErrs) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	if err == nil {
+		b.last.Store(nil)
+		return
+	}
 	b.note(err)
 }
 

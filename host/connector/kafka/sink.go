@@ -232,7 +232,9 @@ func (s *Sink) Process(_ int, batch []byte, count int, _ runtime.Collector) erro
 		return fmt.Errorf("sink %q (kafka): %w", s.cfg.Operator, err)
 	}
 	if len(batch) > 0 {
-		s.slabPerByte = min(1.1*float64(len(slab))/float64(len(batch))+0.01, 16)
+		// floored: a batch mostly rejected, or of nil values, must not
+		// shrink the next one's slab to nothing (it would grow by copies)
+		s.slabPerByte = min(max(1.1*float64(len(slab))/float64(len(batch))+0.01, 1), 16)
 	}
 	return nil
 }

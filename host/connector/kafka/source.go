@@ -297,8 +297,12 @@ func (s *Source) resolve(ctx context.Context, tps []topicPartition, initial bool
 		}
 		return nil
 	}
+	// the end offsets for records-lag: a partition's failure (a leader
+	// election, a topic just created) leaves its lag unknown (-1) until a
+	// fetch gives it, and is no reason to fail; listed again below when a
+	// start or stop needs them
 	if err := listEnds(); err != nil {
-		return nil, nil, nil, err
+		ends = nil
 	}
 	for i, tp := range tps {
 		endsNow[i] = -1

@@ -315,3 +315,62 @@ func TestLostRejoins(t *testing.T) {
 	}
 	ms["a"].stop(t)
 }
+
+// TestSlowStartKeepsMembership: starting a unit may take longer than the
+// session timeout (Wasm set-up, a restore); the driver heartbeats while
+// its actions run, as a Kafka consumer's heartbeat thread does, so the
+// member is not dropped (and its units handed to another) meanwhile:
+// after a start of 2.5 session timeouts it still holds its units in the
+// first generation, with nothing abandoned.
+func TestSlowStartKeepsMembership(t *testing.T) {
+	c, err := kafkatest.Start(1, nil, kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	stages := [][]string{{"s0/0", "s0/1"}}
+	l := &ledger{t: t, owner: map[string]string{}, dead: map[string]bool{}}
+	cl, err := c.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	inner := l.handler("a")
+	slow := HandlerFunc(func(ctx context.Context, a cluster.Action) error {
+		if a.Kind == cluster.Start {
+			time.Sleep(2500 * time.Millisecond)
+		}
+		return inner.Do(ctx, a)
+	})
+	d, err := New(Config{Client: cl, Group: "sluice.slow", Instance: "a", Stages: stages,
+		SessionTimeout: time.Second, RebalanceTimeout: 2 * time.Second, Heartbeat: 100 * time.Millisecond, Handler: slow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(d.Owned()) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a never owned its units: %v", l.acts)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond) // past another session timeout
+	l.mu.Lock()
+	acts := slices.Clone(l.acts)
+	l.mu.Unlock()
+	for _, a := range acts {
+		if strings.Contains(a, "abandon") {
+			t.Errorf("a was dropped during its slow start: %v", acts)
+		}
+	}
+	if n := d.Rebalances(); n != 1 {
+		t.Errorf("%d rebalances, want the first only: %v", n, acts)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("stopping: %v", err)
+	}
+}

@@ -70,6 +70,15 @@ func (s *stamper) Emit(port int, b []byte, count int) error {
 
 func runWindows(t *testing.T, src string) []string {
 	t.Helper()
+	out, _ := runWindowsWith(t, src, true)
+	return out
+}
+
+// runWindowsWith runs src with the real elements source and print sink,
+// its records stamped by timedConnectors when stamp, else only by the
+// pipeline's own timestamp assigner; the printed lines and the result.
+func runWindowsWith(t *testing.T, src string, stamp bool) ([]string, *runtime.Result) {
+	t.Helper()
 	p, err := pipeline.Parse("w.yaml", []byte(strings.TrimSpace(src)+"\n"), pipeline.ParseOptions{})
 	if err != nil {
 		t.Fatalf("parse: %v", err)
@@ -80,11 +89,15 @@ func runWindows(t *testing.T, src string) []string {
 	}
 	var stdout syncBuffer
 	wd, _ := os.Getwd()
-	conns := timedConnectors{&connector.Builtin{Stdout: &stdout, Stdin: strings.NewReader(""), Root: filepath.Join(wd)}}
-	if _, err := runtime.Run(context.Background(), g, runtime.Deps{Connectors: conns}); err != nil {
+	var conns runtime.Connectors = &connector.Builtin{Stdout: &stdout, Stdin: strings.NewReader(""), Root: wd}
+	if stamp {
+		conns = timedConnectors{conns}
+	}
+	res, err := runtime.Run(context.Background(), g, runtime.Deps{Connectors: conns})
+	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	return multiset(parseLines(t, stdout.b.String()))
+	return multiset(parseLines(t, stdout.b.String())), res
 }
 
 // windowPipeline is a keyed window of the test vectors at parallelism p
@@ -346,24 +359,11 @@ operators:
 	}
 	run := func(src string) []string {
 		t.Helper()
-		p, err := pipeline.Parse("w.yaml", []byte(strings.TrimSpace(src)+"\n"), pipeline.ParseOptions{})
-		if err != nil {
-			t.Fatalf("parse: %v", err)
-		}
-		g, err := plan.Plan(p, plan.Options{})
-		if err != nil {
-			t.Fatalf("plan: %v", err)
-		}
-		var stdout syncBuffer
-		wd, _ := os.Getwd()
-		res, err := runtime.Run(context.Background(), g, runtime.Deps{Connectors: &connector.Builtin{Stdout: &stdout, Stdin: strings.NewReader(""), Root: wd}})
-		if err != nil {
-			t.Fatalf("run: %v", err)
-		}
+		out, res := runWindowsWith(t, src, false)
 		if n := res.Operator("src").Skipped; n != 1 {
 			t.Errorf("the record without ts: %d skipped, want 1", n)
 		}
-		return multiset(parseLines(t, stdout.b.String()))
+		return out
 	}
 	want := []string{
 		`w {"k":"a","ts":-1,"v":5,"window_start":-4,"window_end":3}`,

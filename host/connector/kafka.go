@@ -3,6 +3,7 @@ package connector
 import (
 	"errors"
 	"github.com/sluicehq/sluice/host/checkpoint"
+	"math"
 	"strings"
 	"time"
 
@@ -79,6 +80,10 @@ var KafkaSource = &spec.Connector{
 		spec.Option{Name: "headers-field", Type: spec.String, DefaultDoc: "none: headers are dropped", Doc: "the field the record's headers are put in, a list of {key, value}"},
 		spec.Option{Name: "isolation", Type: spec.Enum, Choices: []string{string(kafka.ReadUncommitted), string(kafka.ReadCommitted)}, Default: string(kafka.ReadUncommitted),
 			Doc: "read-committed reads only the records of committed transactions (Kafka's `isolation.level`)"},
+		spec.Option{Name: "max-partition-fetch-bytes", Type: spec.Int, Min: 1, Max: math.MaxInt32, DefaultDoc: "1048576 (1 MiB)",
+			Doc: "the most bytes of one partition a fetch returns (Kafka's `max.partition.fetch.bytes`); smaller starts a job sooner and holds less in memory, larger moves more per round trip to a distant cluster"},
+		spec.Option{Name: "fetch-max-bytes", Type: spec.Int, Min: 1, Max: math.MaxInt32, DefaultDoc: "52428800 (50 MiB)",
+			Doc: "the most bytes a whole fetch response holds (Kafka's `fetch.max.bytes`); a first record batch larger than either limit still comes back"},
 		spec.Option{Name: "discovery-interval", Type: spec.Duration, Default: kafka.DefaultDiscoveryInterval,
 			Doc: "how often new partitions are looked for (Flink's `partition.discovery.interval.ms`); 0 turns discovery off"},
 	),
@@ -222,6 +227,12 @@ func kafkaSourceConfig(id string, o *options) kafka.SourceConfig {
 		HeadersField:      o.specString("headers-field"),
 		Isolation:         kafka.Isolation(o.specEnum("isolation", "")),
 		DiscoveryInterval: o.specDuration("discovery-interval"),
+	}
+	if o.has("max-partition-fetch-bytes") {
+		cfg.MaxPartitionFetchBytes = int32(o.specInt("max-partition-fetch-bytes"))
+	}
+	if o.has("fetch-max-bytes") {
+		cfg.FetchMaxBytes = int32(o.specInt("fetch-max-bytes"))
 	}
 	if o.has("key-format") {
 		cfg.KeyFormat = kafka.Format(o.specEnum("key-format", ""))

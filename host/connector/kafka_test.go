@@ -62,13 +62,15 @@ func TestKafkaLint(t *testing.T) {
 			`k.yaml:5:57: source kafka: tls.cert-file and tls.key-file go together`},
 		{"brokers: 'h:1', topics: [a], sasl: { mechanism: GSSAPI, username: u }", "brokers: 'h:1', topic: b",
 			`source kafka sasl mechanism must be one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, not "GSSAPI"`},
+		{"brokers: 'h:1', topics: [a], max-partition-fetch-bytes: 0", "brokers: 'h:1', topic: b", `max-partition-fetch-bytes`},
+		{"brokers: 'h:1', topics: [a], fetch-max-bytes: 4294967296", "brokers: 'h:1', topic: b", `fetch-max-bytes`},
 	} {
 		_, err := pipeline.Parse("k.yaml", []byte(kafkaPipeline(tc.source, tc.sink)), pipeline.ParseOptions{Connectors: Set()})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s | %s:\n%v\nwant %s", tc.source, tc.sink, err, tc.want)
 		}
 	}
-	p, err := pipeline.Parse("k.yaml", []byte(kafkaPipeline("brokers: 'h:1, g:2', topics: [a, 2024], key-format: raw, discovery-interval: 0, bounded: latest",
+	p, err := pipeline.Parse("k.yaml", []byte(kafkaPipeline("brokers: 'h:1, g:2', topics: [a, 2024], key-format: raw, discovery-interval: 0, bounded: latest, max-partition-fetch-bytes: 131072",
 		"brokers: 'h:1', topic: b, delivery: exactly-once, transactional-id-prefix: job, transaction-timeout: 1m")), pipeline.ParseOptions{Connectors: Set()})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +80,8 @@ func TestKafkaLint(t *testing.T) {
 		t.Fatal(err)
 	}
 	if strings.Join(cfg.Brokers, " ") != "h:1 g:2" || strings.Join(cfg.Topics, " ") != "a 2024" || cfg.KeyFormat != kafka.FormatRaw ||
-		cfg.DiscoveryInterval >= 0 || !cfg.Bounded || cfg.Timeout != kafka.DefaultTimeout || cfg.ClientID != "sluice" || cfg.Start != kafka.StartEarliest {
+		cfg.DiscoveryInterval >= 0 || !cfg.Bounded || cfg.Timeout != kafka.DefaultTimeout || cfg.ClientID != "sluice" || cfg.Start != kafka.StartEarliest ||
+		cfg.MaxPartitionFetchBytes != 128<<10 || cfg.FetchMaxBytes != 0 {
 		t.Errorf("source config %+v", cfg)
 	}
 	sink := kafkaSinkConfig("out", newOptions("sink", "out", p.Operator("out").Sink))

@@ -186,3 +186,15 @@ func allLoopback(brokers []string) bool {
 	}
 	return len(brokers) > 0
 }
+
+// fetchOpts are the client options of c's fetch sizes.
+func (c SourceConfig) fetchOpts() []kgo.Opt {
+	var opts []kgo.Opt
+	if c.MaxPartitionFetchBytes > 0 {
+		opts = append(opts, kgo.FetchMaxPartitionBytes(c.MaxPartitionFetchBytes))
+	}
+	if c.FetchMaxBytes > 0 {
+		opts = append(opts, kgo.FetchMaxBytes(c.FetchMaxBytes))
+	}
+	return opts
+}

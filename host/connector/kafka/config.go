@@ -188,6 +188,15 @@ type SourceConfig struct {
 
 	Isolation Isolation // "" is read-uncommitted
 
+	// MaxPartitionFetchBytes caps the bytes of one partition in a fetch
+	// response (Kafka's max.partition.fetch.bytes), FetchMaxBytes the
+	// whole response (fetch.max.bytes); 0 is the client's default, 1 MiB
+	// and 50 MiB. A batch larger than either still comes back whole, as
+	// Kafka returns the first batch regardless, so they bound memory and
+	// the first fetch's size, not what can be read.
+	MaxPartitionFetchBytes int32
+	FetchMaxBytes          int32
+
 	// DiscoveryInterval is how often new partitions are looked for
 	// (partition.discovery.interval.ms): 0 is the default, negative
 	// turns discovery off.
@@ -382,6 +391,12 @@ func (c SourceConfig) Validate() error {
 	case ReadUncommitted, ReadCommitted:
 	default:
 		p.add("isolation", "%q is not one of read-uncommitted, read-committed", c.Isolation)
+	}
+	if c.MaxPartitionFetchBytes < 0 {
+		p.add("max-partition-fetch-bytes", "must be ≥ 1 (0 is the default, 1 MiB), got %d", c.MaxPartitionFetchBytes)
+	}
+	if c.FetchMaxBytes < 0 {
+		p.add("fetch-max-bytes", "must be ≥ 1 (0 is the default, 50 MiB), got %d", c.FetchMaxBytes)
 	}
 	return p.err()
 }

@@ -131,6 +131,7 @@ func (s *Source) Open(ctx *runtime.OpenContext) error {
 	if s.cfg.Isolation == ReadCommitted {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	}
+	opts = append(opts, s.cfg.fetchOpts()...)
 	// a direct consumer with nothing to read yet: partitions are added as
 	// they are assigned
 	opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{}),

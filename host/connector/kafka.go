@@ -2,11 +2,11 @@ package connector
 
 import (
 	"errors"
-	"github.com/sluicehq/sluice/host/checkpoint"
 	"math"
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/host/checkpoint"
 	"github.com/sluicehq/sluice/host/connector/kafka"
 	"github.com/sluicehq/sluice/host/connector/spec"
 	"github.com/sluicehq/sluice/host/pipeline"

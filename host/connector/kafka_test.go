@@ -62,8 +62,10 @@ func TestKafkaLint(t *testing.T) {
 			`k.yaml:5:57: source kafka: tls.cert-file and tls.key-file go together`},
 		{"brokers: 'h:1', topics: [a], sasl: { mechanism: GSSAPI, username: u }", "brokers: 'h:1', topic: b",
 			`source kafka sasl mechanism must be one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, not "GSSAPI"`},
-		{"brokers: 'h:1', topics: [a], max-partition-fetch-bytes: 0", "brokers: 'h:1', topic: b", `max-partition-fetch-bytes`},
-		{"brokers: 'h:1', topics: [a], fetch-max-bytes: 4294967296", "brokers: 'h:1', topic: b", `fetch-max-bytes`},
+		{"brokers: 'h:1', topics: [a], max-partition-fetch-bytes: 0", "brokers: 'h:1', topic: b",
+			`source kafka max-partition-fetch-bytes must be between 1 and 2147483647, not 0`},
+		{"brokers: 'h:1', topics: [a], fetch-max-bytes: 4294967296", "brokers: 'h:1', topic: b",
+			`source kafka fetch-max-bytes must be between 1 and 2147483647, not 4294967296`},
 	} {
 		_, err := pipeline.Parse("k.yaml", []byte(kafkaPipeline(tc.source, tc.sink)), pipeline.ParseOptions{Connectors: Set()})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -25,7 +25,7 @@ func TestFetchSizes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testContext(t)
 			c := startCluster(t, 1, map[string]int32{"in": 2})
-			// in batches of 10 records (one Produce call each), since a
+			// 20 records a Produce call, so a batch of 10 a partition: a
 			// fetch returns a partition's first batch whatever its size
 			recs := jsonRecords("in", 0, 400, 2)
 			for i := 0; i < len(recs); i += 20 {
